@@ -1,0 +1,115 @@
+/** The Delegation Activity: runs the Request a `_delegate` names in an isolated child run and returns its output. */
+import type { Model } from '../models/model.js';
+import { BoundError, DelegateError, ProtocolError } from '../protocol/errors.js';
+import { DEFAULT_MAX_DEPTH } from '../protocol/constants.js';
+import { newId } from '../protocol/run-loop.js';
+import type { Activity, ActivityEnvironment } from '../protocol/runtime.js';
+import { metaValue } from '../protocol/tools.js';
+import type { Call, InputMessage, JsonSchema, Message, RequestDocument, ToolSchema } from '../protocol/types.js';
+import { isMetaProperty } from '../protocol/types.js';
+import type { ResolvedRequest, ResolveContext } from '../resolvers/resolver.js';
+
+/** Resolves references (the ResolverRegistry satisfies this). */
+export interface DelegateResolver {
+  resolve(reference: string, context: ResolveContext): Promise<ResolvedRequest>;
+}
+
+/** Chooses a child run's model (PROTOCOL.md section 12): own model, else own tier, else the caller's. */
+export type ChildModelChooser = (document: RequestDocument, inherited: Model | undefined, environment: ActivityEnvironment) => Model | undefined;
+
+/** What the Delegation Activity needs. */
+export interface DelegateActivityOptions {
+  resolvers: DelegateResolver;
+  chooseModel?: ChildModelChooser;
+}
+
+/** The call's parameters without meta-properties: what the child receives as input. */
+export function delegateInput(call: Call): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(call).filter(([key]) => !isMetaProperty(key)));
+}
+
+/** The input schema a Request declares: the schema of its input template slot (an input message without `input`). */
+export function declaredInputSchema(document: RequestDocument): JsonSchema | undefined {
+  const slot = document.context.find((message): message is InputMessage => message.type === 'input' && !('input' in message) && message.schema !== undefined);
+  return slot?.schema;
+}
+
+/**
+ * Builds the child's isolated context: its own messages, then the scoped parent messages, then an
+ * input message with the call's parameters and the child's declared input schema.
+ */
+export function isolatedContext(document: RequestDocument, scoped: readonly Message[], call: Call): Message[] {
+  const schema = declaredInputSchema(document);
+  const input: InputMessage = { type: 'input', input: delegateInput(call), ...(schema === undefined ? {} : { schema }) };
+  return [...document.context, ...scoped, input];
+}
+
+/** Creates the one Activity that executes every call whose tool (or call) carries `_delegate`. */
+export function createDelegateActivity(options: DelegateActivityOptions): Activity {
+  return async (call: Call, tool: ToolSchema, context: Message[], environment: ActivityEnvironment) => {
+    const reference = metaValue(call, tool, '_delegate');
+    if (typeof reference !== 'string') throw new DelegateError('delegate_not_found', `The call to "${call._tool}" has no _delegate reference.`);
+    const maxDepth = environment.options.maxDepth ?? DEFAULT_MAX_DEPTH;
+    const childDepth = environment.run.depth + 1;
+    if (childDepth > maxDepth) {
+      throw new BoundError('max_depth_exceeded', `Delegating "${call._tool}" to ${reference} would start a run at depth ${childDepth}, deeper than the maximum of ${maxDepth}.`, { maxDepth });
+    }
+    const resolved = await options.resolvers.resolve(reference, { base: environment.run.location, toolName: call._tool, tool, signal: environment.signal });
+    const document: RequestDocument = { ...resolved.document, context: isolatedContext(resolved.document, context, call) };
+    const model = options.chooseModel ? options.chooseModel(resolved.document, environment.run.model, environment) : environment.run.model;
+    const child = newId('run');
+    const resolution = metaValue(call, tool, '_resolve') === 'upfront' ? 'upfront' : 'runtime';
+    const scopes = metaValue(call, tool, '_scopes');
+    environment.trace.emit('delegate.started', {
+      call: environment.callId,
+      child,
+      delegate: resolved.location,
+      name: resolved.name,
+      resolution,
+      scopes: Array.isArray(scopes) ? scopes : [],
+      model: model?.id ?? null,
+      tier: resolved.document.config?.tier ?? null,
+    });
+    const { runId: _parentRunId, name: _parentName, input: _parentInput, maxSteps: _parentSteps, ...inherited } = environment.options;
+    const result = await environment.runtime.run(
+      { document, location: resolved.location, name: resolved.name },
+      {
+        ...inherited,
+        ...(model === undefined ? {} : { model }),
+        runId: child,
+        name: resolved.name,
+        trusted: resolved.trusted,
+        parent: { run: environment.run.id, depth: environment.run.depth, callId: environment.callId },
+        ...(resolved.document.config?.maxSteps === undefined && _parentSteps !== undefined ? { maxSteps: _parentSteps } : {}),
+      },
+    );
+    environment.addDescendantUsage(result.usageTotal);
+    if (result.ok) {
+      environment.trace.emit('delegate.completed', { call: environment.callId, child, usage: result.usageTotal });
+      return result.output;
+    }
+    environment.trace.emit('delegate.failed', { call: environment.callId, child, code: result.error.code, message: result.error.message });
+    if (result.error.code === 'cancelled_by_user') throw result.error;
+    throw new DelegateError(codeForParent(result.error), `The delegate "${resolved.name}" (${resolved.location}) failed: ${result.error.message}`, { child, delegate: resolved.location });
+  };
+}
+
+/** Child failures keep their code where the parent can act on it; everything else is a worker error. */
+function codeForParent(error: ProtocolError): ProtocolError['code'] {
+  switch (error.code) {
+    case 'max_depth_exceeded':
+    case 'max_steps_exceeded':
+    case 'budget_exceeded':
+    case 'invalid_model_output':
+    case 'output_schema_validation_failed':
+    case 'model_error':
+    case 'rejected_by_user':
+    case 'delegate_forbidden':
+    case 'delegate_not_found':
+    case 'invalid_request':
+    case 'usage_error':
+      return error.code;
+    default:
+      return 'worker_error';
+  }
+}

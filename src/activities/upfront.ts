@@ -1,0 +1,82 @@
+/** Up-front delegate resolution: before the first model call, delegates are loaded and their schemas merged into the tools. */
+import mergeAllOf from 'json-schema-merge-allof';
+import { RequestError, type Problem } from '../protocol/errors.js';
+import { pointer } from '../protocol/json.js';
+import type { LoadedRequest } from '../protocol/load-request.js';
+import type { RunOptions, RunPreparer } from '../protocol/runtime.js';
+import { metaConst } from '../protocol/tools.js';
+import type { JsonSchema, Message, ToolMessage, ToolSchema } from '../protocol/types.js';
+import { isMetaProperty } from '../protocol/types.js';
+import { declaredInputSchema, type DelegateResolver } from './delegate.js';
+
+/** True when this tool's delegate is resolved up front in this run. */
+export function resolvesUpfront(tool: ToolSchema, options: RunOptions): boolean {
+  const reference = metaConst(tool, '_delegate');
+  if (typeof reference !== 'string' || reference === 'anonymous') return false;
+  const own = metaConst(tool, '_resolve');
+  return own === 'upfront' || (own === undefined && options.resolve === 'upfront');
+}
+
+/** The tool's own parameters as a standalone object schema (meta-properties left out). */
+function parameterSchema(tool: ToolSchema): Record<string, unknown> {
+  const properties = Object.fromEntries(Object.entries(tool.properties ?? {}).filter(([key]) => !isMetaProperty(key)));
+  const required = (tool.required ?? []).filter((key) => !isMetaProperty(key));
+  return { type: 'object', properties, ...(required.length > 0 ? { required } : {}) };
+}
+
+/**
+ * Merges a delegate's input schema into a tool's parameters (allOf simplified by
+ * json-schema-merge-allof) and makes the delegate's output schema the tool's `_output`
+ * contract. The merged parameters are strict: properties neither side declares are refused.
+ * Throws when the schemas cannot be merged.
+ */
+export function mergeDelegateContract(tool: ToolSchema, inputSchema: JsonSchema | undefined, outputSchema: JsonSchema): ToolSchema {
+  const parameters = parameterSchema(tool);
+  const merged = (inputSchema === undefined ? parameters : mergeAllOf({ allOf: [parameters, inputSchema] } as never)) as Record<string, unknown>;
+  const meta = Object.fromEntries(Object.entries(tool.properties ?? {}).filter(([key]) => isMetaProperty(key) && key !== '_output'));
+  const mergedProperties = (merged.properties ?? {}) as Record<string, JsonSchema>;
+  return {
+    ...merged,
+    type: 'object',
+    ...(tool.description === undefined ? {} : { description: tool.description }),
+    properties: { ...mergedProperties, ...meta, _output: outputSchema, _resolve: { const: 'upfront' } },
+    additionalProperties: false,
+  };
+}
+
+/** A run preparer that resolves every up-front delegate of a document before its run starts. */
+export function createUpfrontPreparer(resolvers: DelegateResolver): RunPreparer {
+  return async (request: LoadedRequest, options: RunOptions): Promise<LoadedRequest> => {
+    const problems: Problem[] = [];
+    const context: Message[] = [];
+    for (const [index, message] of request.document.context.entries()) {
+      if (message.type !== 'tool') {
+        context.push(message);
+        continue;
+      }
+      const tools: Record<string, ToolSchema> = {};
+      for (const [name, tool] of Object.entries((message as ToolMessage).tool)) {
+        if (!resolvesUpfront(tool, options)) {
+          tools[name] = tool;
+          continue;
+        }
+        const reference = metaConst(tool, '_delegate') as string;
+        const resolved = await resolvers.resolve(reference, { base: request.location, toolName: name, tool, ...(options.signal ? { signal: options.signal } : {}) });
+        const inputSchema = declaredInputSchema(resolved.document);
+        try {
+          tools[name] = mergeDelegateContract(tool, inputSchema, resolved.document.schema);
+        } catch (error) {
+          problems.push({
+            document: request.location,
+            pointer: pointer('context', index, 'tool', name),
+            message: `Expected the parameters of "${name}" ${JSON.stringify(parameterSchema(tool))} to merge with the input schema of ${resolved.location} ${JSON.stringify(inputSchema)}, but they conflict: ${(error as Error).message}`,
+          });
+          tools[name] = tool;
+        }
+      }
+      context.push({ ...message, tool: tools });
+    }
+    if (problems.length > 0) throw new RequestError(problems);
+    return { ...request, document: { ...request.document, context } };
+  };
+}

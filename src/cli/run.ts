@@ -1,0 +1,326 @@
+#!/usr/bin/env node
+/** The `delegate-run` executable: a thin command-line layer over the library (CONTRACTS.md section 1). */
+import { existsSync, readFileSync, realpathSync } from 'node:fs';
+import { basename, dirname, extname, join, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { parseArgs } from 'node:util';
+import { createRuntime, type DelegatingRuntime } from '../create-runtime.js';
+import type { Model, ModelFactoryOptions } from '../models/model.js';
+import { ModelProviders } from '../models/registry.js';
+import { ProtocolError, RequestError, UsageError, formatProblem } from '../protocol/errors.js';
+import { parseJson } from '../protocol/json.js';
+import type { LoadedRequest } from '../protocol/load-request.js';
+import type { Activity, RunResult } from '../protocol/runtime.js';
+import { Tracer, jsonlFileSink } from '../protocol/trace.js';
+import { plainProgress } from './progress.js';
+
+/** Where the CLI reads and writes; tests pass their own. */
+export interface CliIo {
+  stdout: NodeJS.WritableStream;
+  stderr: NodeJS.WritableStream;
+  env: Record<string, string | undefined>;
+  cwd: string;
+  /** Cancels the run (the executable wires SIGINT to it). */
+  signal?: AbortSignal;
+}
+
+/** Exit statuses of CONTRACTS.md section 1. */
+export const EXIT = { ok: 0, failed: 1, usage: 2, cancelled: 130 } as const;
+
+const USAGE = `Usage: delegate-run <request.json | http(s)://host/path.json> [options]
+
+Options:
+  --input <json> | --input @file.json   values for the Request's input message
+  --model <spec>               openai:<model>, anthropic:<model>, replay:<cassette.json>
+  --base-url <url>             an OpenAI-compatible server (also OPENAI_BASE_URL)
+  --activities <module>        ES module whose default export is { name: async (call, tool, context) => result } (repeatable)
+  --resolve runtime|upfront    delegate resolution timing (default runtime)
+  --trace <file.jsonl>         write the event trace
+  --json                       print one JSON result object on stdout and nothing else there
+  --max-steps <n>              model steps per run (default 16)
+  --max-depth <n>              delegation depth (default 5)
+  --allow-host <host[:port]>   hosts URL delegates may be fetched from (repeatable)
+  --trust-host <host[:port]>   URL delegates from this host may run local Activities (repeatable)
+  --root <dir>                 file delegates are confined to this folder (default: the request's folder)
+  --record <cassette.json>     with a live model, write what it answered as a replay cassette
+  --quiet                      no progress on stderr
+  --help                       this text
+`;
+
+const NO_MODEL = `No model was chosen. Choose one of:
+  1. --model openai:<model> | anthropic:<model> | replay:<cassette.json>
+  2. set OPENAI_API_KEY or ANTHROPIC_API_KEY
+  3. put a cassette beside the request, named <request>.cassette.json`;
+
+/** Default model names when only a key is given. */
+const DEFAULT_MODELS = { openai: 'openai:gpt-4.1-mini', anthropic: 'anthropic:claude-sonnet-4-5' } as const;
+
+interface ParsedArguments {
+  request: string;
+  input?: unknown;
+  model?: string;
+  baseUrl?: string;
+  activities: string[];
+  resolve?: 'runtime' | 'upfront';
+  trace?: string;
+  json: boolean;
+  maxSteps?: number;
+  maxDepth?: number;
+  allowHosts: string[];
+  trustHosts: string[];
+  root?: string;
+  record?: string;
+  quiet: boolean;
+}
+
+function positiveInteger(value: string | undefined, flag: string): number | undefined {
+  if (value === undefined) return undefined;
+  const number = Number(value);
+  if (!Number.isInteger(number) || number < 1) throw new UsageError(`${flag} expects a positive whole number, got "${value}".`);
+  return number;
+}
+
+function readInput(value: string | undefined, cwd: string): unknown {
+  if (value === undefined) return undefined;
+  const fromFile = value.startsWith('@');
+  const source = fromFile ? resolve(cwd, value.slice(1)) : '--input';
+  let text = value;
+  if (fromFile) {
+    try {
+      text = readFileSync(source, 'utf8');
+    } catch (error) {
+      throw new UsageError(`--input ${value}: cannot read ${source}: ${(error as Error).message}`);
+    }
+  }
+  const parsed = parseJson(text);
+  if (!parsed.ok) throw new UsageError(`${source}:${parsed.line}:${parsed.column}: ${parsed.message}`);
+  return parsed.value;
+}
+
+/** Parses the command line; throws UsageError for anything malformed. */
+export function parseArguments(argv: string[], cwd: string): ParsedArguments | 'help' {
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args: argv,
+      allowPositionals: true,
+      options: {
+        input: { type: 'string' },
+        model: { type: 'string' },
+        'base-url': { type: 'string' },
+        activities: { type: 'string', multiple: true },
+        resolve: { type: 'string' },
+        approve: { type: 'string' },
+        trace: { type: 'string' },
+        json: { type: 'boolean' },
+        'max-steps': { type: 'string' },
+        'max-depth': { type: 'string' },
+        'allow-host': { type: 'string', multiple: true },
+        'trust-host': { type: 'string', multiple: true },
+        root: { type: 'string' },
+        record: { type: 'string' },
+        quiet: { type: 'boolean' },
+        help: { type: 'boolean' },
+      },
+    });
+  } catch (error) {
+    throw new UsageError((error as Error).message);
+  }
+  const { values, positionals } = parsed;
+  if (values.help) return 'help';
+  if (positionals.length !== 1) throw new UsageError(positionals.length === 0 ? 'Expected a request: a .json file or an http(s) URL.' : `Expected one request, got ${positionals.length}: ${positionals.join(' ')}.`);
+  if (values.resolve !== undefined && values.resolve !== 'runtime' && values.resolve !== 'upfront') {
+    throw new UsageError(`--resolve expects runtime or upfront, got "${values.resolve}".`);
+  }
+  return {
+    request: positionals[0] as string,
+    input: readInput(values.input, cwd),
+    ...(values.model === undefined ? {} : { model: values.model }),
+    ...(values['base-url'] === undefined ? {} : { baseUrl: values['base-url'] }),
+    activities: values.activities ?? [],
+    ...(values.resolve === undefined ? {} : { resolve: values.resolve as 'runtime' | 'upfront' }),
+    ...(values.trace === undefined ? {} : { trace: values.trace }),
+    json: values.json ?? false,
+    ...(values['max-steps'] === undefined ? {} : { maxSteps: positiveInteger(values['max-steps'], '--max-steps') as number }),
+    ...(values['max-depth'] === undefined ? {} : { maxDepth: Number(values['max-depth']) }),
+    allowHosts: values['allow-host'] ?? [],
+    trustHosts: values['trust-host'] ?? [],
+    ...(values.root === undefined ? {} : { root: values.root }),
+    ...(values.record === undefined ? {} : { record: values.record }),
+    quiet: values.quiet ?? false,
+  };
+}
+
+async function loadActivities(modules: string[], cwd: string): Promise<Record<string, Activity>> {
+  const activities: Record<string, Activity> = {};
+  for (const module of modules) {
+    const path = resolve(cwd, module);
+    let loaded: { default?: unknown };
+    try {
+      loaded = (await import(pathToFileURL(path).href)) as { default?: unknown };
+    } catch (error) {
+      throw new UsageError(`--activities ${module}: cannot import ${path}: ${(error as Error).message}`);
+    }
+    const record = loaded.default;
+    if (typeof record !== 'object' || record === null) throw new UsageError(`--activities ${module}: the default export must be a record { name: async (call, tool, context) => result }.`);
+    for (const [name, activity] of Object.entries(record)) {
+      if (typeof activity !== 'function') throw new UsageError(`--activities ${module}: "${name}" is not a function.`);
+      activities[name] = activity as Activity;
+    }
+  }
+  return activities;
+}
+
+function isUrl(reference: string): boolean {
+  return /^https?:\/\//i.test(reference);
+}
+
+/** Picks the top run's model (CONTRACTS.md section 1); `pinned` models play every run (replay). */
+function chooseModel(
+  args: ParsedArguments,
+  loaded: LoadedRequest,
+  providers: ModelProviders,
+  factoryOptions: ModelFactoryOptions,
+  io: CliIo,
+  say: (line: string) => void,
+): { model: Model | undefined; pinned: boolean } {
+  const create = (spec: string) => providers.create(spec, factoryOptions);
+  if (args.model) return { model: create(args.model), pinned: args.model.startsWith('replay:') };
+  const own = loaded.document.config?.model;
+  if (io.env.OPENAI_API_KEY) return { model: create(own?.startsWith('openai:') ? own : DEFAULT_MODELS.openai), pinned: false };
+  if (io.env.ANTHROPIC_API_KEY) return { model: create(own?.startsWith('anthropic:') ? own : DEFAULT_MODELS.anthropic), pinned: false };
+  if (!isUrl(loaded.location)) {
+    const cassette = join(dirname(loaded.location), `${basename(loaded.location, extname(loaded.location))}.cassette.json`);
+    if (existsSync(cassette)) {
+      say(`No --model given and no API key set: replaying ${cassette}.`);
+      return { model: create(`replay:${cassette}`), pinned: true };
+    }
+  }
+  return { model: undefined, pinned: false };
+}
+
+/** Runs the command line; resolves to the exit status. */
+export async function main(argv: string[], io: CliIo): Promise<number> {
+  const say = (line: string) => io.stderr.write(`${line}\n`);
+  let args: ParsedArguments | 'help';
+  try {
+    args = parseArguments(argv, io.cwd);
+  } catch (error) {
+    say(`delegate-run: ${(error as Error).message}\n\n${USAGE}`);
+    return EXIT.usage;
+  }
+  if (args === 'help') {
+    io.stdout.write(USAGE);
+    return EXIT.ok;
+  }
+  const tracer = new Tracer();
+  const sink = args.trace ? jsonlFileSink(resolve(io.cwd, args.trace)) : undefined;
+  if (sink) tracer.subscribe(sink);
+  if (!args.quiet) tracer.subscribe(plainProgress(io.stderr));
+  let result: RunResult | undefined;
+  try {
+    const requestPath = isUrl(args.request) ? args.request : resolve(io.cwd, args.request);
+    const root = args.root ? resolve(io.cwd, args.root) : isUrl(args.request) ? io.cwd : dirname(requestPath);
+    const allowHosts = [...args.allowHosts];
+    if (isUrl(args.request)) allowHosts.push(new URL(args.request).host);
+    const activities = await loadActivities(args.activities, io.cwd);
+    const providers = new ModelProviders();
+    const factoryOptions: ModelFactoryOptions = {
+      cwd: io.cwd,
+      env: io.env,
+      ...(args.baseUrl ? { baseUrl: args.baseUrl } : {}),
+      ...(args.record ? { record: resolve(io.cwd, args.record) } : {}),
+    };
+    let pinned = false;
+    const childModels = new Map<string, Model>();
+    const runtime: DelegatingRuntime = createRuntime({
+      root,
+      allowHosts,
+      trustHosts: args.trustHosts,
+      activities,
+      chooseModel: (document, inherited) => {
+        const own = document.config?.model;
+        if (pinned || !own) return inherited;
+        const cached = childModels.get(own) ?? providers.create(own, factoryOptions);
+        childModels.set(own, cached);
+        return cached;
+      },
+    });
+    const loaded = isUrl(requestPath)
+      ? await (async () => {
+          const resolved = await runtime.resolvers.resolve(requestPath, { toolName: '(request)', tool: {} });
+          return { loaded: { document: resolved.document, location: resolved.location, name: resolved.name }, trusted: resolved.trusted };
+        })()
+      : { loaded: await runtime.load(requestPath), trusted: true };
+    const chosen = chooseModel(args, loaded.loaded, providers, factoryOptions, io, say);
+    pinned = chosen.pinned;
+    result = await runtime.run(loaded.loaded, {
+      ...(chosen.model ? { model: chosen.model } : {}),
+      noModelMessage: NO_MODEL,
+      ...(args.input === undefined ? {} : { input: args.input }),
+      ...(args.maxSteps === undefined ? {} : { maxSteps: args.maxSteps }),
+      ...(args.maxDepth === undefined ? {} : { maxDepth: args.maxDepth }),
+      ...(args.resolve === undefined ? {} : { resolve: args.resolve }),
+      ...(io.signal ? { signal: io.signal } : {}),
+      tracer,
+      trusted: loaded.trusted,
+    });
+  } catch (error) {
+    sink?.close();
+    return reportSetupError(error, args.json, io, say);
+  }
+  sink?.close();
+  if (result.ok) {
+    if (args.json) io.stdout.write(`${JSON.stringify({ ok: true, output: result.output, usage: result.usageTotal, run: result.run })}\n`);
+    else io.stdout.write(`${typeof result.output === 'string' ? result.output : JSON.stringify(result.output, null, 2)}\n`);
+    return EXIT.ok;
+  }
+  const error = result.error;
+  if (args.json) io.stdout.write(`${JSON.stringify({ ok: false, error: error.toJSON(), run: result.run })}\n`);
+  else say(`delegate-run: ${error.code}: ${error.message}`);
+  return exitFor(error);
+}
+
+function exitFor(error: ProtocolError): number {
+  if (error.code === 'cancelled_by_user') return EXIT.cancelled;
+  if (error.code === 'usage_error' || error.code === 'invalid_request') return EXIT.usage;
+  return EXIT.failed;
+}
+
+function reportSetupError(error: unknown, json: boolean, io: CliIo, say: (line: string) => void): number {
+  const protocolError = error instanceof ProtocolError ? error : new UsageError(error instanceof Error ? error.message : String(error));
+  const message = protocolError instanceof RequestError ? `Invalid Request document:\n${protocolError.problems.map((problem) => `  ${formatProblem(problem)}`).join('\n')}` : protocolError.message;
+  if (json) io.stdout.write(`${JSON.stringify({ ok: false, error: { code: protocolError.code, message }, run: null })}\n`);
+  else say(`delegate-run: ${message}`);
+  // Nothing ran yet: a bad request, reference, model choice or activities module is a usage problem.
+  return protocolError.code === 'cancelled_by_user' ? EXIT.cancelled : EXIT.usage;
+}
+
+function isMain(): boolean {
+  if (!process.argv[1]) return false;
+  try {
+    return import.meta.url === pathToFileURL(realpathSync(process.argv[1])).href;
+  } catch {
+    return false;
+  }
+}
+
+if (isMain()) {
+  const controller = new AbortController();
+  let interrupted = false;
+  process.on('SIGINT', () => {
+    if (interrupted) process.exit(EXIT.cancelled);
+    interrupted = true;
+    process.stderr.write('\nCancelling… (press Ctrl-C again to quit at once)\n');
+    controller.abort();
+  });
+  main(process.argv.slice(2), { stdout: process.stdout, stderr: process.stderr, env: process.env, cwd: process.cwd(), signal: controller.signal }).then(
+    (status) => {
+      process.exitCode = status;
+    },
+    (error: unknown) => {
+      process.stderr.write(`delegate-run: unexpected failure: ${error instanceof Error ? error.stack ?? error.message : String(error)}\n`);
+      process.exitCode = EXIT.failed;
+    },
+  );
+}

@@ -1,0 +1,46 @@
+/** The batteries-included Runtime: built-in handlers, the Delegation Activity, resolvers, up-front resolution. */
+import { createDelegateActivity, type ChildModelChooser } from './activities/delegate.js';
+import { createUpfrontPreparer } from './activities/upfront.js';
+import type { HandlerRegistry } from './protocol/handlers.js';
+import { DELEGATE_ACTIVITY, Runtime, type Activity } from './protocol/runtime.js';
+import { createDefaultResolvers, type ResolverRegistry } from './resolvers/resolvers.js';
+
+/** Options of {@link createRuntime}. */
+export interface CreateRuntimeOptions {
+  /** The folder file delegates are confined to (default: the current directory). */
+  root?: string;
+  /** Hosts URL delegates may be fetched from. */
+  allowHosts?: string[];
+  /** Hosts whose documents may run local Activities. */
+  trustHosts?: string[];
+  /** Activities to register, by name. */
+  activities?: Record<string, Activity>;
+  /** Message handlers (default: the built-in ones). */
+  handlers?: HandlerRegistry;
+  /** Picks a child run's model (default: the caller's model). */
+  chooseModel?: ChildModelChooser;
+  /** Fetch timeout and size cap of URL delegates. */
+  fetchTimeoutMs?: number;
+  maxBytes?: number;
+}
+
+/** A Runtime that can delegate: it owns its resolvers too. */
+export interface DelegatingRuntime extends Runtime {
+  readonly resolvers: ResolverRegistry;
+}
+
+/** Creates a Runtime with everything the protocol defines registered. */
+export function createRuntime(options: CreateRuntimeOptions = {}): DelegatingRuntime {
+  const runtime = new Runtime({ ...(options.handlers ? { handlers: options.handlers } : {}), activities: options.activities ?? {} });
+  const resolvers = createDefaultResolvers({
+    root: options.root ?? process.cwd(),
+    handlers: runtime.handlers,
+    ...(options.allowHosts ? { allowHosts: options.allowHosts } : {}),
+    ...(options.trustHosts ? { trustHosts: options.trustHosts } : {}),
+    ...(options.fetchTimeoutMs ? { fetchTimeoutMs: options.fetchTimeoutMs } : {}),
+    ...(options.maxBytes ? { maxBytes: options.maxBytes } : {}),
+  });
+  runtime.registerActivity(DELEGATE_ACTIVITY, createDelegateActivity({ resolvers, ...(options.chooseModel ? { chooseModel: options.chooseModel } : {}) }));
+  runtime.preparers.push(createUpfrontPreparer(resolvers));
+  return Object.assign(runtime, { resolvers });
+}

@@ -1,0 +1,81 @@
+/** The provider-neutral model interface: rendered messages and a Solution schema in, a Solution and usage out. */
+import type { Call, JsonSchema, RequestConfig, Usage } from '../protocol/types.js';
+
+/** A message as sent to a provider: plain text with a role. */
+export interface ProviderMessage {
+  role: 'system' | 'user' | 'assistant';
+  content: string;
+}
+
+/** One model call. */
+export interface ModelRequest {
+  /** The run's request name (`meta.name`, file name, or `anonymous:<tool>`); replay matches on it. */
+  requestName: string;
+  /** 0-based loop step within the run; a re-ask keeps its step. */
+  step: number;
+  /** Exactly what the model is sent. */
+  messages: ProviderMessage[];
+  /** The composed Solution schema the answer must match. */
+  schema: JsonSchema;
+  /** Provider configuration gathered by the message handlers (temperature, maxTokens, ...). */
+  config: RequestConfig;
+  /** Cancels in-flight work. */
+  signal?: AbortSignal;
+  /**
+   * Streaming hook: a provider that streams calls this as soon as the call at `index` of the
+   * Solution's `calls` array is complete, before the answer ends. Optional for providers.
+   */
+  onCall?: (call: Call, index: number) => void;
+}
+
+/** One model answer. */
+export interface ModelResponse {
+  /** The raw text the model produced (kept for re-asks and recording). */
+  text: string;
+  /** The parsed answer, when `text` was JSON; validation is the core's job. */
+  solution?: unknown;
+  /** The concrete model that answered, e.g. `openai:gpt-4.1-mini`. */
+  model: string;
+  usage: Usage;
+  /** Cost of this call in US dollars, or `null` when the price is unknown. */
+  costUsd: number | null;
+}
+
+/** A model: one method, so test doubles and providers are interchangeable. */
+export interface Model {
+  /** The spec it was made from, e.g. `replay:examples.cassette.json` or `openai:gpt-4.1-mini`. */
+  readonly id: string;
+  generate(request: ModelRequest): Promise<ModelResponse>;
+}
+
+/** Builds a model from the part of a spec after its prefix (`gpt-4.1-mini` in `openai:gpt-4.1-mini`). */
+export type ModelFactory = (name: string, options: ModelFactoryOptions) => Model;
+
+/** What a factory may need besides the name. */
+export interface ModelFactoryOptions {
+  /** Folder relative paths (cassettes) resolve against. */
+  cwd: string;
+  baseUrl?: string;
+  env: Record<string, string | undefined>;
+  /** Where a live run records a cassette (`--record`). */
+  record?: string;
+}
+
+/** An empty usage record. */
+export function zeroUsage(): Usage {
+  return { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0 };
+}
+
+/** Adds usage records field by field. */
+export function addUsage(total: Usage, more: Partial<Usage>): Usage {
+  const sum: Usage = {
+    inputTokens: total.inputTokens + (more.inputTokens ?? 0),
+    outputTokens: total.outputTokens + (more.outputTokens ?? 0),
+    cacheReadTokens: total.cacheReadTokens + (more.cacheReadTokens ?? 0),
+    cacheWriteTokens: total.cacheWriteTokens + (more.cacheWriteTokens ?? 0),
+  };
+  if (total.reasoningTokens !== undefined || more.reasoningTokens !== undefined) {
+    sum.reasoningTokens = (total.reasoningTokens ?? 0) + (more.reasoningTokens ?? 0);
+  }
+  return sum;
+}

@@ -1,0 +1,14 @@
+/** Defaults of the loop and of delegation, gathered in one place. */
+
+/** Model steps a run may take unless told otherwise. */
+export const DEFAULT_MAX_STEPS = 16;
+/** Delegation depth unless told otherwise (the top run has depth 0). */
+export const DEFAULT_MAX_DEPTH = 5;
+/** Re-asks of an invalid model answer within one step. */
+export const MAX_REASKS = 2;
+/** The instruction every run starts with: how to answer. */
+export const SOLUTION_INSTRUCTIONS = [
+  'Answer with one JSON object of the form {"calls": [...], "output": ...} that matches the given JSON Schema.',
+  '"calls" lists the tool calls to make now (each names its tool in "_tool"; parameters may be †references such as "†input.name" to values in the context; "_outputPath" such as "†state.result" says where a result is written).',
+  '"output" stays null until the task is complete; a non-null "output" that matches the output schema ends the run.',
+].join(' ');

@@ -1,0 +1,101 @@
+/** The error hierarchy: one base class, subclasses by who is at fault, each with a stable code. */
+
+/** The stable error codes of CONTRACTS.md section 3. */
+export type ErrorCode =
+  | 'invalid_request'
+  | 'invalid_params'
+  | 'unresolved_reference'
+  | 'unknown_tool'
+  | 'activity_error'
+  | 'delegate_not_found'
+  | 'delegate_forbidden'
+  | 'max_depth_exceeded'
+  | 'max_steps_exceeded'
+  | 'budget_exceeded'
+  | 'invalid_model_output'
+  | 'output_schema_validation_failed'
+  | 'model_error'
+  | 'rejected_by_user'
+  | 'cancelled_by_user'
+  | 'worker_error'
+  | 'max_tokens_exceeded'
+  | 'insufficient_context'
+  | 'no_model_available_for_tier'
+  | 'usage_error';
+
+/** One problem found in a document: where (file + JSON pointer) and what was expected. */
+export interface Problem {
+  /** The file path or URL of the document. */
+  document: string;
+  /** JSON pointer into the document ('' for the whole document). */
+  pointer: string;
+  /** A full sentence saying what was expected. */
+  message: string;
+  /** For unparseable JSON: 1-based line and column. */
+  line?: number;
+  column?: number;
+}
+
+/** Formats a problem as `file#/pointer: message` (or `file:line:column: message`). */
+export function formatProblem(problem: Problem): string {
+  if (problem.line !== undefined) return `${problem.document}:${problem.line}:${problem.column ?? 1}: ${problem.message}`;
+  return `${problem.document}#${problem.pointer}: ${problem.message}`;
+}
+
+/** The base of every error the runtime raises on purpose. */
+export class ProtocolError extends Error {
+  readonly code: ErrorCode;
+  readonly data: Record<string, unknown>;
+  constructor(code: ErrorCode, message: string, data: Record<string, unknown> = {}, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = new.target.name;
+    this.code = code;
+    this.data = data;
+  }
+  /** The `{code, message}` pair that traces, error messages and `--json` results carry. */
+  toJSON(): { code: ErrorCode; message: string } {
+    return { code: this.code, message: this.message };
+  }
+}
+
+/** The Request author is at fault: the document is invalid. Carries every problem found. */
+export class RequestError extends ProtocolError {
+  readonly problems: Problem[];
+  constructor(problems: Problem[], code: ErrorCode = 'invalid_request') {
+    super(code, `Invalid Request document:\n${problems.map((p) => `  ${formatProblem(p)}`).join('\n')}`, { problems });
+    this.problems = problems;
+  }
+}
+
+/** A call is malformed: unknown tool, bad parameters, a reference that never resolves. */
+export class CallError extends ProtocolError {}
+
+/** The model answered something unusable, or its provider failed. */
+export class ModelError extends ProtocolError {}
+
+/** An Activity threw. */
+export class ActivityError extends ProtocolError {}
+
+/** A delegate could not be resolved, loaded or run. */
+export class DelegateError extends ProtocolError {}
+
+/** A bound was hit: steps, depth, budget, tokens. */
+export class BoundError extends ProtocolError {}
+
+/** The user rejected or cancelled. */
+export class UserError extends ProtocolError {}
+
+/** Bad command-line usage. */
+export class UsageError extends ProtocolError {
+  constructor(message: string) {
+    super('usage_error', message);
+  }
+}
+
+/** Wraps anything thrown into a ProtocolError, keeping the original as `cause`. */
+export function toProtocolError(error: unknown, fallback: ErrorCode = 'activity_error'): ProtocolError {
+  if (error instanceof ProtocolError) return error;
+  if (error instanceof Error && error.name === 'AbortError') return new UserError('cancelled_by_user', 'The run was cancelled.', {}, { cause: error });
+  const message = error instanceof Error ? error.message : String(error);
+  return new ProtocolError(fallback, message, {}, { cause: error });
+}

@@ -1,0 +1,228 @@
+/** Executing one call: reference resolution, validation, confirmation, the Activity (or latent result), writing the result. */
+import { isDataLike } from './builtin-handlers.js';
+import type { BatchEntry } from './call-batch.js';
+import type { ContextStore } from './data-store.js';
+import { ActivityError, CallError, ProtocolError, UserError, toProtocolError } from './errors.js';
+import { normalizeMessage } from './load-request.js';
+import type { RunTrace } from './trace.js';
+import type { ActivityEnvironment, RunInfo, RunOptions, Runtime, UsageSummary } from './runtime.js';
+import { DELEGATE_ACTIVITY } from './runtime.js';
+import { validateAgainst } from './schemas.js';
+import { scopeContext } from './scopes.js';
+import { callValidationSchema, isExplicitTool, metaConst, metaSchema, metaValue } from './tools.js';
+import type { Call, ErrorMessage, Message, ToolSchema } from './types.js';
+import { makeWrite, parseOutputPath, resolveValue, type Reference } from './variables.js';
+
+/** Everything a call needs from its run. */
+export interface CallScope {
+  runtime: Runtime;
+  store: ContextStore;
+  trace: RunTrace;
+  run: RunInfo;
+  options: RunOptions;
+  signal: AbortSignal;
+  /** Errors of this step, appended to the context when the step ends. */
+  errors: ErrorMessage[];
+  /** The tools of the live context (last definition wins). */
+  tools(): Map<string, ToolSchema>;
+  /** Counts executed calls. */
+  counters: { toolCalls: number };
+  addDescendantUsage(usage: UsageSummary): void;
+}
+
+/** Looks a tool up in the live context; unknown names fail with the list of known ones. */
+function toolOf(scope: CallScope, name: string): ToolSchema {
+  const tools = scope.tools();
+  const tool = tools.get(name);
+  if (!tool) {
+    const known = [...tools.keys()].join(', ') || 'none';
+    throw new CallError('unknown_tool', `There is no tool named "${name}" (known tools: ${known}).`, { toolName: name, available: [...tools.keys()] });
+  }
+  return tool;
+}
+
+/** Resolves a call's references for its instance; `blocked` lists what is still missing. */
+export function prepareCall(scope: CallScope, entry: BatchEntry): { status: 'ready'; call: Call } | { status: 'blocked'; missing: Reference[] } {
+  toolOf(scope, entry.call._tool);
+  // `_outputPath` names where to write, not a value; everything else (latent `_output` too) may hold references.
+  const { _outputPath, ...rest } = entry.call;
+  const resolved = resolveValue(rest, (reference) => scope.store.read(reference, entry.call._instance));
+  if (resolved.status === 'blocked') return resolved;
+  const call = { ...(resolved.value as Call) };
+  if (_outputPath !== undefined) call._outputPath = _outputPath;
+  return { status: 'ready', call };
+}
+
+/** Fills the tool's fixed meta-properties into the call; a call contradicting one is invalid. */
+function withFixedMeta(call: Call, tool: ToolSchema): Call {
+  const filled: Call = { ...call };
+  for (const key of Object.keys(tool.properties ?? {})) {
+    if (!key.startsWith('_') || key === '_output') continue;
+    const fixed = metaConst(tool, key);
+    if (fixed === undefined) continue;
+    if (call[key] !== undefined && JSON.stringify(call[key]) !== JSON.stringify(fixed)) {
+      throw new CallError('invalid_params', `The tool "${call._tool}" fixes ${key} to ${JSON.stringify(fixed)}; the call asked for ${JSON.stringify(call[key])}.`);
+    }
+    filled[key] = fixed;
+  }
+  return filled;
+}
+
+/** Which Activity executes a call: `_activity`, else the Delegation Activity for `_delegate`, else one of the tool's name, else none (latent). */
+export function activityNameFor(runtime: Runtime, call: Call, tool: ToolSchema): string | undefined {
+  const named = metaValue(call, tool, '_activity');
+  if (typeof named === 'string') return named;
+  if (typeof metaValue(call, tool, '_delegate') === 'string') return DELEGATE_ACTIVITY;
+  return runtime.hasActivity(call._tool) ? call._tool : undefined;
+}
+
+/** True for objects that are messages of a registered type (an Activity returning one appends it as is). */
+function isMessageResult(runtime: Runtime, value: unknown): value is Message {
+  return typeof value === 'object' && value !== null && !Array.isArray(value) && typeof (value as Message).type === 'string' && runtime.handlers.has((value as Message).type);
+}
+
+/** Executes a prepared call; records success or failure, never throws. */
+export async function executeCall(scope: CallScope, entry: BatchEntry, prepared: Call): Promise<void> {
+  const toolName = prepared._tool;
+  let call = prepared;
+  try {
+    const tool = toolOf(scope, toolName);
+    call = withFixedMeta(prepared, tool);
+    const activityName = activityNameFor(scope.runtime, call, tool);
+    const explicit = activityName !== undefined || isExplicitTool(toolName, tool, (name) => scope.runtime.hasActivity(name));
+    checkParams(call, tool, explicit);
+    scope.trace.emit('call.started', { call: entry.id, tool: toolName, params: paramsOf(call), instance: call._instance ?? null });
+    call = await confirm(scope, entry, call, tool);
+    scope.counters.toolCalls++;
+    let result: unknown;
+    if (activityName === undefined) {
+      result = call._output;
+      checkOutput(tool, result, toolName);
+    } else {
+      result = await runActivity(scope, entry, call, tool, activityName);
+      if (metaSchema(tool, '_output') !== undefined && !isMessageResult(scope.runtime, result)) checkOutput(tool, result, toolName);
+    }
+    writeResult(scope, entry, call, result);
+    scope.trace.emit('call.completed', { call: entry.id, tool: toolName, result: result ?? null });
+  } catch (error) {
+    recordFailure(scope, entry, call, toProtocolError(error));
+  }
+}
+
+/** Records a failed call: a `call.failed` event and an error message for the model. */
+export function recordFailure(scope: CallScope, entry: BatchEntry, call: Call, error: ProtocolError): void {
+  scope.trace.emit('call.failed', { call: entry.id, tool: call._tool, error: error.toJSON() });
+  scope.errors.push({ type: 'error', call: { id: entry.id, ...call }, error: error.toJSON() });
+}
+
+function paramsOf(call: Call): Record<string, unknown> {
+  const { _tool: _name, ...params } = call;
+  return params;
+}
+
+function checkParams(call: Call, tool: ToolSchema, explicit: boolean): void {
+  const { _output: _latent, ...forValidation } = call;
+  const schema = callValidationSchema(call._tool, { ...tool, required: (tool.required ?? []).filter((key) => key !== '_output') }, true);
+  const issues = validateAgainst(schema, forValidation);
+  if (issues.length > 0) {
+    throw new CallError('invalid_params', `The parameters of "${call._tool}" do not match its schema: ${issues.map((issue) => `${issue.pointer || '/'} ${issue.message}`).join(' ')}`, { toolName: call._tool, issues });
+  }
+  if (!explicit && metaSchema(tool, '_output') !== undefined && call._output === undefined) {
+    throw new CallError('invalid_params', `The latent tool "${call._tool}" needs its result in _output.`, { toolName: call._tool });
+  }
+}
+
+function checkOutput(tool: ToolSchema, result: unknown, toolName: string): void {
+  const schema = metaSchema(tool, '_output');
+  if (schema === undefined) return;
+  const issues = validateAgainst(schema, result);
+  if (issues.length > 0) {
+    throw new CallError('output_schema_validation_failed', `The result of "${toolName}" does not match its _output schema: ${issues.map((issue) => `${issue.pointer || '/'} ${issue.message}`).join(' ')}`, { toolName, issues });
+  }
+}
+
+async function confirm(scope: CallScope, entry: BatchEntry, call: Call, tool: ToolSchema): Promise<Call> {
+  const hook = scope.options.confirm;
+  if (!hook) return call;
+  scope.trace.emit('approval.requested', { call: entry.id, tool: call._tool, params: paramsOf(call) });
+  const decision = await hook({ call, callId: entry.id, tool, toolName: call._tool, run: scope.run });
+  const reason = 'reason' in decision ? decision.reason ?? null : null;
+  scope.trace.emit('approval.decided', { call: entry.id, tool: call._tool, decision: decision.decision, reason });
+  if (decision.decision === 'rejected') {
+    throw new UserError('rejected_by_user', `The call to "${call._tool}" was rejected${decision.reason ? `: ${decision.reason}` : '.'}`);
+  }
+  if (decision.decision === 'edited') {
+    const edited = withFixedMeta({ ...decision.call, _tool: call._tool }, tool);
+    checkParams(edited, tool, true);
+    return edited;
+  }
+  return call;
+}
+
+async function runActivity(scope: CallScope, entry: BatchEntry, call: Call, tool: ToolSchema, activityName: string): Promise<unknown> {
+  const activity = scope.runtime.activities.get(activityName);
+  if (!activity) {
+    const known = [...scope.runtime.activities.keys()].filter((name) => !name.startsWith('@')).join(', ') || 'none';
+    throw new ActivityError('activity_error', `No Activity named "${activityName}" is registered (registered: ${known}).`, { toolName: call._tool, available: known });
+  }
+  if (!scope.run.trusted && activityName !== DELEGATE_ACTIVITY) {
+    throw new ProtocolError('delegate_forbidden', `"${scope.run.location}" is not trusted to run the local Activity "${activityName}"; trust its host with --trust-host to allow it.`);
+  }
+  const scopes = metaValue(call, tool, '_scopes');
+  const context = scopeContext(scope.store, Array.isArray(scopes) ? (scopes as string[]) : undefined, call._instance);
+  const environment: ActivityEnvironment = {
+    runtime: scope.runtime,
+    run: scope.run,
+    options: scope.options,
+    callId: entry.id,
+    toolName: call._tool,
+    instance: call._instance,
+    signal: scope.signal,
+    trace: scope.trace,
+    addDescendantUsage: (usage) => scope.addDescendantUsage(usage),
+  };
+  try {
+    return await activity(call, tool, context, environment);
+  } catch (error) {
+    if (error instanceof ProtocolError) throw error;
+    if (scope.signal.aborted) throw new UserError('cancelled_by_user', 'The run was cancelled.');
+    throw new ActivityError('activity_error', `The Activity "${activityName}" failed: ${error instanceof Error ? error.message : String(error)}`, { toolName: call._tool }, { cause: error });
+  }
+}
+
+/** Writes a result: a returned message is appended as is; other values go to `_outputPath`. */
+function writeResult(scope: CallScope, entry: BatchEntry, call: Call, result: unknown): void {
+  const instance = call._instance;
+  if (isMessageResult(scope.runtime, result)) {
+    const problems: string[] = [];
+    const message = normalizeMessage(result as Record<string, unknown>, '', scope.runtime.handlers, (pointer, text) => problems.push(`${pointer || '/'} ${text}`));
+    if (!message) throw new ActivityError('activity_error', `The Activity of "${call._tool}" returned an invalid message: ${problems.join(' ')}`);
+    // A message written for an instance stays with that instance.
+    if (isDataLike(message) && instance !== undefined && message._instance === undefined) message._instance = instance;
+    scope.store.append(message);
+    return;
+  }
+  if (result === undefined || typeof call._outputPath !== 'string') return;
+  const target = parseOutputPath(call._outputPath);
+  if (!target) throw new CallError('invalid_params', `Expected _outputPath to be a †reference or an expression of them, got "${call._outputPath}".`);
+  const options = { method: call._outputMethod ?? 'set', call: entry.id, ...(instance === undefined ? {} : { instance }) };
+  if (target.op === 'or') {
+    // An alternative outcome is picked by a result naming exactly one of the alternatives.
+    const chosen = chooseAlternative(target.targets, result);
+    scope.store.append(makeWrite(chosen.target, chosen.value, options));
+    return;
+  }
+  for (const reference of target.targets) scope.store.append(makeWrite(reference, result, options));
+}
+
+function chooseAlternative(targets: Reference[], result: unknown): { target: Reference; value: unknown } {
+  if (typeof result === 'object' && result !== null && !Array.isArray(result)) {
+    const keys = Object.keys(result);
+    if (keys.length === 1) {
+      const key = keys[0] as string;
+      const match = targets.find((target) => target.text === key || target.text === `†${key}` || target.text.slice(1) === key);
+      if (match) return { target: match, value: (result as Record<string, unknown>)[key] };
+    }
+  }
+  return { target: targets[0] as Reference, value: result };
+}

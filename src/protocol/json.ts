@@ -1,0 +1,52 @@
+/** Safe JSON parsing for untrusted text: a result union with line and column, never a bare throw. */
+
+/** The outcome of parsing: a value, or where and why it failed. */
+export type ParseResult = { ok: true; value: unknown } | { ok: false; message: string; line: number; column: number };
+
+/** Parses JSON text; on failure reports the 1-based line and column of the problem. */
+export function parseJson(text: string): ParseResult {
+  try {
+    return { ok: true, value: JSON.parse(text) as unknown };
+  } catch (error) {
+    const message = (error as Error).message;
+    const position = positionOf(message, text);
+    const { line, column } = lineAndColumn(text, position);
+    return { ok: false, message: `Expected valid JSON: ${message.replace(/\s*in JSON at position \d+.*$/s, '')}.`, line, column };
+  }
+}
+
+function positionOf(message: string, text: string): number {
+  const match = /at position (\d+)/.exec(message);
+  if (match) return Number(match[1]);
+  const lineMatch = /line (\d+) column (\d+)/.exec(message);
+  if (lineMatch) {
+    const lines = text.split('\n');
+    let offset = 0;
+    for (let i = 0; i < Number(lineMatch[1]) - 1 && i < lines.length; i++) offset += (lines[i] ?? '').length + 1;
+    return offset + Number(lineMatch[2]) - 1;
+  }
+  return text.length;
+}
+
+/** Converts a 0-based offset into a 1-based line and column. */
+export function lineAndColumn(text: string, offset: number): { line: number; column: number } {
+  let line = 1;
+  let lineStart = 0;
+  for (let i = 0; i < offset && i < text.length; i++) {
+    if (text[i] === '\n') {
+      line++;
+      lineStart = i + 1;
+    }
+  }
+  return { line, column: offset - lineStart + 1 };
+}
+
+/** Escapes one JSON pointer segment (RFC 6901). */
+export function pointerSegment(segment: string | number): string {
+  return String(segment).replace(/~/g, '~0').replace(/\//g, '~1');
+}
+
+/** Joins segments into a JSON pointer. */
+export function pointer(...segments: (string | number)[]): string {
+  return segments.map((segment) => `/${pointerSegment(segment)}`).join('');
+}

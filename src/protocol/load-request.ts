@@ -1,0 +1,151 @@
+/** Loading Request documents: parse, normalise shorthands, validate everything, report every problem with file and pointer. */
+import { basename } from 'node:path';
+import { readFile } from 'node:fs/promises';
+import { RequestError, type Problem } from './errors.js';
+import type { HandlerRegistry } from './handlers.js';
+import { parseJson, pointer } from './json.js';
+import { withType } from './normalize.js';
+import { findCycle, describeCycle } from './plan-graph.js';
+import { compileSchema, describeErrors, documentSchema, schemaProblem } from './schemas.js';
+import type { Call, Message, PlanMessage, RequestDocument, ToolMessage } from './types.js';
+import { validateExpression } from './variables.js';
+
+/** A loaded Request: the canonical document, where it came from and the name its runs carry. */
+export interface LoadedRequest {
+  document: RequestDocument;
+  /** Absolute file path, URL, or a synthetic location such as `anonymous:<tool>`. */
+  location: string;
+  /** `meta.name`, else the file name without `.json`. */
+  name: string;
+}
+
+/** The name a run of a document carries: `meta.name`, else the file name without `.json`. */
+export function requestName(document: RequestDocument, location: string): string {
+  if (typeof document.meta?.name === 'string' && document.meta.name) return document.meta.name;
+  const last = basename(location.replace(/[?#].*$/, ''));
+  return last.replace(/\.json$/i, '') || location;
+}
+
+/** Parses and validates Request text from `location`; throws RequestError listing every problem. */
+export function parseRequestText(text: string, location: string, handlers: HandlerRegistry): LoadedRequest {
+  const parsed = parseJson(text);
+  if (!parsed.ok) {
+    throw new RequestError([{ document: location, pointer: '', message: parsed.message, line: parsed.line, column: parsed.column }]);
+  }
+  return validateRequest(parsed.value, location, handlers);
+}
+
+/** Reads, parses and validates a Request file. */
+export async function loadRequestFile(path: string, handlers: HandlerRegistry): Promise<LoadedRequest> {
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    const message = code === 'ENOENT' ? 'Expected a Request file here, but there is none.' : `Expected a readable file: ${(error as Error).message}.`;
+    throw new RequestError([{ document: path, pointer: '', message }], code === 'ENOENT' ? 'delegate_not_found' : 'invalid_request');
+  }
+  return parseRequestText(text, path, handlers);
+}
+
+/**
+ * Validates an already-parsed value as a Request document and returns it in canonical form.
+ * Every message is normalised by its type's handler and validated against that handler's schema;
+ * tool schemas and the output schema must compile; expressions must be well formed; plans must
+ * be acyclic.
+ */
+export function validateRequest(value: unknown, location: string, handlers: HandlerRegistry): LoadedRequest {
+  const problems: Problem[] = [];
+  const add = (at: string, message: string) => problems.push({ document: location, pointer: at, message });
+  const validateTop = documentSchema('request.schema.json');
+  if (!validateTop(value)) {
+    for (const issue of describeErrors(validateTop.errors)) add(issue.pointer, issue.message);
+    throw new RequestError(problems);
+  }
+  const raw = value as { meta?: RequestDocument['meta']; config?: RequestDocument['config']; context: Record<string, unknown>[]; schema: unknown };
+  const context = raw.context.map((message, index) => normalizeMessage(message, pointer('context', index), handlers, add));
+  const outputProblem = schemaProblem(raw.schema);
+  if (outputProblem) add('/schema', outputProblem);
+  const document: RequestDocument = {
+    ...(raw.meta === undefined ? {} : { meta: raw.meta }),
+    ...(raw.config === undefined ? {} : { config: raw.config }),
+    context: context.filter((message): message is Message => message !== undefined),
+    schema: raw.schema as RequestDocument['schema'],
+  };
+  if (problems.length === 0) checkSemantics(document, add);
+  if (problems.length > 0) throw new RequestError(problems);
+  return { document, location, name: requestName(document, location) };
+}
+
+/** Normalises and validates one message; reports problems at `at`. */
+export function normalizeMessage(
+  message: Record<string, unknown>,
+  at: string,
+  handlers: HandlerRegistry,
+  add: (pointer: string, message: string) => void,
+): Message | undefined {
+  const typed = withType(message);
+  const handler = handlers.get(String(typed.type));
+  if (!handler) {
+    add(`${at}/type`, `Expected a message type with a registered handler (one of ${handlers.types().join(', ')}), got "${String(typed.type)}".`);
+    return undefined;
+  }
+  const canonical = handler.normalize ? handler.normalize(typed) : (typed as Message);
+  if (handler.schema !== undefined) {
+    const validate = typeof handler.schema === 'object' && '$ref' in handler.schema && String(handler.schema.$ref).startsWith('https://delegate-run.dev/')
+      ? documentSchema(String(handler.schema.$ref).replace('https://delegate-run.dev/schemas/', ''))
+      : compileSchema(handler.schema);
+    if (!validate(canonical)) {
+      for (const issue of describeErrors(validate.errors, at)) add(issue.pointer, issue.message);
+      return undefined;
+    }
+  }
+  return canonical;
+}
+
+function checkSemantics(document: RequestDocument, add: (pointer: string, message: string) => void): void {
+  document.context.forEach((message, index) => {
+    const at = pointer('context', index);
+    if (message.type === 'tool') {
+      for (const [name, tool] of Object.entries((message as ToolMessage).tool)) {
+        const problem = schemaProblem(tool);
+        if (problem) add(`${at}/tool/${name}`, problem);
+        const output = tool.properties?._output;
+        if (output !== undefined) {
+          const outputProblem = schemaProblem(output);
+          if (outputProblem) add(`${at}/tool/${name}/properties/_output`, outputProblem);
+        }
+      }
+    }
+    if (message.type === 'data' || message.type === 'input' || message.type === 'state') {
+      const schema = (message as { schema?: unknown }).schema;
+      if (schema !== undefined) {
+        const problem = schemaProblem(schema);
+        if (problem) add(`${at}/schema`, problem);
+      }
+    }
+    if (message.type === 'plan') {
+      const plan = message as PlanMessage;
+      plan.calls.forEach((call, callIndex) => checkCallExpressions(call, `${at}/calls/${callIndex}`, add));
+      const cycle = findCycle(plan.calls);
+      if (cycle) add(`${at}/calls`, `Expected the plan's calls to form no cycle, but ${describeCycle(plan.calls, cycle)}.`);
+    }
+  });
+}
+
+function checkCallExpressions(call: Call, at: string, add: (pointer: string, message: string) => void): void {
+  const visit = (value: unknown, where: string, kind: 'input' | 'output') => {
+    if (typeof value === 'string') {
+      const problem = validateExpression(value, kind);
+      if (problem) add(where, problem);
+    } else if (Array.isArray(value)) {
+      value.forEach((item, index) => visit(item, `${where}/${index}`, kind));
+    } else if (typeof value === 'object' && value !== null) {
+      for (const [key, item] of Object.entries(value)) visit(item, `${where}${pointer(key)}`, kind);
+    }
+  };
+  for (const [key, value] of Object.entries(call)) {
+    if (key === '_outputPath') visit(value, `${at}/_outputPath`, 'output');
+    else visit(value, `${at}${pointer(key)}`, 'input');
+  }
+}

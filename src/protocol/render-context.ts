@@ -1,0 +1,73 @@
+/** Rendering: the context turned into provider messages by the handler pipeline, data merged by identity first. */
+import type { ProviderMessage } from '../models/model.js';
+import { isDataLike } from './builtin-handlers.js';
+import type { HandlerRegistry, RenderState } from './handlers.js';
+import type { JsonSchema, Message, RequestConfig } from './types.js';
+import { dataRecordOf, foldRecords, viewOf, type DataRecord } from './variables.js';
+
+/** What rendering produces for one model call. */
+export interface RenderedContext {
+  messages: ProviderMessage[];
+  config: RequestConfig;
+  solutionProperties: Record<string, JsonSchema>;
+}
+
+/** The identity of a data-like message: kind plus instance. */
+export function identityOf(message: Message): string | undefined {
+  if (!isDataLike(message)) return undefined;
+  const kind = message.type === 'data' ? String(message.kind ?? 'data') : message.type;
+  return `${kind}\u0000${typeof message._instance === 'string' ? message._instance : ''}`;
+}
+
+/** Builds the merged message of one identity, in the canonical shape of its kind. */
+export function mergedMessage(kind: string, instance: string | undefined, records: DataRecord[], members: Message[]): Message | undefined {
+  const own = instance === undefined ? viewOf(records, kind, undefined) : { found: true, value: foldRecords(records.filter((r) => r.kind === kind && r.instance === instance)) };
+  const latest = (field: string) => [...members].reverse().find((member) => member[field] !== undefined)?.[field];
+  const extras: Record<string, unknown> = {};
+  const schema = latest('schema');
+  const description = latest('description');
+  if (schema !== undefined) extras.schema = schema;
+  if (description !== undefined) extras.description = description;
+  if (instance !== undefined) extras._instance = instance;
+  if (!own.found) {
+    // A template slot: nothing given yet, but its schema still tells what is expected.
+    return kind === 'input' ? { type: 'input', ...extras } : undefined;
+  }
+  if (kind === 'input') return { type: 'input', input: own.value, ...extras };
+  if (kind === 'state') return { type: 'state', state: own.value, ...extras };
+  return { type: 'data', kind, data: own.value, ...extras };
+}
+
+/**
+ * Runs every message through its handler. Data-like messages of one identity render once, merged,
+ * at the position of the identity's latest message (fresh data sits near the end of the prompt).
+ */
+export function renderContext(context: readonly Message[], handlers: HandlerRegistry, config: RequestConfig = {}): RenderedContext {
+  const state: RenderState = { messages: [], config: { ...config }, solutionProperties: {}, instructions: [] };
+  const records: DataRecord[] = [];
+  const lastIndex = new Map<string, number>();
+  const members = new Map<string, Message[]>();
+  context.forEach((message, index) => {
+    const identity = identityOf(message);
+    if (identity === undefined) return;
+    lastIndex.set(identity, index);
+    members.set(identity, [...(members.get(identity) ?? []), message]);
+    const record = dataRecordOf(message);
+    if (record) records.push(record);
+  });
+  context.forEach((message, index) => {
+    const handler = handlers.get(message.type);
+    if (!handler?.render) return;
+    const identity = identityOf(message);
+    if (identity === undefined) {
+      handler.render(message, state);
+      return;
+    }
+    if (lastIndex.get(identity) !== index) return;
+    const [kind, instance] = identity.split('\u0000') as [string, string];
+    const merged = mergedMessage(kind, instance || undefined, records, members.get(identity) ?? []);
+    if (merged) (handlers.get(merged.type) ?? handler).render?.(merged, state);
+  });
+  if (state.instructions.length > 0) state.messages.push({ role: 'system', content: state.instructions.join('\n\n') });
+  return { messages: state.messages, config: state.config, solutionProperties: state.solutionProperties };
+}

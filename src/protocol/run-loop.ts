@@ -1,0 +1,251 @@
+/** The execution loop: plans first, then model steps, calls in parallel, errors fed back, until a valid output. */
+import { randomUUID } from 'node:crypto';
+import { addUsage, zeroUsage, type Model, type ModelResponse, type ProviderMessage } from '../models/model.js';
+import { CallBatch, type BatchEntry } from './call-batch.js';
+import { DEFAULT_MAX_STEPS, MAX_REASKS, SOLUTION_INSTRUCTIONS } from './constants.js';
+import { ContextStore } from './data-store.js';
+import { BoundError, CallError, ModelError, ProtocolError, UsageError, UserError, toProtocolError } from './errors.js';
+import { executeCall, prepareCall, recordFailure, type CallScope } from './execute-call.js';
+import type { LoadedRequest } from './load-request.js';
+import { describeCycle, findCycle } from './plan-graph.js';
+import { renderContext } from './render-context.js';
+import type { RunInfo, RunOptions, RunResult, Runtime, UsageSummary } from './runtime.js';
+import { compileSchema, describeErrors, validateAgainst } from './schemas.js';
+import { collectTools, composeSolutionSchema } from './tools.js';
+import { RunTrace, Tracer } from './trace.js';
+import type { Call, ErrorMessage, JsonSchema, PlanMessage, Solution, Usage } from './types.js';
+
+/** A fresh id for runs and the like. */
+export function newId(prefix: string): string {
+  return `${prefix}_${randomUUID().replace(/-/g, '').slice(0, 12)}`;
+}
+
+function summary(usage: Usage, costUsd: number | null, steps: number, toolCalls: number, ms: number): UsageSummary {
+  return { ...usage, costUsd, steps, toolCalls, ms };
+}
+
+/** Adds costs; unknown (`null`) stays unknown. */
+export function addCost(a: number | null, b: number | null): number | null {
+  return a === null || b === null ? null : a + b;
+}
+
+/** Why the loop stopped with an output. */
+class Completed {
+  constructor(readonly output: unknown) {}
+}
+
+/** Runs a loaded Request to completion; every failure ends as a typed error with a complete trace. */
+export async function runRequest(runtime: Runtime, loaded: LoadedRequest, options: RunOptions): Promise<RunResult> {
+  const started = Date.now();
+  const runId = options.runId ?? newId('run');
+  const depth = options.parent ? options.parent.depth + 1 : 0;
+  const tracer = options.tracer ?? new Tracer();
+  const trace = new RunTrace(tracer, runId, options.parent?.run ?? null, depth);
+  const signal = options.signal ?? new AbortController().signal;
+  let own = zeroUsage();
+  let ownCost: number | null = 0;
+  let descendants = zeroUsage();
+  let descendantCost: number | null = 0;
+  const counters = { toolCalls: 0 };
+  let steps = 0;
+  const usageNow = () => summary(own, ownCost, steps, counters.toolCalls, Date.now() - started);
+  const usageTotalNow = () => summary(addUsage(own, descendants), addCost(ownCost, descendantCost), steps, counters.toolCalls, Date.now() - started);
+
+  const info: RunInfo = {
+    id: runId,
+    name: options.name ?? loaded.name,
+    location: loaded.location,
+    depth,
+    parent: options.parent?.run ?? null,
+    trusted: options.trusted ?? true,
+    model: options.model,
+  };
+  trace.emit('run.started', { request: loaded.location, name: info.name, model: options.model?.id ?? null, input: options.input ?? null });
+
+  try {
+    let request = loaded;
+    for (const prepare of runtime.preparers) request = await prepare(request, options, runtime);
+    const document = request.document;
+    const store = new ContextStore(document.context);
+    if (options.input !== undefined) store.append({ type: 'input', input: options.input });
+    const maxSteps = options.maxSteps ?? document.config?.maxSteps ?? DEFAULT_MAX_STEPS;
+    const scope: CallScope = {
+      runtime,
+      store,
+      trace,
+      run: info,
+      options,
+      signal,
+      errors: [],
+      tools: () => collectTools(store.messages),
+      counters,
+      addDescendantUsage(usage) {
+        descendants = addUsage(descendants, usage);
+        descendantCost = addCost(descendantCost, usage.costUsd);
+      },
+    };
+
+    const checkOutput = (): Completed | undefined => {
+      const written = store.view('output', undefined);
+      if (!written.found) return undefined;
+      const issues = validateAgainst(document.schema, written.value);
+      if (issues.length === 0) return new Completed(written.value);
+      scope.errors.push({
+        type: 'error',
+        call: { _tool: '†output' },
+        error: { code: 'output_schema_validation_failed', message: `The value written to †output does not match the output schema: ${issues.map((i) => `${i.pointer || '/'} ${i.message}`).join(' ')}` },
+      });
+      return undefined;
+    };
+
+    // Plans run before the model is asked.
+    const plans = store.messages.filter((message): message is PlanMessage => message.type === 'plan');
+    const lazy = plans.some((plan) => plan.mode === 'lazy');
+    let completed: Completed | undefined;
+    for (const [planIndex, plan] of plans.entries()) {
+      if (plan.mode !== 'eager' || plan.calls.length === 0) continue;
+      throwIfAborted(signal);
+      await runBatch(scope, plan.calls.map((call, index) => ({ id: typeof call._id === 'string' ? call._id : `plan${planIndex}.${index}`, call })));
+      flushErrors(scope);
+    }
+    completed = checkOutput();
+    flushErrors(scope);
+
+    while (!completed) {
+      throwIfAborted(signal);
+      if (steps >= maxSteps) throw new BoundError('max_steps_exceeded', `The run took ${maxSteps} model steps without producing a valid output.`, { maxSteps });
+      const model = options.model;
+      if (!model) throw new UsageError(options.noModelMessage ?? `The Request "${info.name}" needs a model, and none was given.`);
+      const step = steps++;
+      const tools = collectTools(store.messages);
+      const rendered = renderContext(store.messages, runtime.handlers, document.config ?? {});
+      const schema = composeSolutionSchema(tools, document.schema, (name) => runtime.hasActivity(name), rendered.solutionProperties, store.instances());
+      const messages: ProviderMessage[] = [{ role: 'system', content: SOLUTION_INSTRUCTIONS }, ...rendered.messages];
+      const batch = lazy ? undefined : new CallBatch({
+        prepare: (entry) => prepareCall(scope, entry),
+        execute: (entry, call) => executeCall(scope, entry, call),
+        fail: (entry, error) => recordFailure(scope, entry, entry.call, error),
+      });
+      const started = new Set<string>();
+      const startCall = (call: Call, index: number) => {
+        if (!batch || !isCallShaped(call)) return;
+        const key = JSON.stringify(call);
+        if (started.has(key)) return;
+        started.add(key);
+        batch.add({ id: typeof call._id === 'string' ? call._id : `${step}.${index}`, call });
+      };
+      const solution = await askModel(model, scope, info, step, messages, schema, rendered.config, startCall, (response) => {
+        own = addUsage(own, response.usage);
+        ownCost = addCost(ownCost, response.costUsd);
+      });
+      if (lazy) {
+        completed = new Completed(lazyPlan(solution.calls));
+        break;
+      }
+      solution.calls.forEach((call, index) => startCall(call, index));
+      batch?.close();
+      await batch?.settled();
+      throwIfAborted(signal);
+      if (solution.output !== null && solution.output !== undefined) completed = new Completed(solution.output);
+      else completed = checkOutput();
+      flushErrors(scope);
+    }
+    const usage = usageNow();
+    const usageTotal = usageTotalNow();
+    trace.emit('run.completed', { output: completed.output ?? null, usage, usageTotal });
+    return { ok: true, run: runId, output: completed.output, usage, usageTotal };
+  } catch (thrown) {
+    const error = signal.aborted && !(thrown instanceof UsageError) ? new UserError('cancelled_by_user', 'The run was cancelled.', {}, { cause: thrown }) : toProtocolError(thrown, 'model_error');
+    trace.emit('run.failed', { code: error.code, message: error.message });
+    return { ok: false, run: runId, error, usage: usageNow(), usageTotal: usageTotalNow() };
+  }
+}
+
+function throwIfAborted(signal: AbortSignal): void {
+  if (signal.aborted) throw new UserError('cancelled_by_user', 'The run was cancelled.');
+}
+
+function isCallShaped(call: unknown): call is Call {
+  return typeof call === 'object' && call !== null && typeof (call as Call)._tool === 'string';
+}
+
+/** Runs calls as one batch (a plan, or a step's calls) and waits for all of them. */
+async function runBatch(scope: CallScope, entries: BatchEntry[]): Promise<void> {
+  const batch = new CallBatch({
+    prepare: (entry) => prepareCall(scope, entry),
+    execute: (entry, call) => executeCall(scope, entry, call),
+    fail: (entry, error) => recordFailure(scope, entry, entry.call, error),
+  });
+  for (const entry of entries) batch.add(entry);
+  batch.close();
+  await batch.settled();
+}
+
+/** Appends the step's errors to the context, where the model sees them next step. */
+function flushErrors(scope: CallScope): void {
+  const errors: ErrorMessage[] = scope.errors.splice(0);
+  for (const error of errors) scope.store.append(error);
+}
+
+/** A lazy run returns its calls as an unexecuted plan, after checking they could run. */
+function lazyPlan(calls: Call[]): PlanMessage {
+  const cycle = findCycle(calls);
+  if (cycle) throw new CallError('invalid_params', `The plan the model returned cannot run: ${describeCycle(calls, cycle)}.`);
+  return { type: 'plan', mode: 'eager', calls };
+}
+
+/**
+ * Asks the model for a Solution; an answer that is not JSON or does not match the Solution
+ * schema is re-asked (same step) with the validation errors, at most MAX_REASKS times.
+ */
+async function askModel(
+  model: Model,
+  scope: CallScope,
+  info: RunInfo,
+  step: number,
+  messages: ProviderMessage[],
+  schema: JsonSchema,
+  config: Record<string, unknown>,
+  onCall: (call: Call, index: number) => void,
+  account: (response: ModelResponse) => void,
+): Promise<Solution> {
+  const validate = compileSchema(schema);
+  let conversation = messages;
+  let lastProblem = '';
+  for (let attempt = 0; attempt <= MAX_REASKS; attempt++) {
+    scope.trace.emit('model.request', { step, attempt, messages: conversation, schema });
+    const began = Date.now();
+    let response: ModelResponse;
+    try {
+      response = await model.generate({ requestName: info.name, step, messages: conversation, schema, config, signal: scope.signal, onCall });
+    } catch (error) {
+      if (scope.signal.aborted) throw new UserError('cancelled_by_user', 'The run was cancelled.', {}, { cause: error });
+      if (error instanceof ProtocolError) throw error;
+      throw new ModelError('model_error', `The model ${model.id} failed: ${error instanceof Error ? error.message : String(error)}`, {}, { cause: error });
+    }
+    account(response);
+    scope.trace.emit('model.response', {
+      step,
+      attempt,
+      solution: response.solution ?? null,
+      ...(response.solution === undefined ? { text: response.text } : {}),
+      model: response.model,
+      usage: response.usage,
+      costUsd: response.costUsd,
+      ms: Date.now() - began,
+    });
+    if (response.solution === undefined) {
+      lastProblem = 'The answer was not valid JSON.';
+    } else if (validate(response.solution)) {
+      return response.solution as Solution;
+    } else {
+      lastProblem = describeErrors(validate.errors).map((issue) => `${issue.pointer || '/'}: ${issue.message}`).join('\n');
+    }
+    conversation = [
+      ...messages,
+      { role: 'assistant', content: response.text },
+      { role: 'user', content: `That answer does not match the Solution schema:\n${lastProblem}\nAnswer again with a corrected JSON object.` },
+    ];
+  }
+  throw new ModelError('invalid_model_output', `The model's answer did not match the Solution schema after ${MAX_REASKS} re-asks: ${lastProblem}`);
+}

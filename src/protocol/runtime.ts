@@ -1,0 +1,164 @@
+/** The Runtime: owns the registries (message handlers, Activities, run preparers) and starts runs. */
+import type { Model } from '../models/model.js';
+import { defaultHandlers } from './builtin-handlers.js';
+import type { HandlerRegistry } from './handlers.js';
+import { loadRequestFile, parseRequestText, validateRequest, type LoadedRequest } from './load-request.js';
+import { runRequest } from './run-loop.js';
+import type { RunTrace, Tracer } from './trace.js';
+import type { Call, Message, RequestDocument, ToolSchema, Usage } from './types.js';
+
+/** Usage of a run: tokens, cost, and what it did. */
+export interface UsageSummary extends Usage {
+  /** Cost in US dollars, `null` when any part of it is of unknown price. */
+  costUsd: number | null;
+  steps: number;
+  toolCalls: number;
+  ms: number;
+}
+
+/** Facts about the run an Activity is called from. */
+export interface RunInfo {
+  id: string;
+  /** The request name (`meta.name`, file name, `anonymous:<tool>`). */
+  name: string;
+  /** Where the document came from; relative delegates resolve against it. */
+  location: string;
+  depth: number;
+  parent: string | null;
+  /** False for documents fetched from hosts not trusted to run local Activities. */
+  trusted: boolean;
+  model: Model | undefined;
+}
+
+/** What an Activity receives besides `(call, tool, context)`. */
+export interface ActivityEnvironment {
+  runtime: Runtime;
+  run: RunInfo;
+  /** The run's options, to pass on to child runs. */
+  options: RunOptions;
+  callId: string;
+  toolName: string;
+  instance: string | undefined;
+  /** Aborts when the run is cancelled. */
+  signal: AbortSignal;
+  /** Emits trace events in this run's name. */
+  trace: RunTrace;
+  /** Rolls a descendant run's total usage into this run's `usageTotal`. */
+  addDescendantUsage(usage: UsageSummary): void;
+}
+
+/**
+ * An Activity: an async function executing a call. `context` holds exactly the parent messages
+ * the call's `_scopes` allow. Returning a message object appends it as is; any other value is
+ * written at the call's `_outputPath`.
+ */
+export type Activity = (call: Call, tool: ToolSchema, context: Message[], environment: ActivityEnvironment) => unknown;
+
+/** A decision of the confirm hook. */
+export type ConfirmDecision =
+  | { decision: 'approved' | 'approved_session' }
+  | { decision: 'rejected'; reason?: string }
+  | { decision: 'edited'; call: Call; reason?: string };
+
+/** What the confirm hook is asked about. */
+export interface ConfirmRequest {
+  call: Call;
+  callId: string;
+  tool: ToolSchema;
+  toolName: string;
+  run: RunInfo;
+}
+
+/** Called before every execution; approvals are one implementation of it. */
+export type ConfirmHook = (request: ConfirmRequest) => Promise<ConfirmDecision> | ConfirmDecision;
+
+/** Options of one run. */
+export interface RunOptions {
+  /** The model; a run that needs one and has none fails with `usage_error`. */
+  model?: Model;
+  /** Explains, in that failure, how to choose a model. */
+  noModelMessage?: string;
+  /** Values for the Request's input message. */
+  input?: unknown;
+  /** Model steps at most (default: the document's `config.maxSteps`, else 16). */
+  maxSteps?: number;
+  /** Delegation depth at most (default 5); the top run has depth 0. */
+  maxDepth?: number;
+  /** Delegate resolution timing (default `runtime`). */
+  resolve?: 'runtime' | 'upfront';
+  signal?: AbortSignal;
+  /** Receives every event of this run and its descendants. */
+  tracer?: Tracer;
+  confirm?: ConfirmHook;
+  /** Whether the document may run local Activities (default true). */
+  trusted?: boolean;
+  /** Set by the Delegation Activity for child runs. */
+  parent?: { run: string; depth: number; callId: string };
+  /** A fixed run id (default: generated). */
+  runId?: string;
+  /** The name the run carries (default: the loaded request's). */
+  name?: string;
+}
+
+/** The outcome of a run. */
+export type RunResult =
+  | { ok: true; run: string; output: unknown; usage: UsageSummary; usageTotal: UsageSummary }
+  | { ok: false; run: string; error: import('./errors.js').ProtocolError; usage: UsageSummary; usageTotal: UsageSummary };
+
+/** Transforms a document before its run starts (e.g. up-front delegate resolution). */
+export type RunPreparer = (request: LoadedRequest, options: RunOptions, runtime: Runtime) => Promise<LoadedRequest> | LoadedRequest;
+
+/** Options of a Runtime. */
+export interface RuntimeOptions {
+  handlers?: HandlerRegistry;
+  activities?: Record<string, Activity>;
+  preparers?: RunPreparer[];
+}
+
+/** The name under which the Delegation Activity is registered. */
+export const DELEGATE_ACTIVITY = '@delegate';
+
+/** Owns the registries a run uses; no hidden global state. */
+export class Runtime {
+  readonly handlers: HandlerRegistry;
+  readonly activities = new Map<string, Activity>();
+  readonly preparers: RunPreparer[] = [];
+
+  constructor(options: RuntimeOptions = {}) {
+    this.handlers = options.handlers ?? defaultHandlers();
+    for (const [name, activity] of Object.entries(options.activities ?? {})) this.registerActivity(name, activity);
+    this.preparers.push(...(options.preparers ?? []));
+  }
+
+  /** Registers (or replaces) an Activity under a name. */
+  registerActivity(name: string, activity: Activity): this {
+    this.activities.set(name, activity);
+    return this;
+  }
+
+  /** True when an Activity of this name is registered. */
+  hasActivity(name: string): boolean {
+    return this.activities.has(name);
+  }
+
+  /** Parses and validates Request text from `location`. */
+  parse(text: string, location: string): LoadedRequest {
+    return parseRequestText(text, location, this.handlers);
+  }
+
+  /** Validates an in-memory document (a plain object) as if loaded from `location`. */
+  validate(document: unknown, location = 'inline.json'): LoadedRequest {
+    return validateRequest(document, location, this.handlers);
+  }
+
+  /** Reads, parses and validates a Request file. */
+  load(path: string): Promise<LoadedRequest> {
+    return loadRequestFile(path, this.handlers);
+  }
+
+  /** Runs a loaded Request (or a plain document) to completion. Never throws for run failures. */
+  async run(request: LoadedRequest | RequestDocument, options: RunOptions = {}): Promise<RunResult> {
+    const loaded = 'document' in request ? request : this.validate(request);
+    return runRequest(this, loaded, options);
+  }
+}

@@ -1,0 +1,137 @@
+/** JSON Schema validation: the project's own document schemas (spec/schemas) and users' schemas, compiled once and cached. */
+import { readFileSync, readdirSync } from 'node:fs';
+import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
+import addFormatsModule from 'ajv-formats';
+import type { JsonSchema } from './types.js';
+
+// ajv-formats is CommonJS; under NodeNext its default import is the module namespace.
+const addFormats = addFormatsModule as unknown as (ajv: Ajv2020) => Ajv2020;
+
+/** The folder holding the JSON Schemas of every document (the single source of truth). */
+export const SCHEMA_DIRECTORY = new URL('../../spec/schemas/', import.meta.url);
+
+const SCHEMA_BASE = 'https://delegate-run.dev/schemas/';
+
+let documentAjv: Ajv2020 | undefined;
+
+/** The ajv instance for the project's own schemas (strict), with every file of spec/schemas added. */
+function documentValidator(): Ajv2020 {
+  if (documentAjv) return documentAjv;
+  const ajv = new Ajv2020({ allErrors: true, strict: true, allowUnionTypes: true });
+  addFormats(ajv);
+  for (const file of readdirSync(SCHEMA_DIRECTORY)) {
+    if (!file.endsWith('.schema.json')) continue;
+    ajv.addSchema(JSON.parse(readFileSync(new URL(file, SCHEMA_DIRECTORY), 'utf8')) as object);
+  }
+  documentAjv = ajv;
+  return ajv;
+}
+
+/** The compiled validator of one of the project's schemas, e.g. `request.schema.json#/$defs/x`. */
+export function documentSchema(name: string): ValidateFunction {
+  const ajv = documentValidator();
+  const id = SCHEMA_BASE + name;
+  const validate = ajv.getSchema(id);
+  if (!validate) throw new Error(`No schema ${name} in spec/schemas.`);
+  return validate;
+}
+
+const userAjv = new Ajv2020({ allErrors: true, strict: false, allowUnionTypes: true, validateFormats: true });
+addFormats(userAjv);
+const byObject = new WeakMap<object, ValidateFunction>();
+const byText = new Map<string, ValidateFunction>();
+const MAX_TEXT_CACHE = 512;
+
+/**
+ * Compiles a schema written by a user (an output schema, a tool's parameters, a composed Solution
+ * schema). Compiled validators are cached by object identity and by content, so a schema rebuilt
+ * identically every step compiles once. Throws when the schema itself is invalid.
+ */
+export function compileSchema(schema: JsonSchema): ValidateFunction {
+  if (typeof schema === 'boolean') return compileByText(schema);
+  const cached = byObject.get(schema);
+  if (cached) return cached;
+  const validate = compileByText(schema);
+  byObject.set(schema, validate);
+  return validate;
+}
+
+function compileByText(schema: JsonSchema): ValidateFunction {
+  const text = JSON.stringify(schema);
+  const cached = byText.get(text);
+  if (cached) return cached;
+  // Schemas are compiled without their $id so that two documents may reuse one id.
+  const copy = typeof schema === 'object' ? stripIds(schema) : schema;
+  const validate = userAjv.compile(copy as object | boolean);
+  if (byText.size >= MAX_TEXT_CACHE) byText.delete(byText.keys().next().value as string);
+  byText.set(text, validate);
+  return validate;
+}
+
+function stripIds(schema: Record<string, unknown>): Record<string, unknown> {
+  const { $id: _ignored, $schema: _dialect, ...rest } = schema;
+  return rest;
+}
+
+/** Returns a sentence describing why a schema does not compile, or undefined when it does. */
+export function schemaProblem(schema: unknown): string | undefined {
+  if (typeof schema !== 'boolean' && (typeof schema !== 'object' || schema === null || Array.isArray(schema))) {
+    return 'Expected a JSON Schema (an object or a boolean).';
+  }
+  try {
+    compileSchema(schema as JsonSchema);
+    return undefined;
+  } catch (error) {
+    return `Expected a valid JSON Schema: ${(error as Error).message}.`;
+  }
+}
+
+/** One validation failure, ready to be shown with a document and pointer. */
+export interface SchemaIssue {
+  /** JSON pointer into the validated value. */
+  pointer: string;
+  message: string;
+}
+
+/** Turns ajv errors into full sentences with pointers (relative to `prefix`). */
+export function describeErrors(errors: ErrorObject[] | null | undefined, prefix = ''): SchemaIssue[] {
+  if (!errors) return [];
+  const issues: SchemaIssue[] = [];
+  const seen = new Set<string>();
+  for (const error of errors) {
+    // anyOf/oneOf summaries repeat the branch errors; keep the branches, which say more.
+    if ((error.keyword === 'anyOf' || error.keyword === 'oneOf') && errors.length > 1) continue;
+    const pointer = prefix + error.instancePath;
+    const message = describeOne(error);
+    const key = `${pointer} ${message}`;
+    if (seen.has(key)) continue;
+    seen.add(key);
+    issues.push({ pointer, message });
+  }
+  return issues;
+}
+
+function describeOne(error: ErrorObject): string {
+  const params = error.params as Record<string, unknown>;
+  switch (error.keyword) {
+    case 'required':
+      return `Expected property "${String(params.missingProperty)}" to be present.`;
+    case 'additionalProperties':
+      return `Unexpected property "${String(params.additionalProperty)}".`;
+    case 'type':
+      return `Expected ${String(params.type)}.`;
+    case 'enum':
+      return `Expected one of ${JSON.stringify(params.allowedValues)}.`;
+    case 'const':
+      return `Expected ${JSON.stringify(params.allowedValue)}.`;
+    default:
+      return `Expected the value to satisfy "${error.keyword}": ${error.message ?? 'invalid'}.`;
+  }
+}
+
+/** Validates `value` against `schema`; returns the issues (empty when valid). */
+export function validateAgainst(schema: JsonSchema, value: unknown, prefix = ''): SchemaIssue[] {
+  const validate = compileSchema(schema);
+  if (validate(value)) return [];
+  return describeErrors(validate.errors, prefix);
+}

@@ -1,0 +1,121 @@
+/** Tools: collecting tool definitions, reading meta-properties, composing the Solution schema the model sees. */
+import type { Call, JsonSchema, Message, ToolMessage, ToolSchema } from './types.js';
+import { isMetaProperty } from './types.js';
+
+/** Every tool defined in a context, by name; a later definition of a name wins. */
+export function collectTools(context: readonly Message[]): Map<string, ToolSchema> {
+  const tools = new Map<string, ToolSchema>();
+  for (const message of context) {
+    if (message.type !== 'tool') continue;
+    for (const [name, schema] of Object.entries((message as ToolMessage).tool)) {
+      tools.delete(name);
+      tools.set(name, schema);
+    }
+  }
+  return tools;
+}
+
+/** The schema a tool declares for a meta-property, if any. */
+export function metaSchema(tool: ToolSchema, key: string): JsonSchema | undefined {
+  return tool.properties?.[key];
+}
+
+/** The value a tool fixes for a meta-property with `const`, if it does. */
+export function metaConst(tool: ToolSchema, key: string): unknown {
+  const schema = metaSchema(tool, key);
+  return typeof schema === 'object' && schema !== null && 'const' in schema ? schema.const : undefined;
+}
+
+/** A meta-property's value for a call: the tool's `const`, else what the call carries. */
+export function metaValue(call: Call, tool: ToolSchema, key: string): unknown {
+  const fixed = metaConst(tool, key);
+  return fixed !== undefined ? fixed : call[key];
+}
+
+/** True when the tool (or call) is explicit: backed by an Activity or a delegate rather than latent. */
+export function isExplicitTool(name: string, tool: ToolSchema, hasActivity: (name: string) => boolean): boolean {
+  return metaSchema(tool, '_activity') !== undefined || metaSchema(tool, '_delegate') !== undefined || hasActivity(name);
+}
+
+/** Meta-properties the model may write on any call, whatever the tool. */
+function callMetaProperties(instances: readonly string[]): Record<string, JsonSchema> {
+  const properties: Record<string, JsonSchema> = {
+    _reasoningForCall: { type: 'string', description: 'Why this call is made, in one short sentence.' },
+    _outputPath: {
+      type: 'string',
+      pattern: '^†',
+      description: 'Where the result is written, e.g. "†state.summary"; "†output" sets the final output.',
+    },
+    _outputMethod: { enum: ['set', 'merge', 'assign', 'push', 'concat'], description: 'How the result combines with what is at _outputPath (default set).' },
+  };
+  if (instances.length > 0) properties._instance = { enum: [...instances], description: 'The instance this call operates on.' };
+  return properties;
+}
+
+const REFERENCE_STRING: JsonSchema = { type: 'string', pattern: '^†', description: 'A †reference to a value in the context.' };
+
+/**
+ * The schema of one tool as the model sees it: `_tool` fixed to the name, every top-level
+ * parameter also accepting a `†reference`, model-choosable meta-properties kept, fixed ones
+ * hidden (the runtime fills them), `_output` kept (and required) only for latent tools.
+ */
+export function modelToolSchema(name: string, tool: ToolSchema, explicit: boolean, instances: readonly string[] = []): JsonSchema {
+  const { properties = {}, required = [], type: _type, ...rest } = tool;
+  const shown: Record<string, JsonSchema> = { _tool: { const: name } };
+  for (const [key, schema] of Object.entries(properties)) {
+    if (key === '_tool') continue;
+    if (key === '_output') {
+      if (!explicit) shown._output = schema;
+      continue;
+    }
+    if (isMetaProperty(key)) {
+      if (typeof schema === 'object' && schema !== null && 'const' in schema) continue;
+      shown[key] = schema;
+      continue;
+    }
+    shown[key] = { anyOf: [schema, REFERENCE_STRING] };
+  }
+  for (const [key, schema] of Object.entries(callMetaProperties(instances))) {
+    if (properties[key] === undefined) shown[key] = schema;
+  }
+  const requiredShown = ['_tool', ...required.filter((key) => key !== '_tool' && key !== '_output' && !isMetaProperty(key))];
+  if (!explicit && properties._output !== undefined) requiredShown.push('_output');
+  return { type: 'object', ...rest, properties: shown, required: requiredShown };
+}
+
+/**
+ * The schema a call is validated against once its references are resolved: the tool's own
+ * parameters and meta-properties, plus the call-level meta-properties; `_output` only for latent tools.
+ */
+export function callValidationSchema(name: string, tool: ToolSchema, explicit: boolean): JsonSchema {
+  const { properties = {}, type: _type, ...rest } = tool;
+  const checked: Record<string, JsonSchema> = { ...callMetaProperties([]), _instance: { type: 'string' }, _id: { type: 'string' } };
+  for (const [key, schema] of Object.entries(properties)) {
+    if (key === '_output' && explicit) continue;
+    checked[key] = schema;
+  }
+  checked._tool = { const: name };
+  const required = [...(tool.required ?? [])].filter((key) => explicit ? key !== '_output' : true);
+  return { type: 'object', ...rest, properties: checked, required };
+}
+
+/** The composed Solution schema: `calls` as `anyOf` the tools, `output` nullable, plus handler-added properties. */
+export function composeSolutionSchema(
+  tools: Map<string, ToolSchema>,
+  outputSchema: JsonSchema,
+  hasActivity: (name: string) => boolean,
+  extraProperties: Record<string, JsonSchema> = {},
+  instances: readonly string[] = [],
+): JsonSchema {
+  const toolSchemas = [...tools].map(([name, tool]) => modelToolSchema(name, tool, isExplicitTool(name, tool, hasActivity), instances));
+  const calls: JsonSchema = toolSchemas.length > 0
+    ? { type: 'array', items: { anyOf: toolSchemas } }
+    : { type: 'array', maxItems: 0 };
+  const output: JsonSchema = outputSchema === true ? true : { anyOf: [{ type: 'null' }, outputSchema] };
+  return {
+    type: 'object',
+    properties: { calls, output, ...extraProperties },
+    required: ['calls', 'output'],
+    additionalProperties: false,
+  };
+}

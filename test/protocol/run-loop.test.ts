@@ -1,0 +1,159 @@
+import { describe, expect, it } from 'vitest';
+import { ReplayModel } from '../../src/models/replay.js';
+import { Runtime, type Activity } from '../../src/protocol/runtime.js';
+import { Tracer, memorySink } from '../../src/protocol/trace.js';
+import type { Call } from '../../src/protocol/types.js';
+import { readFileSync } from 'node:fs';
+
+const loopDocument = (extra: object[] = [], schema: object = { type: 'string' }) => ({
+  meta: { name: 'loop' },
+  context: [
+    { type: 'system', text: 'You help.' },
+    { type: 'tool', tool: { echo: { description: 'Echoes.', properties: { text: { type: 'string' } }, required: ['text'] } } },
+    ...extra,
+  ],
+  schema,
+});
+
+function traced() {
+  const sink = memorySink();
+  return { tracer: new Tracer([sink]), events: sink.events };
+}
+
+describe('the execution loop', () => {
+  it('completes a fully planned Request with no model call', async () => {
+    const runtime = new Runtime();
+    const loaded = runtime.parse(readFileSync('requests/plan/welcome.json', 'utf8'), 'requests/plan/welcome.json');
+    const { tracer, events } = traced();
+    const result = await runtime.run(loaded, { input: { name: 'Ada' }, tracer });
+    expect(result.ok).toBe(true);
+    expect(result.ok && result.output).toEqual({ title: 'Welcome aboard, Ada!', team: 'Platform' });
+    expect(events.some((event) => event.event === 'model.request')).toBe(false);
+  });
+
+  it('runs an Activity with its resolved parameters and writes the result at the output path', async () => {
+    const seen: Call[] = [];
+    const runtime = new Runtime({ activities: { echo: (call) => { seen.push(call); return `echo:${String(call.text)}`; } } });
+    const model = new ReplayModel([
+      { match: { step: 0 }, solution: { calls: [{ _tool: 'echo', text: '†input.word', _outputPath: '†state.echoed' }], output: null } },
+      { match: { step: 1, contains: 'echo:hi' }, solution: { calls: [], output: 'done: echo:hi' } },
+    ]);
+    const result = await runtime.run(runtime.validate(loopDocument()), { model, input: { word: 'hi' } });
+    expect(result.ok && result.output).toBe('done: echo:hi');
+    expect(seen[0]?.text).toBe('hi');
+  });
+
+  it('runs unblocked calls of one step in parallel', async () => {
+    const sleep: Activity = (call) => new Promise((resolve) => setTimeout(() => resolve(call.text), 300));
+    const runtime = new Runtime({ activities: { echo: sleep } });
+    const model = new ReplayModel([
+      { match: { step: 0 }, solution: { calls: ['a', 'b', 'c'].map((text) => ({ _tool: 'echo', text })), output: null } },
+      { match: { step: 1 }, solution: { calls: [], output: 'ok' } },
+    ]);
+    const { tracer, events } = traced();
+    const result = await runtime.run(runtime.validate(loopDocument()), { model, tracer });
+    expect(result.ok).toBe(true);
+    const order = events.filter((event) => event.event.startsWith('call.')).map((event) => event.event);
+    expect(order).toEqual(['call.started', 'call.started', 'call.started', 'call.completed', 'call.completed', 'call.completed']);
+  });
+
+  it('re-asks an invalid answer within the same step, then accepts a valid one', async () => {
+    const runtime = new Runtime();
+    const model = new ReplayModel([
+      { match: { step: 0 }, text: 'not json at all' },
+      { match: { step: 0 }, solution: { calls: [], output: 42 } },
+      { match: { step: 0 }, solution: { calls: [], output: 'fine' } },
+    ]);
+    const result = await runtime.run(runtime.validate(loopDocument()), { model });
+    expect(result.ok && result.output).toBe('fine');
+    expect(model.requests.map((request) => request.step)).toEqual([0, 0, 0]);
+    expect(model.requests[1]?.messages.at(-1)?.content).toMatch(/does not match the Solution schema/);
+  });
+
+  it('fails with invalid_model_output after two re-asks', async () => {
+    const runtime = new Runtime();
+    const model = new ReplayModel([{ match: { step: 0 }, text: '{', repeat: true }]);
+    const result = await runtime.run(runtime.validate(loopDocument()), { model });
+    expect(!result.ok && result.error.code).toBe('invalid_model_output');
+    expect(model.requests).toHaveLength(3);
+  });
+
+  it('feeds an unknown tool back to the model as an error message', async () => {
+    const runtime = new Runtime();
+    const model = new ReplayModel([
+      { match: { step: 0 }, solution: { calls: [{ _tool: 'echo', text: 'x', _output: 'y' }], output: null } },
+      { match: { step: 1, contains: 'unresolved_reference' }, solution: { calls: [], output: 'saw it' } },
+    ]);
+    // The echo call's text references nothing missing; add a call with a missing reference through a plan.
+    const document = loopDocument([{ type: 'plan', calls: [{ _tool: 'echo', text: '†state.missing', _output: 'z' }] }]);
+    const result = await runtime.run(runtime.validate(document), { model });
+    expect(result.ok && result.output).toBe('saw it');
+  });
+
+  it('stops at maxSteps with max_steps_exceeded', async () => {
+    const runtime = new Runtime();
+    const model = new ReplayModel([{ solution: { calls: [], output: null }, repeat: true }]);
+    const { tracer, events } = traced();
+    const result = await runtime.run(runtime.validate(loopDocument()), { model, maxSteps: 3, tracer });
+    expect(!result.ok && result.error.code).toBe('max_steps_exceeded');
+    expect(events.at(-1)?.event).toBe('run.failed');
+    expect(events.filter((event) => event.event === 'model.request')).toHaveLength(3);
+  });
+
+  it('cancels promptly when the signal aborts', async () => {
+    const controller = new AbortController();
+    const runtime = new Runtime({ activities: { echo: (_call, _tool, _context, environment) => new Promise((_resolve, reject) => environment.signal.addEventListener('abort', () => reject(new Error('aborted')))) } });
+    const model = new ReplayModel([{ solution: { calls: [{ _tool: 'echo', text: 'x' }], output: null } }]);
+    const { tracer, events } = traced();
+    const running = runtime.run(runtime.validate(loopDocument()), { model, signal: controller.signal, tracer });
+    setTimeout(() => controller.abort(), 20);
+    const result = await running;
+    expect(!result.ok && result.error.code).toBe('cancelled_by_user');
+    expect(events.at(-1)).toMatchObject({ event: 'run.failed', code: 'cancelled_by_user' });
+  });
+
+  it('asks the confirm hook before every execution and feeds a rejection back', async () => {
+    const runtime = new Runtime({ activities: { echo: () => 'ran' } });
+    const model = new ReplayModel([
+      { match: { step: 0 }, solution: { calls: [{ _tool: 'echo', text: 'x' }], output: null } },
+      { match: { step: 1, contains: 'rejected_by_user' }, solution: { calls: [], output: 'ok' } },
+    ]);
+    const { tracer, events } = traced();
+    const result = await runtime.run(runtime.validate(loopDocument()), { model, tracer, confirm: () => ({ decision: 'rejected', reason: 'not today' }) });
+    expect(result.ok).toBe(true);
+    expect(events.find((event) => event.event === 'approval.decided')).toMatchObject({ decision: 'rejected', reason: 'not today' });
+  });
+
+  it('returns an unexecuted plan in lazy mode', async () => {
+    const runtime = new Runtime({ activities: { echo: () => { throw new Error('must not run'); } } });
+    const model = new ReplayModel([{ solution: { calls: [{ _tool: 'echo', text: '†input.word', _outputPath: '†output' }], output: null } }]);
+    const result = await runtime.run(runtime.validate(loopDocument([{ type: 'plan', mode: 'lazy', calls: [] }])), { model });
+    expect(result.ok && result.output).toEqual({ type: 'plan', mode: 'eager', calls: [{ _tool: 'echo', text: '†input.word', _outputPath: '†output' }] });
+  });
+
+  it('keeps instances apart: reads, writes and scoped context', async () => {
+    const contexts: unknown[] = [];
+    const runtime = new Runtime({ activities: { echo: (call, _tool, context) => { contexts.push({ instance: call._instance, context }); return `${String(call.text)}!`; } } });
+    const document = {
+      context: [
+        { type: 'tool', tool: { echo: { properties: { text: { type: 'string' } }, _scopes: ['state'] } } },
+        { type: 'state', state: { word: 'global' } },
+        { type: 'state', _instance: 'a', state: { word: 'alpha' } },
+        { type: 'state', _instance: 'b', state: { word: 'beta' } },
+        { type: 'plan', calls: [
+          { _tool: 'echo', _instance: 'a', text: '†state.word', _outputPath: '†state.out' },
+          { _tool: 'echo', _instance: 'b', text: '†state.word', _outputPath: '†state.out' },
+        ] },
+      ],
+      schema: { type: 'string' },
+    };
+    const model = new ReplayModel([{ solution: { calls: [], output: 'x' } }]);
+    await runtime.run(runtime.validate(document), { model });
+    const text = JSON.stringify(contexts);
+    const forA = JSON.stringify(contexts.find((entry) => (entry as { instance: string }).instance === 'a'));
+    expect(forA).toContain('alpha');
+    expect(forA).not.toContain('beta');
+    expect(text).toContain('beta');
+    expect(model.requests[0]?.messages.map((message) => message.content).join('\n')).toContain('alpha!');
+  });
+});
