@@ -1,0 +1,106 @@
+/** The resolver registry: resolvers in order, the first that accepts a reference resolves it; plus the default set. */
+import { DelegateError } from '../protocol/errors.js';
+import type { HandlerRegistry } from '../protocol/handlers.js';
+import { AnonymousResolver } from './anonymous-resolver.js';
+import { FileResolver } from './file-resolver.js';
+import type { ResolveContext, ResolvedRequest, Resolver } from './resolver.js';
+import { UrlResolver } from './url-resolver.js';
+
+/** The human description of the references a resolver understands: its `form` when it has one, else its name. */
+export function describeResolver(resolver: Resolver): string {
+  const form = (resolver as { form?: unknown }).form;
+  return typeof form === 'string' ? form : `references handled by the "${resolver.name}" resolver`;
+}
+
+/**
+ * Holds resolvers in order and resolves a reference with the first that accepts it. It is itself a
+ * Resolver, so registries compose. No resolver accepting is `delegate_not_found`, listing the forms
+ * understood.
+ */
+export class ResolverRegistry implements Resolver {
+  /** The registry name when used as a resolver. */
+  readonly name = 'registry';
+  private readonly ordered: Resolver[] = [];
+
+  constructor(resolvers: Iterable<Resolver> = []) {
+    for (const resolver of resolvers) this.register(resolver);
+  }
+
+  /**
+   * Adds a resolver: last by default, or first with `{ first: true }` (to take precedence, e.g. a
+   * worker registry resolving names). A resolver with the same name is replaced in place.
+   */
+  register(resolver: Resolver, options: { first?: boolean } = {}): this {
+    const existing = this.ordered.findIndex((entry) => entry.name === resolver.name);
+    if (existing >= 0) this.ordered[existing] = resolver;
+    else if (options.first) this.ordered.unshift(resolver);
+    else this.ordered.push(resolver);
+    return this;
+  }
+
+  /** The resolver registered under `name`, typed by the caller (e.g. `get<UrlResolver>('url')` to read its stats). */
+  get<T extends Resolver = Resolver>(name: string): T | undefined {
+    return this.ordered.find((resolver) => resolver.name === name) as T | undefined;
+  }
+
+  /** The registered resolvers, in the order they are asked. */
+  list(): readonly Resolver[] {
+    return [...this.ordered];
+  }
+
+  /** The first resolver accepting the reference, or undefined. */
+  find(reference: string, context: ResolveContext): Resolver | undefined {
+    return this.ordered.find((resolver) => resolver.accepts(reference, context));
+  }
+
+  /** True when some registered resolver accepts the reference. */
+  accepts(reference: string, context: ResolveContext): boolean {
+    return this.find(reference, context) !== undefined;
+  }
+
+  /** Resolves with the first accepting resolver; `delegate_not_found` listing the forms understood when none does. */
+  async resolve(reference: string, context: ResolveContext): Promise<ResolvedRequest> {
+    const resolver = this.find(reference, context);
+    if (!resolver) {
+      const forms = this.ordered.map(describeResolver);
+      const from = context.base === undefined ? '' : ` from ${context.base}`;
+      throw new DelegateError(
+        'delegate_not_found',
+        `Delegate "${reference}" of tool "${context.toolName}"${from} was not found: no resolver understands it. Understood forms: ${forms.join('; ') || '(no resolvers registered)'}.`,
+        { reference, toolName: context.toolName, base: context.base, available: this.ordered.map((entry) => entry.name) },
+      );
+    }
+    return resolver.resolve(reference, context);
+  }
+}
+
+/** Options of {@link createDefaultResolvers}. */
+export interface DefaultResolverOptions {
+  /** The folder file delegates are confined to. */
+  root: string;
+  /** Hosts URL delegates may be fetched from (`host` = any port, `host:port` = that port). */
+  allowHosts?: string[];
+  /** Hosts whose documents are trusted to run local Activities (implicitly allowed too). */
+  trustHosts?: string[];
+  /** The message handlers documents are validated with. */
+  handlers: HandlerRegistry;
+  /** Timeout of each fetch phase (connect, headers, idle body), in ms; default 10 000. */
+  fetchTimeoutMs?: number;
+  /** Size cap of a fetched document, in bytes; default 1 MiB. */
+  maxBytes?: number;
+}
+
+/** A registry with the default resolvers, in order: `anonymous`, `url`, `file`. */
+export function createDefaultResolvers(options: DefaultResolverOptions): ResolverRegistry {
+  return new ResolverRegistry([
+    new AnonymousResolver({ handlers: options.handlers }),
+    new UrlResolver({
+      handlers: options.handlers,
+      allowHosts: options.allowHosts,
+      trustHosts: options.trustHosts,
+      timeoutMs: options.fetchTimeoutMs,
+      maxBytes: options.maxBytes,
+    }),
+    new FileResolver({ root: options.root, handlers: options.handlers }),
+  ]);
+}

@@ -1,0 +1,86 @@
+/** Unit tests of the resolver registry and the default resolver set. */
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { defaultHandlers } from '../../src/protocol/builtin-handlers.js';
+import type { ToolSchema } from '../../src/protocol/types.js';
+import type { ResolveContext, ResolvedRequest, Resolver } from '../../src/resolvers/resolver.js';
+import { ResolverRegistry, createDefaultResolvers } from '../../src/resolvers/resolvers.js';
+import type { UrlResolver } from '../../src/resolvers/url-resolver.js';
+import { expectDelegateError, makeTempDir, serveDocuments, startServer, validDocument, writeDocument, type LoopbackServer, type TempDir } from './helpers.js';
+
+const tool: ToolSchema = { type: 'object', description: 'Do the thing.', properties: {} };
+
+/** A resolver for worker names `worker:<name>` that records what it was asked. */
+function workerResolver(): Resolver & { asked: string[] } {
+  const asked: string[] = [];
+  return {
+    name: 'workers',
+    asked,
+    accepts: (reference) => reference.startsWith('worker:'),
+    resolve: async (reference): Promise<ResolvedRequest> => {
+      asked.push(reference);
+      return { location: reference, name: reference, trusted: true, document: { context: [], schema: true } };
+    },
+  };
+}
+
+describe('ResolverRegistry', () => {
+  let dir: TempDir;
+  let server: LoopbackServer;
+  let registry: ResolverRegistry;
+  let base: string;
+  const at = (from?: string): ResolveContext => ({ ...(from ? { base: from } : {}), toolName: 'thing', tool });
+
+  beforeAll(async () => {
+    dir = await makeTempDir('registry-');
+    await writeDocument(join(dir.path, 'local.json'), validDocument('local'));
+    server = await startServer(serveDocuments({ '/remote.json': JSON.stringify(validDocument('remote')) }));
+    registry = createDefaultResolvers({ root: dir.path, allowHosts: ['127.0.0.1'], handlers: defaultHandlers(), fetchTimeoutMs: 2000 });
+    base = join(dir.path, 'main.json');
+  });
+  afterAll(async () => {
+    await registry.get<UrlResolver>('url')?.close();
+    await server.close();
+    await dir.cleanup();
+  });
+
+  it('holds anonymous, url and file resolvers in that order by default', () => {
+    expect(registry.list().map((resolver) => resolver.name)).toEqual(['anonymous', 'url', 'file']);
+  });
+
+  it('dispatches each form of reference to its resolver', async () => {
+    expect((await registry.resolve('anonymous', at(base))).location).toBe('anonymous:thing');
+    expect((await registry.resolve('./local.json', at(base))).name).toBe('local');
+    expect((await registry.resolve(`${server.origin}/remote.json`, at(base))).name).toBe('remote');
+    expect((await registry.resolve('./remote.json', at(`${server.origin}/main.json`))).name).toBe('remote');
+    expect(registry.get<UrlResolver>('url')?.stats.downloads).toBe(1);
+  });
+
+  it('reports a reference no resolver understands as delegate_not_found listing the forms', async () => {
+    const error = await expectDelegateError(registry.resolve('ftp://example.com/x.json', at(base)), 'delegate_not_found');
+    expect(error.message).toContain('ftp://example.com/x.json');
+    expect(error.message).toContain('"anonymous"');
+    expect(error.message).toContain('http(s) URL');
+    expect(error.message).toContain('relative path');
+    expect(error.data.available).toEqual(['anonymous', 'url', 'file']);
+  });
+
+  it('lets users register resolvers, first or last, replacing one of the same name', async () => {
+    const workers = workerResolver();
+    const custom = new ResolverRegistry(registry.list()).register(workers, { first: true });
+    expect(custom.list().map((resolver) => resolver.name)).toEqual(['workers', 'anonymous', 'url', 'file']);
+    expect((await custom.resolve('worker:summarizer', at(base))).name).toBe('worker:summarizer');
+    expect(workers.asked).toEqual(['worker:summarizer']);
+    const replacement = workerResolver();
+    custom.register(replacement);
+    expect(custom.list()[0]).toBe(replacement);
+    expect(custom.accepts('worker:x', at(base))).toBe(true);
+  });
+
+  it('describes a resolver without a form by its name, and an empty registry plainly', async () => {
+    const error = await expectDelegateError(new ResolverRegistry([workerResolver()]).resolve('./x.json', at(base)), 'delegate_not_found');
+    expect(error.message).toContain('the "workers" resolver');
+    const empty = await expectDelegateError(new ResolverRegistry().resolve('./x.json', at(base)), 'delegate_not_found');
+    expect(empty.message).toContain('no resolvers registered');
+  });
+});
