@@ -1,0 +1,71 @@
+import { resolve } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { createRuntime } from '../../src/create-runtime.js';
+import { ReplayModel } from '../../src/models/replay.js';
+import { Tracer, memorySink } from '../../src/protocol/trace.js';
+
+const music = resolve('requests/music');
+
+describe('the Delegation Activity', () => {
+  it('runs the music makers: producer → composer → sound designer, and producer → sound designer in parallel', async () => {
+    const runtime = createRuntime({ root: music });
+    const model = await ReplayModel.fromFile(resolve(music, 'producer.cassette.json'));
+    const sink = memorySink();
+    const result = await runtime.run(await runtime.load(resolve(music, 'producer.json')), { model, input: { brief: 'a sad ballad', ambience: 'rain on a window' }, tracer: new Tracer([sink]) });
+    expect(result.ok).toBe(true);
+    if (!result.ok) return;
+    expect(result.output).toMatchObject({ title: 'Rain on Empty Streets' });
+    const started = sink.events.filter((event) => event.event === 'delegate.started');
+    expect(started.map((event) => event.name).sort()).toEqual(['composer', 'sound-designer', 'sound-designer']);
+    // usage rolls up: the total counts every model call of the tree.
+    expect(result.usageTotal.inputTokens).toBe(640 + 520 + 760 + 210 + 205 + 1180);
+    expect(result.usage.inputTokens).toBe(640 + 1180);
+    // The composer and the direct sound designer run concurrently: both start before either completes.
+    const order = sink.events.filter((event) => event.event.startsWith('delegate.') && event.depth === 0).map((event) => event.event);
+    expect(order.slice(0, 2)).toEqual(['delegate.started', 'delegate.started']);
+    expect(model.unused()).toEqual([]);
+  });
+});
+
+async function runExample(folder: string, file: string, input: unknown, options: { cassette?: string; resolve?: 'runtime' | 'upfront' } = {}) {
+  const root = resolve('requests', folder);
+  const runtime = createRuntime({ root });
+  const model = await ReplayModel.fromFile(resolve(root, options.cassette ?? file.replace(/\.json$/, '.cassette.json')));
+  const sink = memorySink();
+  const result = await runtime.run(await runtime.load(resolve(root, file)), { model, input, tracer: new Tracer([sink]), ...(options.resolve ? { resolve: options.resolve } : {}) });
+  return { result, events: sink.events, model };
+}
+
+describe('delegation examples', () => {
+  it('gives the summarizer the scoped state and nothing unscoped', async () => {
+    const { result, events } = await runExample('summarizer', 'meeting.json', undefined);
+    expect(result.ok).toBe(true);
+    const child = events.find((event) => event.event === 'model.request' && event.depth === 1);
+    const prompt = JSON.stringify(child?.messages);
+    expect(prompt).toContain('billing migration');
+    expect(prompt).not.toContain('CONFIDENTIAL-SALARY-BANDS');
+    expect(prompt).not.toContain('wrap up today');
+  });
+
+  it('runs the translator on two instances, each seeing only its own state', async () => {
+    const { result, events } = await runExample('translator', 'localize.json', { text: 'You can now pin files in your workspace.' });
+    expect(result.ok && result.output).toMatchObject({ de: expect.stringContaining('Arbeitsbereich') });
+    const children = events.filter((event) => event.event === 'model.request' && event.depth === 1).map((event) => JSON.stringify(event.messages));
+    expect(children).toHaveLength(2);
+    for (const prompt of children) expect(prompt.includes('French') !== prompt.includes('German')).toBe(true);
+  });
+
+  it('bridges mismatched inputs at run time (speaker_EN)', async () => {
+    const { result, events } = await runExample('speaker', 'orchestrator.json', { userId: 'u_123', text: 'Hello, world!' });
+    expect(result.ok && result.output).toEqual({ delivered: true, to: 'u_123', body: 'Hello, world!' });
+    expect(events.find((event) => event.event === 'delegate.started')).toMatchObject({ resolution: 'runtime' });
+  });
+
+  it('merges schemas up front (speaker_EN)', async () => {
+    const { result, events } = await runExample('speaker', 'orchestrator.json', { userId: 'u_123', text: 'Hello, world!' }, { cassette: 'orchestrator.upfront.cassette.json', resolve: 'upfront' });
+    expect(result.ok && result.output).toEqual({ delivered: true, to: 'u_123', body: 'Hello, world!' });
+    expect(events.find((event) => event.event === 'delegate.started')).toMatchObject({ resolution: 'upfront' });
+    const schema = JSON.stringify(events.find((event) => event.event === 'model.request')?.schema);
+    expect(schema).toContain('recipientId');
+  });
+});
