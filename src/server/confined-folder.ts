@@ -1,0 +1,139 @@
+/** Reading files from the served folder without ever leaving it: real-path confinement, no dotfiles, no symlink escapes. */
+import { constants } from 'node:fs';
+import { open, readdir, realpath, stat } from 'node:fs/promises';
+import { isAbsolute, join, relative, sep } from 'node:path';
+import { DOCUMENT_SUFFIX, isServableName } from './parse-request-path.js';
+
+// Errors that mean "there is nothing here the server may show"; anything else is a server fault.
+const ABSENT_CODES = new Set(['ENOENT', 'ENOTDIR', 'ELOOP', 'EACCES', 'EPERM', 'EISDIR', 'ENAMETOOLONG', 'EINVAL']);
+
+// Bounds the folder walk even if symlinked folders keep producing new paths to walk.
+const MAX_DEPTH = 32;
+
+function isAbsent(error: unknown): boolean {
+  return ABSENT_CODES.has(String((error as NodeJS.ErrnoException | undefined)?.code));
+}
+
+/** The real path of the served folder, or undefined when it does not exist (any more). */
+async function realRootOf(root: string): Promise<string | undefined> {
+  try {
+    return await realpath(root);
+  } catch (error) {
+    if (isAbsent(error)) return undefined;
+    throw error;
+  }
+}
+
+/** The path of `real` relative to `realRoot` as segments, or undefined when it is not below it. */
+function segmentsBelow(realRoot: string, real: string): string[] | undefined {
+  const path = relative(realRoot, real);
+  if (path === '') return [];
+  if (isAbsolute(path) || path === '..' || path.startsWith(`..${sep}`)) return undefined;
+  return path.split(sep);
+}
+
+/**
+ * True when a real path (every symlink resolved) is a servable document of the folder: below the
+ * real root, with no dot segment on the way, ending in `.json`. Checking the real path as well as
+ * the requested one is what stops a symlink inside the folder from exposing a file outside it, a
+ * dotfile, or a file that is not JSON.
+ */
+function isServableRealPath(realRoot: string, real: string): boolean {
+  const segments = segmentsBelow(realRoot, real);
+  if (segments === undefined || segments.length === 0) return false;
+  return segments.every(isServableName) && real.endsWith(DOCUMENT_SUFFIX);
+}
+
+/**
+ * Reads the document at `segments` (already checked by `parseRequestPath`) below `root`, fresh
+ * from disk. Returns undefined when there is no servable regular file there: missing, a folder,
+ * unreadable, or reached through a symlink whose real path leaves the real root, is a dotfile or is
+ * not `.json`. The file is opened by its real path with O_NOFOLLOW and checked with fstat, so what
+ * is read is the regular file that passed the check; O_NONBLOCK keeps a FIFO from hanging the read.
+ * (Someone who can rewrite the folder while it is served can still race the check; the folder's
+ * writers are trusted.)
+ */
+export async function readConfinedDocument(root: string, segments: readonly string[]): Promise<Uint8Array | undefined> {
+  const realRoot = await realRootOf(root);
+  if (realRoot === undefined) return undefined;
+  let real: string;
+  try {
+    real = await realpath(join(realRoot, ...segments));
+  } catch (error) {
+    if (isAbsent(error)) return undefined;
+    throw error;
+  }
+  if (!isServableRealPath(realRoot, real)) return undefined;
+  let handle;
+  try {
+    handle = await open(real, constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0) | (constants.O_NONBLOCK ?? 0));
+  } catch (error) {
+    if (isAbsent(error)) return undefined;
+    throw error;
+  }
+  try {
+    if (!(await handle.stat()).isFile()) return undefined;
+    return await handle.readFile();
+  } catch (error) {
+    if (isAbsent(error)) return undefined;
+    throw error;
+  } finally {
+    await handle.close();
+  }
+}
+
+/**
+ * Lists the paths (as segments) of every candidate document below `root`: `.json` files, found
+ * recursively, skipping names `isServableName` refuses and folders whose real path leaves the real
+ * root; symlinked folders inside the root are followed, except into a folder that is already on the
+ * way down (a cycle), so a document may be listed under every path that reaches it. Sorted by path,
+ * code unit by code unit. Candidates still go through `readConfinedDocument`, which decides.
+ */
+export async function listDocumentPaths(root: string): Promise<string[][]> {
+  const realRoot = await realRootOf(root);
+  if (realRoot === undefined) return [];
+  const found: string[][] = [];
+  const walk = async (directory: string, prefix: string[], ancestors: ReadonlySet<string>): Promise<void> => {
+    if (prefix.length >= MAX_DEPTH) return;
+    let entries;
+    try {
+      entries = await readdir(directory, { withFileTypes: true });
+    } catch (error) {
+      if (isAbsent(error)) return;
+      throw error;
+    }
+    for (const entry of entries) {
+      if (!isServableName(entry.name)) continue;
+      const full = join(directory, entry.name);
+      const segments = [...prefix, entry.name];
+      let isDirectory = entry.isDirectory();
+      let isFile = entry.isFile();
+      if (entry.isSymbolicLink()) {
+        try {
+          const stats = await stat(full);
+          isDirectory = stats.isDirectory();
+          isFile = stats.isFile();
+        } catch (error) {
+          if (isAbsent(error)) continue;
+          throw error;
+        }
+      }
+      if (isFile && entry.name.endsWith(DOCUMENT_SUFFIX)) {
+        found.push(segments);
+      } else if (isDirectory) {
+        let real: string;
+        try {
+          real = await realpath(full);
+        } catch (error) {
+          if (isAbsent(error)) continue;
+          throw error;
+        }
+        if (segmentsBelow(realRoot, real) === undefined || ancestors.has(real)) continue;
+        await walk(full, segments, new Set(ancestors).add(real));
+      }
+    }
+  };
+  await walk(realRoot, [], new Set([realRoot]));
+  const key = (segments: string[]) => segments.join('/');
+  return found.sort((left, right) => (key(left) < key(right) ? -1 : key(left) > key(right) ? 1 : 0));
+}

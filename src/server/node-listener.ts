@@ -1,0 +1,148 @@
+/** A thin adapter hosting a `fetch`-style handler on `node:http`, with graceful close. */
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import type { ReadableStream as WebReadableStream } from 'node:stream/web';
+import type { ConnectionInfo } from './handler.js';
+
+/** A handler the listener can host: a `Request` (plus transport facts) in, a `Response` out. */
+export type FetchHandler = (request: Request, info: ConnectionInfo) => Response | Promise<Response>;
+
+/** Where to listen. */
+export interface ServeOptions {
+  /** TCP port; `0` picks a free one (default 8787). */
+  port?: number;
+  /** Interface to bind (default `127.0.0.1`). */
+  host?: string;
+}
+
+/** A listening server. */
+export interface RunningServer {
+  /** The origin clients use, e.g. `http://127.0.0.1:8787` (no trailing slash; the real port). */
+  url: string;
+  /** The port actually bound (useful after `port: 0`). */
+  port: number;
+  /**
+   * Stops accepting connections, lets in-flight requests finish (their connections are then
+   * closed), closes idle keep-alive connections at once, and resolves when every connection is
+   * gone. `force: true` also cuts connections still busy. Calling it again returns the same promise.
+   */
+  close(options?: { force?: boolean }): Promise<void>;
+}
+
+/**
+ * Serves `handler` over HTTP/1.1 on `options.host:options.port`. Each Node request becomes a
+ * `Request` (URL built from the bound address and the raw target, never from the `Host` header;
+ * the body streamed for methods that have one; a signal aborted if the client goes away) and the
+ * handler's `Response` is written back with its status and headers, its body streamed with
+ * backpressure, and no body for `HEAD`, `204` and `304`. A target that cannot be a URL, or a
+ * method `Request` refuses to carry (TRACE, TRACK), answers `400` without reaching the handler.
+ */
+export async function serve(handler: FetchHandler, options: ServeOptions = {}): Promise<RunningServer> {
+  const host = options.host ?? '127.0.0.1';
+  let closing = false;
+  let origin = '';
+  const server = createServer((incoming, outgoing) => {
+    outgoing.once('close', () => {
+      // Once closing, a connection whose request just finished is idle: let it go (after Node marks it idle).
+      if (closing) setImmediate(() => server.closeIdleConnections());
+    });
+    void respond(handler, incoming, outgoing, origin, () => closing);
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port ?? 8787, host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const address = server.address() as AddressInfo;
+  const shownHost = address.family === 'IPv6' || address.address.includes(':') ? `[${address.address}]` : address.address;
+  origin = `http://${shownHost}:${address.port}`;
+  let closed: Promise<void> | undefined;
+  return {
+    url: origin,
+    port: address.port,
+    close(closeOptions = {}) {
+      if (closed === undefined) {
+        closing = true;
+        closed = new Promise<void>((resolve, reject) => server.close((error) => (error ? reject(error) : resolve())));
+        server.closeIdleConnections();
+      }
+      if (closeOptions.force) server.closeAllConnections();
+      return closed;
+    },
+  };
+}
+
+async function respond(handler: FetchHandler, incoming: IncomingMessage, outgoing: ServerResponse, origin: string, isClosing: () => boolean): Promise<void> {
+  const controller = new AbortController();
+  outgoing.on('close', () => {
+    if (!outgoing.writableFinished) controller.abort();
+  });
+  const request = toRequest(incoming, origin, controller.signal);
+  if (request === undefined) {
+    outgoing.writeHead(400, { 'content-type': 'text/plain; charset=utf-8', connection: 'close' });
+    outgoing.end('Bad Request\n');
+    return;
+  }
+  let response: Response;
+  try {
+    response = await handler(request, { remoteAddress: incoming.socket.remoteAddress, rawTarget: incoming.url });
+  } catch {
+    if (!outgoing.headersSent) {
+      outgoing.writeHead(500, { 'content-type': 'text/plain; charset=utf-8' });
+      outgoing.end('Internal Server Error\n');
+    } else {
+      outgoing.destroy();
+    }
+    return;
+  }
+  await writeResponse(response, incoming, outgoing, isClosing());
+}
+
+function toRequest(incoming: IncomingMessage, origin: string, signal: AbortSignal): Request | undefined {
+  const target = incoming.url ?? '/';
+  const method = incoming.method ?? 'GET';
+  try {
+    // Concatenation, not `new URL(target, origin)`: a target like `//host/x` must stay a path.
+    const url = target.startsWith('/') ? new URL(origin + target) : new URL(target);
+    const headers = new Headers();
+    for (let index = 0; index + 1 < incoming.rawHeaders.length; index += 2) {
+      headers.append(incoming.rawHeaders[index] as string, incoming.rawHeaders[index + 1] as string);
+    }
+    const init: RequestInit = { method, headers, signal };
+    if (method !== 'GET' && method !== 'HEAD') {
+      init.body = Readable.toWeb(incoming) as unknown as ReadableStream<Uint8Array>;
+      init.duplex = 'half';
+    }
+    return new Request(url, init);
+  } catch {
+    return undefined;
+  }
+}
+
+async function writeResponse(response: Response, incoming: IncomingMessage, outgoing: ServerResponse, closing: boolean): Promise<void> {
+  const headers: Record<string, string | string[]> = {};
+  response.headers.forEach((value, name) => {
+    if (name !== 'set-cookie') headers[name] = value;
+  });
+  const cookies = response.headers.getSetCookie();
+  if (cookies.length > 0) headers['set-cookie'] = cookies;
+  // While closing, tell keep-alive clients this connection ends with this response.
+  if (closing) headers.connection = 'close';
+  outgoing.writeHead(response.status, headers);
+  const bodyless = incoming.method === 'HEAD' || response.status === 204 || response.status === 304;
+  if (response.body === null || bodyless) {
+    await response.body?.cancel().catch(() => undefined);
+    outgoing.end();
+    return;
+  }
+  try {
+    await pipeline(Readable.fromWeb(response.body as unknown as WebReadableStream<Uint8Array>), outgoing);
+  } catch {
+    // The client went away or the body failed midway: nothing more can be said on this connection.
+    outgoing.destroy();
+  }
+}

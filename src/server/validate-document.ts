@@ -1,0 +1,79 @@
+/** Validating served documents and describing the valid ones for the catalog, cached by path and content. */
+import { RequestError, type Problem } from '../protocol/errors.js';
+import type { HandlerRegistry } from '../protocol/handlers.js';
+import { parseRequestText } from '../protocol/load-request.js';
+import type { InputMessage, JsonSchema, RequestDocument } from '../protocol/types.js';
+
+/** One valid document as the catalog (`GET /`) lists it. */
+export interface CatalogEntry {
+  /** Path below the served folder with `/` separators, e.g. `music/producer.json`. */
+  path: string;
+  /** The name its runs carry: `meta.name`, else the file name without `.json`. */
+  name: string;
+  /** `meta.description`, or null. */
+  description: string | null;
+  /** The declared input schema: the `schema` of the first template input slot, or null. */
+  input: JsonSchema | null;
+  /** The document's output schema. */
+  output: JsonSchema;
+}
+
+/** The verdict on one document: its catalog entry, or every problem found (located by request path). */
+export type DocumentValidation = { ok: true; entry: CatalogEntry } | { ok: false; problems: Problem[] };
+
+/** Validates the bytes of the document served at `path`; `tag` identifies the bytes (their entity tag). */
+export type DocumentValidator = (path: string, bytes: Uint8Array, tag: string) => DocumentValidation;
+
+/**
+ * Creates a validator that remembers the last verdict per path together with the entity tag of the
+ * bytes it judged, so unchanged files are not validated again while any change (even one that
+ * keeps size and mtime) is. The handler registry is read at validation time; registering handlers
+ * later does not invalidate verdicts already cached. At most `capacity` paths are remembered.
+ */
+export function createDocumentValidator(handlers: HandlerRegistry, capacity = 4096): DocumentValidator {
+  const cache = new Map<string, { tag: string; validation: DocumentValidation }>();
+  return (path, bytes, tag) => {
+    const cached = cache.get(path);
+    if (cached !== undefined && cached.tag === tag) return cached.validation;
+    const validation = validateDocument(path, bytes, handlers);
+    cache.delete(path);
+    cache.set(path, { tag, validation });
+    if (cache.size > capacity) {
+      const oldest = cache.keys().next().value;
+      if (oldest !== undefined) cache.delete(oldest);
+    }
+    return validation;
+  };
+}
+
+/**
+ * Validates the bytes of the document served at `path` (`/`-rooted, decoded). Problems name the
+ * document by that path, never by where the file lies on the server's disk.
+ */
+export function validateDocument(path: string, bytes: Uint8Array, handlers: HandlerRegistry): DocumentValidation {
+  let text: string;
+  try {
+    text = new TextDecoder('utf-8', { fatal: true }).decode(bytes);
+  } catch {
+    return { ok: false, problems: [{ document: path, pointer: '', message: 'Expected UTF-8 text, but the file holds bytes that are not UTF-8.' }] };
+  }
+  try {
+    const loaded = parseRequestText(text, path, handlers);
+    return { ok: true, entry: catalogEntry(path, loaded.name, loaded.document) };
+  } catch (error) {
+    if (!(error instanceof RequestError)) throw error;
+    return { ok: false, problems: error.problems.map((problem) => ({ ...problem, document: path })) };
+  }
+}
+
+function catalogEntry(path: string, name: string, document: RequestDocument): CatalogEntry {
+  const slot = document.context.find((message): message is InputMessage => message.type === 'input' && message.input === undefined);
+  const description = document.meta?.description;
+  return {
+    path: path.replace(/^\//, ''),
+    name,
+    description: typeof description === 'string' ? description : null,
+    input: slot?.schema ?? null,
+    output: document.schema,
+  };
+}
