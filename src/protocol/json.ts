@@ -11,8 +11,13 @@ export function parseJson(text: string): ParseResult {
     const message = (error as Error).message;
     const position = positionOf(message, text);
     const { line, column } = lineAndColumn(text, position);
-    return { ok: false, message: `Expected valid JSON: ${message.replace(/\s*in JSON at position \d+.*$/s, '')}.`, line, column };
+    return { ok: false, message: `Expected valid JSON: ${conciseMessage(message)}.`, line, column };
   }
+}
+
+/** Drops the engine's position and its echo of the whole text from a parse error message. */
+function conciseMessage(message: string): string {
+  return message.replace(/\s*in JSON at position \d+.*$/s, '').replace(/, "[\s\S]*" is not valid JSON$/, '').replace(/\.$/, '');
 }
 
 function positionOf(message: string, text: string): number {
@@ -25,7 +30,31 @@ function positionOf(message: string, text: string): number {
     for (let i = 0; i < Number(lineMatch[1]) - 1 && i < lines.length; i++) offset += (lines[i] ?? '').length + 1;
     return offset + Number(lineMatch[2]) - 1;
   }
-  return text.length;
+  return firstBadOffset(text);
+}
+
+/**
+ * Finds where a text stops being a prefix of some valid JSON, for engines whose messages give no
+ * position: the shortest prefix whose parse fails for a reason other than ending too early.
+ */
+function firstBadOffset(text: string): number {
+  const isBadPrefix = (length: number): boolean => {
+    try {
+      JSON.parse(text.slice(0, length));
+      return false;
+    } catch (error) {
+      return !/end of JSON input|Unterminated/i.test((error as Error).message);
+    }
+  };
+  let low = 1;
+  let high = text.length;
+  if (!isBadPrefix(high)) return text.length;
+  while (low < high) {
+    const middle = (low + high) >> 1;
+    if (isBadPrefix(middle)) high = middle;
+    else low = middle + 1;
+  }
+  return low - 1;
 }
 
 /** Converts a 0-based offset into a 1-based line and column. */

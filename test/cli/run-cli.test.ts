@@ -1,0 +1,141 @@
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { readTrace, runCli, startCli, tempDir } from '../helpers/cli.js';
+
+describe('delegate-run, end to end through the built binary', () => {
+  it('runs the fully planned example with no model', async () => {
+    const result = await runCli(['requests/plan/welcome.json', '--input', '{"name":"Ada","team":"Search"}', '--json']);
+    expect(result.code).toBe(0);
+    expect(JSON.parse(result.stdout)).toMatchObject({ ok: true, output: { title: 'Welcome aboard, Ada!', team: 'Search' } });
+  });
+
+  it('runs the latent + Activity example offline from its sibling cassette', async () => {
+    const trace = join(tempDir(), 'trace.jsonl');
+    const result = await runCli(['requests/weather/forecast.json', '--activities', 'requests/weather/activities.mjs', '--input', '{"city":"Lisbon","activity":"cycling"}', '--trace', trace]);
+    expect(result.code).toBe(0);
+    expect(JSON.parse(result.stdout)).toMatchObject({ city: 'Lisbon', go: true });
+    expect(result.stderr).toContain('replaying');
+    const events = readTrace(trace);
+    expect(events[0]).toMatchObject({ event: 'run.started', parent: null, depth: 0 });
+    expect(events.at(-1)).toMatchObject({ event: 'run.completed' });
+    for (const event of events) expect(Object.keys(event)).toEqual(expect.arrayContaining(['ts', 'event', 'run', 'parent', 'depth']));
+  });
+
+  it('keeps stdout to one JSON object with --json', async () => {
+    const result = await runCli(['requests/weather/forecast.json', '--activities', 'requests/weather/activities.mjs', '--input', '{"city":"Lisbon","activity":"cycling"}', '--json']);
+    expect(result.stdout.trim().split('\n')).toHaveLength(1);
+    expect(JSON.parse(result.stdout)).toMatchObject({ ok: true, usage: { inputTokens: 1842, outputTokens: 137 }, run: expect.stringMatching(/^run_/) });
+  });
+
+  it('rejects a bad document with exit 2, naming the file and each JSON pointer', async () => {
+    const result = await runCli(['test/fixtures/bad/request.json']);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain('bad/request.json#/context/2/type');
+    expect(result.stderr).toContain('telepathy');
+  });
+
+  it('reports unparseable JSON with line and column', async () => {
+    const folder = tempDir();
+    const file = join(folder, 'broken.json');
+    await import('node:fs').then((fs) => fs.writeFileSync(file, '{\n  "context": [,\n'));
+    const result = await runCli([file]);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(/broken\.json:2:\d+/);
+  });
+
+  it('exits 2 listing the three ways to choose a model when none is available', async () => {
+    const folder = tempDir();
+    const file = join(folder, 'lonely.json');
+    await import('node:fs').then((fs) => fs.writeFileSync(file, JSON.stringify({ context: [{ type: 'user', text: 'hi' }], schema: { type: 'string' } })));
+    const result = await runCli([file]);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain('--model');
+    expect(result.stderr).toContain('OPENAI_API_KEY');
+    expect(result.stderr).toContain('cassette');
+  });
+
+  it('runs the calls of one step in parallel (three 300 ms Activities overlap)', async () => {
+    const trace = join(tempDir(), 'trace.jsonl');
+    const result = await runCli(['test/fixtures/parallel/request.json', '--activities', 'test/fixtures/parallel/activities.mjs', '--trace', trace]);
+    expect(result.code).toBe(0);
+    const order = readTrace(trace).filter((event) => event.event.startsWith('call.')).map((event) => event.event);
+    expect(order).toEqual(['call.started', 'call.started', 'call.started', 'call.completed', 'call.completed', 'call.completed']);
+  });
+
+  it('cancels on SIGINT during a child run: exit 130, every run ends cancelled, the trace is complete', async () => {
+    const folder = tempDir();
+    const trace = join(folder, 'trace.jsonl');
+    const { child, done } = startCli(['test/fixtures/slow/request.json', '--activities', 'test/fixtures/slow/activities.mjs', '--trace', trace]);
+    await waitFor(() => existsSync(trace) && readTrace(trace).some((event) => event.event === 'call.started' && event.depth === 1));
+    child.kill('SIGINT');
+    const result = await done;
+    expect(result.code).toBe(130);
+    const events = readTrace(trace);
+    expect(events.at(-1)).toMatchObject({ event: 'run.failed', code: 'cancelled_by_user', depth: 0 });
+    expect(events.filter((event) => event.event === 'run.failed' && event.code === 'cancelled_by_user').map((event) => event.depth).sort()).toEqual([0, 1]);
+  });
+});
+
+describe('delegation, end to end', () => {
+  it('runs the music makers with nested and parallel delegation', async () => {
+    const trace = join(tempDir(), 'trace.jsonl');
+    const result = await runCli(['requests/music/producer.json', '--input', '{"brief":"a sad ballad","ambience":"rain on a window"}', '--trace', trace, '--json']);
+    expect(result.code).toBe(0);
+    const events = readTrace(trace);
+    expect(events.filter((event) => event.event === 'delegate.completed')).toHaveLength(3);
+    expect(events.filter((event) => event.event === 'call.failed')).toEqual([]);
+    const completed = events.at(-1) as { usageTotal: { inputTokens: number }; usage: { inputTokens: number } };
+    expect(completed.usageTotal.inputTokens).toBeGreaterThan(completed.usage.inputTokens);
+  });
+
+  it('gives the summarizer only the scoped state', async () => {
+    const trace = join(tempDir(), 'trace.jsonl');
+    const result = await runCli(['requests/summarizer/meeting.json', '--trace', trace]);
+    expect(result.code).toBe(0);
+    const child = readTrace(trace).find((event) => event.event === 'model.request' && event.depth === 1);
+    expect(JSON.stringify(child)).toContain('billing migration');
+    expect(JSON.stringify(child)).not.toContain('CONFIDENTIAL');
+  });
+
+  it('translates on two instances without crossing them', async () => {
+    const result = await runCli(['requests/translator/localize.json', '--input', '{"text":"You can now pin files in your workspace."}', '--json']);
+    expect(result.code).toBe(0);
+    expect(JSON.parse(result.stdout).output).toMatchObject({ fr: expect.stringContaining('espace de travail'), de: expect.stringContaining('Arbeitsbereich') });
+  });
+
+  it('runs the speaker_EN glue example in both resolution modes', async () => {
+    const input = '{"userId":"u_123","text":"Hello, world!"}';
+    const runtime = await runCli(['requests/speaker/orchestrator.json', '--input', input, '--json']);
+    expect(JSON.parse(runtime.stdout)).toMatchObject({ ok: true, output: { delivered: true, to: 'u_123' } });
+    const upfront = await runCli(['requests/speaker/orchestrator.json', '--input', input, '--resolve', 'upfront', '--model', 'replay:requests/speaker/orchestrator.upfront.cassette.json', '--json']);
+    expect(JSON.parse(upfront.stdout)).toMatchObject({ ok: true, output: { delivered: true, to: 'u_123' } });
+  });
+
+  it('stops a recursive delegate at --max-depth', async () => {
+    const trace = join(tempDir(), 'trace.jsonl');
+    const result = await runCli(['test/fixtures/recursive/request.json', '--max-depth', '2', '--trace', trace, '--json']);
+    expect(result.code).toBe(0);
+    const events = readTrace(trace);
+    const failed = events.filter((event) => event.event === 'call.failed');
+    expect(failed).toHaveLength(1);
+    expect(failed[0]).toMatchObject({ depth: 2, error: { code: 'max_depth_exceeded' } });
+    expect(Math.max(...events.map((event) => event.depth as number))).toBe(2);
+  });
+
+  it('refuses a delegate on a host that is not allowed, before any connection', async () => {
+    const trace = join(tempDir(), 'trace.jsonl');
+    const result = await runCli(['test/fixtures/forbidden/request.json', '--trace', trace, '--json']);
+    expect(result.code).toBe(0);
+    expect(JSON.parse(result.stdout).output).toBe('refused');
+    expect(readTrace(trace).find((event) => event.event === 'call.failed')).toMatchObject({ error: { code: 'delegate_forbidden' } });
+  });
+});
+
+async function waitFor(condition: () => boolean, timeoutMs = 10_000): Promise<void> {
+  const started = Date.now();
+  while (!condition()) {
+    if (Date.now() - started > timeoutMs) throw new Error('Timed out waiting for a condition.');
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+}

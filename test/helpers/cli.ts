@@ -1,0 +1,52 @@
+// Runs the built `delegate-run` binary as a child process, offline (no API keys in its environment).
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+
+/** The built binary. `npm test` builds before it runs the tests. */
+export const BIN = resolve('dist/cli/run.js');
+export const SERVE_BIN = resolve('dist/cli/serve.js');
+
+/** What a finished CLI run left behind. */
+export interface CliResult {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** The environment of a child CLI: the parent's, less model keys and base URLs. */
+export function offlineEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
+  const env = { ...process.env, ...extra };
+  for (const key of ['OPENAI_API_KEY', 'ANTHROPIC_API_KEY', 'OPENAI_BASE_URL', 'ANTHROPIC_BASE_URL']) delete env[key];
+  return env;
+}
+
+/** Starts the CLI; `done` resolves when it exits. */
+export function startCli(args: string[], options: { cwd?: string; bin?: string } = {}): { child: ChildProcess; done: Promise<CliResult> } {
+  const child = spawn(process.execPath, [options.bin ?? BIN, ...args], { cwd: options.cwd ?? process.cwd(), env: offlineEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout?.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+  child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  const done = new Promise<CliResult>((resolvePromise) => {
+    child.on('close', (code, signal) => resolvePromise({ code, signal, stdout, stderr }));
+  });
+  return { child, done };
+}
+
+/** Runs the CLI to completion. */
+export function runCli(args: string[], options: { cwd?: string; bin?: string } = {}): Promise<CliResult> {
+  return startCli(args, options).done;
+}
+
+/** A fresh temp folder. */
+export function tempDir(prefix = 'delegate-run-'): string {
+  return mkdtempSync(join(tmpdir(), prefix));
+}
+
+/** Reads a JSONL trace. */
+export function readTrace(path: string): Array<Record<string, unknown> & { event: string }> {
+  return readFileSync(path, 'utf8').trim().split('\n').filter(Boolean).map((line) => JSON.parse(line) as Record<string, unknown> & { event: string });
+}
