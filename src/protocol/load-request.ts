@@ -54,9 +54,11 @@ export async function loadRequestFile(path: string, handlers: HandlerRegistry): 
  * tool schemas and the output schema must compile; expressions must be well formed; plans must
  * be acyclic.
  */
-export function validateRequest(value: unknown, location: string, handlers: HandlerRegistry): LoadedRequest {
+export function validateRequest(input: unknown, location: string, handlers: HandlerRegistry): LoadedRequest {
   const problems: Problem[] = [];
   const add = (at: string, message: string) => problems.push({ document: location, pointer: at, message });
+  // Plain chat messages (`{role, content}`) get their type before the document schema requires one.
+  const value = withTypes(input);
   const validateTop = documentSchema('request.schema.json');
   if (!validateTop(value)) {
     for (const issue of describeErrors(validateTop.errors)) add(issue.pointer, issue.message);
@@ -75,6 +77,15 @@ export function validateRequest(value: unknown, location: string, handlers: Hand
   if (problems.length === 0) checkSemantics(document, add);
   if (problems.length > 0) throw new RequestError(problems);
   return { document, location, name: requestName(document, location) };
+}
+
+/** The document with `withType` applied to each context message that is a plain object (others are left for the schema to report). */
+function withTypes(value: unknown): unknown {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return value;
+  const context = (value as { context?: unknown }).context;
+  if (!Array.isArray(context)) return value;
+  const typed = context.map((message: unknown) => (typeof message === 'object' && message !== null && !Array.isArray(message) ? withType(message as Record<string, unknown>) : message));
+  return { ...value, context: typed };
 }
 
 /** Normalises and validates one message; reports problems at `at`. */

@@ -24,6 +24,7 @@ describe('the Delegation Activity', () => {
     const order = sink.events.filter((event) => event.event.startsWith('delegate.') && event.depth === 0).map((event) => event.event);
     expect(order.slice(0, 2)).toEqual(['delegate.started', 'delegate.started']);
     expect(model.unused()).toEqual([]);
+    expect(sink.events.filter((event) => event.event === 'call.failed' || event.event === 'delegate.failed')).toEqual([]);
   });
 });
 
@@ -33,6 +34,7 @@ async function runExample(folder: string, file: string, input: unknown, options:
   const model = await ReplayModel.fromFile(resolve(root, options.cassette ?? file.replace(/\.json$/, '.cassette.json')));
   const sink = memorySink();
   const result = await runtime.run(await runtime.load(resolve(root, file)), { model, input, tracer: new Tracer([sink]), ...(options.resolve ? { resolve: options.resolve } : {}) });
+  expect(sink.events.filter((event) => event.event === 'call.failed' || event.event === 'delegate.failed')).toEqual([]);
   return { result, events: sink.events, model };
 }
 
