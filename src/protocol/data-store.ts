@@ -1,12 +1,15 @@
 /** The run's context with its data records kept beside it, so reads never rescan the messages. */
 import { isDataLike } from './builtin-handlers.js';
-import type { Message } from './types.js';
+import { collectTools } from './tools.js';
+import type { Message, ToolSchema } from './types.js';
 import { dataRecordOf, readPath, viewOf, type DataRecord, type Reference } from './variables.js';
 
 /** The growing context of one run: messages in order, and the data records they hold. */
 export class ContextStore {
   readonly messages: Message[] = [];
   readonly records: DataRecord[] = [];
+  /** The tools defined so far; a later definition of a name wins (and moves to the end). */
+  readonly tools = new Map<string, ToolSchema>();
 
   constructor(messages: readonly Message[] = []) {
     for (const message of messages) this.append(message);
@@ -15,6 +18,7 @@ export class ContextStore {
   /** Appends a message (never mutates an old one). */
   append(message: Message): void {
     this.messages.push(message);
+    collectTools([message], this.tools);
     if (isDataLike(message)) {
       const record = dataRecordOf(message);
       if (record) this.records.push(record);

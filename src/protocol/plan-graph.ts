@@ -2,16 +2,30 @@
 import type { Call } from './types.js';
 import { findReferences, parseOutputPath, type Reference } from './variables.js';
 
+// Calls are never mutated once scheduled, so their parsed references are cached by identity:
+// the scheduler compares every pair of pending calls each time one finishes.
+const readCache = new WeakMap<Call, Reference[]>();
+const writeCache = new WeakMap<Call, Reference[]>();
+
 /** The references a call reads (its parameters and latent `_output`; `_outputPath` excluded). */
 export function readsOf(call: Call): Reference[] {
-  const { _outputPath: _path, ...parameters } = call;
-  return findReferences(parameters);
+  let reads = readCache.get(call);
+  if (!reads) {
+    const { _outputPath: _path, ...parameters } = call;
+    reads = findReferences(parameters);
+    readCache.set(call, reads);
+  }
+  return reads;
 }
 
 /** The references a call declares it writes (every target of its `_outputPath`). */
 export function writesOf(call: Call): Reference[] {
-  if (typeof call._outputPath !== 'string') return [];
-  return parseOutputPath(call._outputPath)?.targets ?? [];
+  let writes = writeCache.get(call);
+  if (!writes) {
+    writes = typeof call._outputPath === 'string' ? parseOutputPath(call._outputPath)?.targets ?? [] : [];
+    writeCache.set(call, writes);
+  }
+  return writes;
 }
 
 /** True when two references touch the same data: same kind and one path is a prefix of the other. */

@@ -21,7 +21,9 @@ export function identityOf(message: Message): string | undefined {
 
 /** Builds the merged message of one identity, in the canonical shape of its kind. */
 export function mergedMessage(kind: string, instance: string | undefined, records: DataRecord[], members: Message[]): Message | undefined {
-  const own = instance === undefined ? viewOf(records, kind, undefined) : { found: true, value: foldRecords(records.filter((r) => r.kind === kind && r.instance === instance)) };
+  const mine = instance === undefined ? [] : records.filter((r) => r.kind === kind && r.instance === instance);
+  // An instance's template slot (an input message without `input`) holds no record: nothing is given yet.
+  const own = instance === undefined ? viewOf(records, kind, undefined) : mine.length > 0 ? { found: true, value: foldRecords(mine) } : { found: false };
   const latest = (field: string) => [...members].reverse().find((member) => member[field] !== undefined)?.[field];
   const extras: Record<string, unknown> = {};
   const schema = latest('schema');

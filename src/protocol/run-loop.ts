@@ -11,7 +11,7 @@ import { describeCycle, findCycle } from './plan-graph.js';
 import { renderContext } from './render-context.js';
 import type { RunInfo, RunOptions, RunResult, Runtime, UsageSummary } from './runtime.js';
 import { compileSchema, describeErrors, validateAgainst } from './schemas.js';
-import { collectTools, composeSolutionSchema } from './tools.js';
+import { composeSolutionSchema } from './tools.js';
 import { RunTrace, Tracer } from './trace.js';
 import type { Call, ErrorMessage, JsonSchema, PlanMessage, Solution, Usage } from './types.js';
 
@@ -77,7 +77,7 @@ export async function runRequest(runtime: Runtime, loaded: LoadedRequest, option
       options,
       signal,
       errors: [],
-      tools: () => collectTools(store.messages),
+      tools: () => store.tools,
       counters,
       addDescendantUsage(usage) {
         descendants = addUsage(descendants, usage);
@@ -117,9 +117,8 @@ export async function runRequest(runtime: Runtime, loaded: LoadedRequest, option
       const model = options.model;
       if (!model) throw new UsageError(options.noModelMessage ?? `The Request "${info.name}" needs a model, and none was given.`);
       const step = steps++;
-      const tools = collectTools(store.messages);
       const rendered = renderContext(store.messages, runtime.handlers, document.config ?? {});
-      const schema = composeSolutionSchema(tools, document.schema, (name) => runtime.hasActivity(name), rendered.solutionProperties, store.instances());
+      const schema = composeSolutionSchema(store.tools, document.schema, (name) => runtime.hasActivity(name), rendered.solutionProperties, store.instances());
       const messages: ProviderMessage[] = [{ role: 'system', content: SOLUTION_INSTRUCTIONS }, ...rendered.messages];
       const batch = lazy ? undefined : new CallBatch({
         prepare: (entry) => prepareCall(scope, entry),

@@ -2,17 +2,16 @@
 import type { Call, JsonSchema, Message, ToolMessage, ToolSchema } from './types.js';
 import { isMetaProperty } from './types.js';
 
-/** Every tool defined in a context, by name; a later definition of a name wins. */
-export function collectTools(context: readonly Message[]): Map<string, ToolSchema> {
-  const tools = new Map<string, ToolSchema>();
+/** Every tool defined in a context, by name; a later definition of a name wins (and moves to the end). */
+export function collectTools(context: readonly Message[], into = new Map<string, ToolSchema>()): Map<string, ToolSchema> {
   for (const message of context) {
     if (message.type !== 'tool') continue;
     for (const [name, schema] of Object.entries((message as ToolMessage).tool)) {
-      tools.delete(name);
-      tools.set(name, schema);
+      into.delete(name);
+      into.set(name, schema);
     }
   }
-  return tools;
+  return into;
 }
 
 /** The schema a tool declares for a meta-property, if any. */

@@ -1,6 +1,6 @@
 /** Variables (PROTOCOL section 6): `†` references, input expressions, output paths, and reading data records into views. */
 import { JSONPath } from 'jsonpath-plus';
-import { ProtocolError } from './errors.js';
+import { CallError, ProtocolError } from './errors.js';
 import type { DataMessage, Message, OutputMethod } from './types.js';
 
 /** One step of a path: an object key (string) or an array index (number). */
@@ -57,6 +57,9 @@ export interface DataRecord {
 
 /** The reference sigil. */
 export const REFERENCE_SIGIL = '†';
+
+/** How far past the end of an array a write may reach (the gap is filled with nulls). */
+export const MAX_INDEX_GAP = 10_000;
 
 /** The five ways a write combines with what is already at its path. */
 export const OUTPUT_METHODS: readonly OutputMethod[] = ['set', 'merge', 'assign', 'push', 'concat'];
@@ -512,7 +515,11 @@ function updateAt(node: unknown, path: readonly PathSegment[], depth: number, up
   if ((Array.isArray(node) && index !== undefined) || (!isPlainObject(node) && !Array.isArray(node) && typeof segment === 'number')) {
     const array = Array.isArray(node) ? node.slice() : [];
     const existing = index! < array.length ? array[index!] : undefined;
-    // Gaps become null, as they would in the JSON the trace shows.
+    // Gaps become null, as they would in the JSON the trace shows; a far-off index is refused
+    // rather than padding a huge array on a model's whim.
+    if (index! - array.length > MAX_INDEX_GAP) {
+      throw new CallError('invalid_params', `Refusing to write at index ${index} of an array of ${array.length} items (at most ${MAX_INDEX_GAP} past its end).`);
+    }
     while (array.length < index!) array.push(null);
     array[index!] = updateAt(existing, path, depth + 1, update);
     return array;

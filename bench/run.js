@@ -1,0 +1,81 @@
+// Benchmarks (npm run bench): medians and ratios, never pass/fail limits. Runs against the build in dist/.
+import { performance } from 'node:perf_hooks';
+import { Runtime, ReplayModel, createRuntime } from '../dist/index.js';
+import { foldRecords, readPath, dataRecordOf, makeWrite, parseReference } from '../dist/protocol/variables.js';
+
+function median(values) {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.floor(sorted.length / 2)];
+}
+
+async function measure(label, repeat, body) {
+  for (let i = 0; i < Math.min(5, repeat); i++) await body(); // warm-up
+  const samples = [];
+  for (let i = 0; i < repeat; i++) {
+    const started = performance.now();
+    await body();
+    samples.push(performance.now() - started);
+  }
+  const value = median(samples);
+  process.stdout.write(`${label.padEnd(58)} median ${value.toFixed(3)} ms\n`);
+  return value;
+}
+
+// 1. Loop overhead: one step with N parallel Activity calls, then the answer.
+async function loopOverhead(calls) {
+  const runtime = new Runtime({ activities: { echo: (call) => call.text } });
+  const document = runtime.validate({
+    meta: { name: 'bench' },
+    context: [{ type: 'tool', tool: { echo: { properties: { text: { type: 'string' } } } } }],
+    schema: { type: 'string' },
+  });
+  const entries = [
+    { match: { step: 0 }, solution: { calls: Array.from({ length: calls }, (_, i) => ({ _tool: 'echo', text: `t${i}`, _outputPath: `†state.r${i}` })), output: null }, repeat: true },
+    { match: { step: 1 }, solution: { calls: [], output: 'ok' }, repeat: true },
+  ];
+  const model = new ReplayModel(entries);
+  return measure(`loop: one step with ${calls} parallel calls`, 30, async () => {
+    const result = await runtime.run(document, { model });
+    if (!result.ok) throw result.error;
+  });
+}
+
+// 2. Variable resolution: the newest-first walk against a full fold, over a long history.
+async function resolution(size) {
+  const messages = [];
+  for (let i = 0; i < size; i++) {
+    const target = parseReference(i % 3 === 0 ? '†state.items' : `†state.k${i % 50}`);
+    messages.push(makeWrite(target, i % 3 === 0 ? { n: i } : i, { method: i % 3 === 0 ? 'push' : 'set', call: `c${i}` }));
+  }
+  const records = messages.map(dataRecordOf);
+  const path = ['k7'];
+  const walk = await measure(`variables: readPath over ${size} writes`, 200, () => readPath(records, 'state', undefined, path));
+  const fold = await measure(`variables: full fold over ${size} writes`, 200, () => foldRecords(records));
+  process.stdout.write(`${'variables: fold / walk'.padEnd(58)} ratio ${(fold / walk).toFixed(1)}×\n`);
+}
+
+// 3. Delegation overhead: a parent delegating to an anonymous child, per run.
+async function delegation() {
+  const runtime = createRuntime({ root: process.cwd() });
+  const document = runtime.validate({
+    meta: { name: 'parent' },
+    context: [{ type: 'tool', tool: { child: { description: 'A child.', properties: { q: { type: 'string' } }, _delegate: 'anonymous', _output: { type: 'string' } } } }],
+    schema: { type: 'string' },
+  });
+  const model = new ReplayModel([
+    { match: { request: 'parent', step: 0 }, solution: { calls: [{ _tool: 'child', q: 'x', _outputPath: '†output' }], output: null }, repeat: true },
+    { match: { request: 'anonymous:child' }, solution: { calls: [], output: 'done' }, repeat: true },
+  ]);
+  return measure('delegation: parent + one anonymous child run', 30, async () => {
+    const result = await runtime.run(document, { model });
+    if (!result.ok) throw result.error;
+  });
+}
+
+const one = await loopOverhead(1);
+const fifty = await loopOverhead(50);
+process.stdout.write(`${'loop: 50 calls / 1 call'.padEnd(58)} ratio ${(fifty / one).toFixed(1)}×\n`);
+await resolution(2000);
+await delegation();
+const memory = process.memoryUsage();
+process.stdout.write(`${'memory: heap used after benchmarks'.padEnd(58)} ${(memory.heapUsed / 1048576).toFixed(1)} MiB\n`);

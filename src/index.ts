@@ -1,0 +1,85 @@
+/** The public surface of the library: everything a user embeds, named once here. */
+
+// Running Requests
+export { createRuntime, type CreateRuntimeOptions, type DelegatingRuntime } from './create-runtime.js';
+export {
+  Runtime,
+  DELEGATE_ACTIVITY,
+  type Activity,
+  type ActivityEnvironment,
+  type ConfirmDecision,
+  type ConfirmHook,
+  type ConfirmRequest,
+  type RunInfo,
+  type RunOptions,
+  type RunPreparer,
+  type RunResult,
+  type RuntimeOptions,
+  type UsageSummary,
+} from './protocol/runtime.js';
+export type { LoadedRequest } from './protocol/load-request.js';
+
+// Documents and messages
+export type {
+  Call,
+  DataMessage,
+  ErrorMessage,
+  InputMessage,
+  JsonSchema,
+  JsonValue,
+  Message,
+  MetaMessage,
+  OutputMethod,
+  PlanMessage,
+  RequestConfig,
+  RequestDocument,
+  RequestMeta,
+  Solution,
+  StateMessage,
+  TextMessage,
+  ToolMessage,
+  ToolSchema,
+  TurnMessage,
+  Usage,
+} from './protocol/types.js';
+export { HandlerRegistry, type MessageHandler, type RenderState } from './protocol/handlers.js';
+export { builtinHandlers, defaultHandlers } from './protocol/builtin-handlers.js';
+export { renderContext, type RenderedContext } from './protocol/render-context.js';
+export { composeSolutionSchema } from './protocol/tools.js';
+
+// Errors
+export {
+  ActivityError,
+  BoundError,
+  CallError,
+  DelegateError,
+  ModelError,
+  ProtocolError,
+  RequestError,
+  UsageError,
+  UserError,
+  formatProblem,
+  type ErrorCode,
+  type Problem,
+} from './protocol/errors.js';
+
+// Trace
+export { Tracer, RunTrace, jsonlFileSink, memorySink, type TraceEvent, type TraceListener } from './protocol/trace.js';
+
+// Delegation
+export { createDelegateActivity, type DelegateActivityOptions, type ChildModelChooser } from './activities/delegate.js';
+export { createUpfrontPreparer, mergeDelegateContract } from './activities/upfront.js';
+export { ResolverRegistry, createDefaultResolvers, type DefaultResolverOptions } from './resolvers/resolvers.js';
+export type { Resolver, ResolveContext, ResolvedRequest } from './resolvers/resolver.js';
+
+// Models
+export type { Model, ModelFactory, ModelFactoryOptions, ModelRequest, ModelResponse, ProviderMessage } from './models/model.js';
+export { ReplayModel } from './models/replay.js';
+export { RecordingModel } from './models/recording.js';
+export { OpenAIModel } from './models/openai.js';
+export { AnthropicModel } from './models/anthropic.js';
+export { ModelProviders, ModelRegistry } from './models/registry.js';
+
+// Serving
+export { createRequestHandler } from './server/handler.js';
+export { serve } from './server/node-listener.js';

@@ -1,0 +1,12 @@
+// Test runner settings: end-to-end tests spawn the built CLI, so they get room beyond vitest's 5 s default.
+import { defineConfig } from 'vitest/config';
+
+export default defineConfig({
+  test: {
+    include: ['test/**/*.test.ts'],
+    testTimeout: 30_000,
+    hookTimeout: 30_000,
+    // Two cores: keep parallel test files to what the machine can run without starving spawned CLIs.
+    maxWorkers: 2,
+  },
+});
