@@ -26,6 +26,11 @@ export class ResolverRegistry implements Resolver {
     for (const resolver of resolvers) this.register(resolver);
   }
 
+  /** Releases what resolvers hold open (the URL resolver's keep-alive connections). */
+  async close(): Promise<void> {
+    await Promise.all(this.ordered.map((resolver) => (resolver as Resolver & { close?: () => Promise<void> }).close?.()));
+  }
+
   /**
    * Adds a resolver: last by default, or first with `{ first: true }` (to take precedence, e.g. a
    * worker registry resolving names). A resolver with the same name is replaced in place.

@@ -114,3 +114,22 @@ async function waitForUrl(read: () => string): Promise<string> {
     await new Promise((resolve) => setTimeout(resolve, 25));
   }
 }
+
+describe('trust of URL documents', () => {
+  it('refuses local Activities to an untrusted host and allows them with --trust-host', async () => {
+    const serve = spawn(process.execPath, [SERVE_BIN, 'test/fixtures', '--port', '0'], { env: offlineEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
+    let stderr = '';
+    serve.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    try {
+      const url = await waitForUrl(() => stderr);
+      const common = [`${url}/trust/remote.json`, '--activities', 'test/fixtures/trust/activities.mjs', '--model', 'replay:test/fixtures/trust/remote.cassette.json', '--json'];
+      const untrusted = await runCli(common);
+      expect(JSON.parse(untrusted.stdout)).toMatchObject({ ok: true, output: 'forbidden' });
+      const trusted = await runCli([...common, '--trust-host', new URL(url).host]);
+      expect(JSON.parse(trusted.stdout)).toMatchObject({ ok: true, output: 'ran' });
+    } finally {
+      serve.kill('SIGTERM');
+      await new Promise((done) => serve.on('close', done));
+    }
+  });
+});
