@@ -1,5 +1,8 @@
-/** Progress on stderr: one plain line per notable trace event (the live tree builds on the same events). */
-import type { TraceEvent } from '../protocol/trace.js';
+/** Progress on stderr: the live tree on a terminal, one plain line per notable trace event otherwise, and the end summary. */
+import type { TraceEvent, Tracer } from '../protocol/trace.js';
+import { RunTree } from './run-tree.js';
+import { formatSummary, summarize, type RunOutcome } from './summary.js';
+import { LiveTreeWriter, colorEnabled, type TerminalStream } from './tree-renderer.js';
 
 function indent(event: TraceEvent): string {
   return '  '.repeat(event.depth);
@@ -42,5 +45,68 @@ export function plainProgress(stream: NodeJS.WritableStream): (event: TraceEvent
   return (event) => {
     const line = progressLine(event);
     if (line !== undefined) stream.write(`${line}\n`);
+  };
+}
+
+/** Options of `createProgress`. */
+export interface ProgressOptions {
+  /** The environment (reads `NO_COLOR`). */
+  env: Record<string, string | undefined>;
+  /** No progress and no summary. */
+  quiet?: boolean;
+  /** The clock; default `Date.now`. */
+  now?: () => number;
+  /** Minimum time between live frames; default 100 ms. */
+  frameMs?: number;
+}
+
+/** The progress view of one CLI run. */
+export interface Progress {
+  /** Writes a line to the stream without disturbing the live tree. */
+  log(line: string): void;
+  /**
+   * Ends the view: draws the tree's final frame and, given the run's result, writes the summary.
+   * Call it before writing anything else to the stream. Idempotent.
+   */
+  finish(result?: RunOutcome): void;
+}
+
+/**
+ * Subscribes the progress view to `tracer`: a live tree when `stream` is a TTY, plain lines
+ * otherwise, nothing at all when quiet. It writes only to `stream` (stderr), so `--json` keeps
+ * stdout clean.
+ */
+export function createProgress(tracer: Tracer, stream: TerminalStream, options: ProgressOptions): Progress {
+  if (options.quiet) return { log: () => undefined, finish: () => undefined };
+  const now = options.now ?? Date.now;
+  const tree = new RunTree();
+  const live = stream.isTTY ? new LiveTreeWriter(stream, { env: options.env, now, tree, ...(options.frameMs === undefined ? {} : { frameMs: options.frameMs }) }) : undefined;
+  const plain = plainProgress(stream);
+  const unsubscribe = tracer.subscribe(
+    live
+      ? live.listener
+      : (event) => {
+          tree.apply(event);
+          plain(event);
+        },
+  );
+  let finished = false;
+  return {
+    log(line) {
+      if (live) live.log(line);
+      else stream.write(`${line}\n`);
+    },
+    finish(result) {
+      if (finished) return;
+      finished = true;
+      unsubscribe();
+      // The top run has ended: whatever still shows as running was abandoned with it.
+      if (result) tree.cancelRunning(Math.max(tree.lastEventAt, now()));
+      live?.stop();
+      if (!result) return;
+      const color = live !== undefined && colorEnabled(options.env);
+      const lines = formatSummary(summarize(tree, result, now()), { color });
+      stream.write(`\n${lines.join('\n')}\n`);
+    },
   };
 }

@@ -12,7 +12,7 @@ import { parseJson } from '../protocol/json.js';
 import type { LoadedRequest } from '../protocol/load-request.js';
 import type { Activity, RunResult } from '../protocol/runtime.js';
 import { Tracer, jsonlFileSink } from '../protocol/trace.js';
-import { plainProgress } from './progress.js';
+import { createProgress } from './progress.js';
 
 /** Where the CLI reads and writes; tests pass their own. */
 export interface CliIo {
@@ -216,8 +216,11 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
   const tracer = new Tracer();
   const sink = args.trace ? jsonlFileSink(resolve(io.cwd, args.trace)) : undefined;
   if (sink) tracer.subscribe(sink);
-  if (!args.quiet) tracer.subscribe(plainProgress(io.stderr));
+  const progress = createProgress(tracer, io.stderr, { env: io.env, quiet: args.quiet });
+  // Said through the progress view, so a live tree on screen stays intact.
+  io.signal?.addEventListener('abort', () => progress.log('Cancelling… (press Ctrl-C again to quit at once)'), { once: true });
   let result: RunResult | undefined;
+  let runtime: DelegatingRuntime | undefined;
   try {
     const requestPath = isUrl(args.request) ? args.request : resolve(io.cwd, args.request);
     const root = args.root ? resolve(io.cwd, args.root) : isUrl(args.request) ? io.cwd : dirname(requestPath);
@@ -233,7 +236,7 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
     };
     let pinned = false;
     const childModels = new Map<string, Model>();
-    const runtime: DelegatingRuntime = createRuntime({
+    runtime = createRuntime({
       root,
       allowHosts,
       trustHosts: args.trustHosts,
@@ -266,10 +269,14 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
       trusted: loaded.trusted,
     });
   } catch (error) {
+    progress.finish();
     sink?.close();
+    await runtime?.resolvers.close();
     return reportSetupError(error, args.json, io, say);
   }
   sink?.close();
+  await runtime.resolvers.close();
+  progress.finish(result);
   if (result.ok) {
     if (args.json) io.stdout.write(`${JSON.stringify({ ok: true, output: result.output, usage: result.usageTotal, run: result.run })}\n`);
     else io.stdout.write(`${typeof result.output === 'string' ? result.output : JSON.stringify(result.output, null, 2)}\n`);
@@ -311,7 +318,6 @@ if (isMain()) {
   process.on('SIGINT', () => {
     if (interrupted) process.exit(EXIT.cancelled);
     interrupted = true;
-    process.stderr.write('\nCancelling… (press Ctrl-C again to quit at once)\n');
     controller.abort();
   });
   main(process.argv.slice(2), { stdout: process.stdout, stderr: process.stderr, env: process.env, cwd: process.cwd(), signal: controller.signal }).then(

@@ -85,7 +85,7 @@ describe('delegation, end to end', () => {
     const events = readTrace(trace);
     expect(events.filter((event) => event.event === 'delegate.completed')).toHaveLength(3);
     expect(events.filter((event) => event.event === 'call.failed')).toEqual([]);
-    const completed = events.at(-1) as { usageTotal: { inputTokens: number }; usage: { inputTokens: number } };
+    const completed = events.at(-1) as unknown as { usageTotal: { inputTokens: number }; usage: { inputTokens: number } };
     expect(completed.usageTotal.inputTokens).toBeGreaterThan(completed.usage.inputTokens);
   });
 

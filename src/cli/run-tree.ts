@@ -1,0 +1,318 @@
+/** The run tree: a pure model of a run and its delegations, built from trace events, for the progress views and the summary. */
+import type { TraceEvent } from '../protocol/trace.js';
+
+/** Where a run is: still going, finished with an output, failed, or cancelled by the user. */
+export type RunStatus = 'running' | 'done' | 'failed' | 'cancelled';
+
+/** Token counts of model answers. */
+export interface TokenCounts {
+  input: number;
+  output: number;
+  cacheRead: number;
+  cacheWrite: number;
+}
+
+/** The calls a run has started, by where they are. */
+export interface CallCounts {
+  running: number;
+  done: number;
+  failed: number;
+}
+
+/** A run's usage as the trace reports it when the run ends (`run.completed`, `delegate.completed`). */
+export interface ReportedUsage {
+  tokens: TokenCounts;
+  /** `null` when some answer had no known price. */
+  costUsd: number | null;
+  steps: number;
+  toolCalls: number;
+  ms: number;
+}
+
+/** One run: the top run or a delegation's child run. */
+export interface RunNode {
+  run: string;
+  parent: string | null;
+  depth: number;
+  /** The request name; the run id until the run's name is known. */
+  name: string;
+  /** The resolved reference of the Request document. */
+  request?: string;
+  /** The model id; `null` when the run has none. */
+  model: string | null;
+  /** The parent's call that delegated to this run. */
+  call?: string;
+  /** Model steps begun: 0 before the first model request, 1 while the first is asked, and so on. */
+  step: number;
+  status: RunStatus;
+  /** Why the run failed or was cancelled. */
+  error?: { code: string; message: string };
+  /** Tokens of this run's own model answers (not its children's). */
+  tokens: TokenCounts;
+  /** Cost of this run's own answers; `null` when some answer had no known price. */
+  costUsd: number | null;
+  /** Epoch milliseconds. */
+  startedAt: number;
+  endedAt?: number;
+  calls: CallCounts;
+  /** Child run ids, in the order their delegations started. */
+  children: string[];
+  /** Own plus descendants' usage as reported when the run ended; absent while running or after a failure. */
+  usageTotal?: ReportedUsage;
+}
+
+/** Zero token counts. */
+export function zeroTokens(): TokenCounts {
+  return { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 };
+}
+
+function record(value: unknown): Record<string, unknown> | undefined {
+  return typeof value === 'object' && value !== null ? (value as Record<string, unknown>) : undefined;
+}
+
+function count(value: unknown): number {
+  return typeof value === 'number' && Number.isFinite(value) ? value : 0;
+}
+
+function text(value: unknown): string | undefined {
+  return typeof value === 'string' ? value : undefined;
+}
+
+/** Reads `{inputTokens, outputTokens, cacheReadTokens, cacheWriteTokens}` leniently. */
+function tokensOf(value: unknown): TokenCounts {
+  const usage = record(value) ?? {};
+  return { input: count(usage.inputTokens), output: count(usage.outputTokens), cacheRead: count(usage.cacheReadTokens), cacheWrite: count(usage.cacheWriteTokens) };
+}
+
+function reportedUsage(value: unknown): ReportedUsage | undefined {
+  const usage = record(value);
+  if (!usage) return undefined;
+  return {
+    tokens: tokensOf(usage),
+    costUsd: typeof usage.costUsd === 'number' ? usage.costUsd : null,
+    steps: count(usage.steps),
+    toolCalls: count(usage.toolCalls),
+    ms: count(usage.ms),
+  };
+}
+
+/** Adds token counts. */
+export function addTokens(a: TokenCounts, b: TokenCounts): TokenCounts {
+  return { input: a.input + b.input, output: a.output + b.output, cacheRead: a.cacheRead + b.cacheRead, cacheWrite: a.cacheWrite + b.cacheWrite };
+}
+
+/** Adds costs; unknown (`null`) wins, since a total with an unpriced part is unknown. */
+export function addCost(a: number | null, b: number | null): number | null {
+  return a === null || b === null ? null : a + b;
+}
+
+function lastSegment(reference: string): string {
+  const path = reference.split(/[?#]/)[0] ?? reference;
+  const file = path.split('/').filter(Boolean).pop() ?? reference;
+  return file.replace(/\.json$/i, '');
+}
+
+/**
+ * The tree of runs a trace describes. Feed it every event with `apply`; it never reads the clock,
+ * so the same events always give the same tree. A child attaches under its parent run whichever
+ * comes first of the parent's `delegate.started` and the child's `run.started`.
+ */
+export class RunTree {
+  private readonly byId = new Map<string, RunNode>();
+  private readonly rootIds: string[] = [];
+  /** Calls started and not yet settled, per run (call ids are unique within a run only). */
+  private readonly openCalls = new Map<string, Set<string>>();
+  private lastTime = 0;
+
+  /** Updates the tree with one event; returns whether anything shown changed. */
+  apply(event: TraceEvent): boolean {
+    const parsed = Date.parse(event.ts);
+    const at = Number.isNaN(parsed) ? this.lastTime : parsed;
+    this.lastTime = Math.max(this.lastTime, at);
+    switch (event.event) {
+      case 'run.started': {
+        const node = this.ensure(event.run, event.parent, event.depth, at);
+        const request = text(event.request);
+        if (request !== undefined) node.request = request;
+        node.name = text(event.name) ?? (node.name === node.run && request ? lastSegment(request) : node.name);
+        node.model = text(event.model) ?? node.model;
+        node.startedAt = at;
+        return true;
+      }
+      case 'delegate.started': {
+        const child = text(event.child);
+        if (child === undefined) return false;
+        const node = this.ensure(child, event.run, event.depth + 1, at);
+        const delegate = text(event.delegate);
+        if (delegate !== undefined) node.request ??= delegate;
+        node.name = text(event.name) ?? (node.name === node.run && delegate ? lastSegment(delegate) : node.name);
+        node.model = text(event.model) ?? node.model;
+        const call = text(event.call);
+        if (call !== undefined) node.call = call;
+        return true;
+      }
+      case 'model.request': {
+        const node = this.ensure(event.run, event.parent, event.depth, at);
+        node.step = Math.max(node.step, count(event.step) + 1);
+        return true;
+      }
+      case 'model.response': {
+        const node = this.ensure(event.run, event.parent, event.depth, at);
+        node.tokens = addTokens(node.tokens, tokensOf(event.usage));
+        node.costUsd = addCost(node.costUsd, typeof event.costUsd === 'number' ? event.costUsd : null);
+        node.model = text(event.model) ?? node.model;
+        return true;
+      }
+      case 'call.started': {
+        const node = this.ensure(event.run, event.parent, event.depth, at);
+        const open = this.openCalls.get(node.run) ?? new Set<string>();
+        this.openCalls.set(node.run, open);
+        open.add(String(event.call));
+        node.calls.running = open.size;
+        return true;
+      }
+      case 'call.completed':
+      case 'call.failed': {
+        const node = this.ensure(event.run, event.parent, event.depth, at);
+        const open = this.openCalls.get(node.run);
+        open?.delete(String(event.call));
+        node.calls.running = open?.size ?? 0;
+        if (event.event === 'call.completed') node.calls.done++;
+        else node.calls.failed++;
+        return true;
+      }
+      case 'delegate.completed':
+      case 'delegate.failed': {
+        const child = text(event.child);
+        const node = child === undefined ? undefined : this.byId.get(child);
+        if (!node) return false;
+        if (event.event === 'delegate.completed') {
+          node.usageTotal = reportedUsage(event.usage) ?? node.usageTotal;
+          this.end(node, 'done', at);
+        } else {
+          const code = text(event.code) ?? 'worker_error';
+          this.end(node, code === 'cancelled_by_user' ? 'cancelled' : 'failed', at, { code, message: text(event.message) ?? '' });
+        }
+        return true;
+      }
+      case 'run.completed': {
+        const node = this.ensure(event.run, event.parent, event.depth, at);
+        const own = reportedUsage(event.usage);
+        // The run's own report is authoritative; the live counts were built from the same answers.
+        if (own) {
+          node.tokens = own.tokens;
+          node.costUsd = own.costUsd;
+          node.step = Math.max(node.step, own.steps);
+        }
+        node.usageTotal = reportedUsage(event.usageTotal) ?? node.usageTotal;
+        this.end(node, 'done', at);
+        return true;
+      }
+      case 'run.failed': {
+        const node = this.ensure(event.run, event.parent, event.depth, at);
+        const code = text(event.code) ?? 'model_error';
+        this.end(node, code === 'cancelled_by_user' ? 'cancelled' : 'failed', at, { code, message: text(event.message) ?? '' });
+        return true;
+      }
+      default:
+        return false;
+    }
+  }
+
+  /** The runs without a known parent (normally one: the top run). */
+  get roots(): RunNode[] {
+    return this.rootIds.map((id) => this.byId.get(id) as RunNode);
+  }
+
+  /** The run with this id. */
+  get(run: string): RunNode | undefined {
+    return this.byId.get(run);
+  }
+
+  /** A run's children, in the order their delegations started. */
+  childrenOf(node: RunNode): RunNode[] {
+    return node.children.map((id) => this.byId.get(id) as RunNode);
+  }
+
+  /** Every run, depth first, parents before their children. */
+  nodes(): RunNode[] {
+    const ordered: RunNode[] = [];
+    const visit = (node: RunNode) => {
+      ordered.push(node);
+      for (const child of this.childrenOf(node)) visit(child);
+    };
+    for (const root of this.roots) visit(root);
+    return ordered;
+  }
+
+  /** True while some run has not ended. */
+  get running(): boolean {
+    for (const node of this.byId.values()) if (node.status === 'running') return true;
+    return false;
+  }
+
+  /** The latest event time seen, in epoch milliseconds. */
+  get lastEventAt(): number {
+    return this.lastTime;
+  }
+
+  /** Marks every run still running as cancelled at `at` (a cancelled top run leaves no events behind for them). */
+  cancelRunning(at: number): void {
+    for (const node of this.byId.values()) {
+      if (node.status === 'running') this.end(node, 'cancelled', at);
+    }
+  }
+
+  private ensure(run: string, parent: string | null, depth: number, at: number): RunNode {
+    const existing = this.byId.get(run);
+    if (existing) return existing;
+    const node: RunNode = {
+      run,
+      parent,
+      depth,
+      name: run,
+      model: null,
+      step: 0,
+      status: 'running',
+      tokens: zeroTokens(),
+      costUsd: 0,
+      startedAt: at,
+      calls: { running: 0, done: 0, failed: 0 },
+      children: [],
+    };
+    this.byId.set(run, node);
+    const parentNode = parent === null ? undefined : this.byId.get(parent);
+    if (parentNode) parentNode.children.push(run);
+    else this.rootIds.push(run);
+    return node;
+  }
+
+  private end(node: RunNode, status: RunStatus, at: number, error?: { code: string; message: string }): void {
+    if (node.status !== 'running') return;
+    node.status = status;
+    node.endedAt = at;
+    if (error) node.error = error;
+  }
+}
+
+/** How long a run has taken: until it ended, or until `now` while it runs. */
+export function elapsedMs(node: RunNode, now: number): number {
+  return Math.max(0, (node.endedAt ?? now) - node.startedAt);
+}
+
+/**
+ * Usage of a run and all its descendants summed from the tree, shaped like the runtime's
+ * `usageTotal` (tokens and cost include descendants; steps and tool calls are the run's own).
+ * Used where the trace has no report, e.g. after a failure.
+ */
+export function subtreeUsage(tree: RunTree, node: RunNode, now: number): ReportedUsage {
+  let tokens = zeroTokens();
+  let costUsd: number | null = 0;
+  const visit = (current: RunNode) => {
+    tokens = addTokens(tokens, current.tokens);
+    costUsd = addCost(costUsd, current.costUsd);
+    for (const child of tree.childrenOf(current)) visit(child);
+  };
+  visit(node);
+  return { tokens, costUsd, steps: node.step, toolCalls: node.calls.done + node.calls.failed + node.calls.running, ms: elapsedMs(node, now) };
+}

@@ -1,0 +1,251 @@
+/** The live tree on a terminal: renders a RunTree as lines and redraws it in place on a TTY stream. */
+import type { TraceEvent, TraceListener } from '../protocol/trace.js';
+import { RunTree, elapsedMs, type RunNode, type RunStatus } from './run-tree.js';
+
+/** A writable stream that may be a terminal (`process.stderr` is one). */
+export type TerminalStream = NodeJS.WritableStream & { isTTY?: boolean; columns?: number; rows?: number };
+
+/** SGR styles the views use. */
+export type Style = 'bold' | 'dim' | 'red' | 'green' | 'yellow' | 'cyan';
+
+const SGR: Record<Style, [number, number]> = { bold: [1, 22], dim: [2, 22], red: [31, 39], green: [32, 39], yellow: [33, 39], cyan: [36, 39] };
+
+/** Wraps text in an ANSI style, or returns it unchanged when colour is off. */
+export function paint(text: string, style: Style | undefined, color: boolean): string {
+  if (!color || style === undefined || text === '') return text;
+  const [on, off] = SGR[style];
+  return `\u001b[${on}m${text}\u001b[${off}m`;
+}
+
+/** Whether to colour output: never when `NO_COLOR` is set to anything non-empty (no-color.org). */
+export function colorEnabled(env: Record<string, string | undefined>): boolean {
+  return !env.NO_COLOR;
+}
+
+/** A token count for a narrow column: `840`, `1.2k`, `123k`, `4.5M`. */
+export function formatTokens(tokens: number): string {
+  if (tokens < 1000) return String(tokens);
+  if (tokens < 10_000) return `${(tokens / 1000).toFixed(1)}k`;
+  if (tokens < 1_000_000) return `${Math.round(tokens / 1000)}k`;
+  return `${(tokens / 1_000_000).toFixed(1)}M`;
+}
+
+/** A cost in US dollars: `$0.0123`, `$1.50`, or `$?` when unknown. */
+export function formatCost(costUsd: number | null): string {
+  if (costUsd === null) return '$?';
+  if (costUsd === 0) return '$0';
+  return costUsd < 1 ? `$${costUsd.toFixed(4)}` : `$${costUsd.toFixed(2)}`;
+}
+
+/** A duration: `340ms`, `1.2s`, `2m05s`. */
+export function formatElapsed(ms: number): string {
+  if (ms < 1000) return `${Math.round(ms)}ms`;
+  if (ms < 60_000) return `${(ms / 1000).toFixed(1)}s`;
+  const seconds = Math.floor(ms / 1000);
+  return `${Math.floor(seconds / 60)}m${String(seconds % 60).padStart(2, '0')}s`;
+}
+
+/** A model id made short enough for a line: a replay cassette shows its file name, not its path. */
+export function formatModel(model: string | null): string {
+  if (model === null) return 'no model';
+  const replay = /^replay:(.*)$/.exec(model);
+  if (replay) return `replay:${replay[1]?.split(/[\\/]/).pop() ?? ''}`;
+  return model;
+}
+
+const SPINNER = ['⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '⠧', '⠇', '⠏'];
+
+/** The glyphs of finished runs; a running run shows a spinner frame. */
+export const STATUS_GLYPHS: Record<Exclude<RunStatus, 'running'>, string> = { done: '✓', failed: '✗', cancelled: '⊘' };
+
+const STATUS_STYLES: Record<RunStatus, Style> = { running: 'cyan', done: 'green', failed: 'red', cancelled: 'yellow' };
+
+/** The glyph for a run's status; running runs turn a spinner driven by `now`. */
+export function statusGlyph(status: RunStatus, now: number): string {
+  if (status !== 'running') return STATUS_GLYPHS[status];
+  return SPINNER[Math.floor(now / 80) % SPINNER.length] as string;
+}
+
+/** A piece of a line with its style, so a line can be cut to a width before it is coloured. */
+interface Segment {
+  text: string;
+  style?: Style;
+}
+
+/**
+ * Joins segments into at most `width` visible characters, cutting with `…`. Counts code points:
+ * box drawing, glyphs and Latin text are one column wide; wide (CJK) characters may overflow.
+ */
+function fit(segments: Segment[], width: number | undefined, color: boolean): string {
+  let room = width === undefined ? Number.POSITIVE_INFINITY : Math.max(1, width);
+  let line = '';
+  for (const segment of segments) {
+    const characters = Array.from(segment.text);
+    if (characters.length <= room) {
+      line += paint(segment.text, segment.style, color);
+      room -= characters.length;
+      continue;
+    }
+    line += paint(`${characters.slice(0, Math.max(0, room - 1)).join('')}…`, segment.style, color);
+    break;
+  }
+  return line;
+}
+
+function nodeSegments(node: RunNode, now: number): Segment[] {
+  const details = [node.step === 0 && node.status === 'running' ? 'starting' : `step ${node.step}`, `${formatTokens(node.tokens.input)}→${formatTokens(node.tokens.output)} tok`, formatCost(node.costUsd), formatElapsed(elapsedMs(node, now))];
+  // Calls running ▸, done ✓ and failed ✗, tersely: the line has to fit a terminal's width.
+  const calls = [
+    node.calls.running > 0 ? `▸${node.calls.running}` : '',
+    node.calls.done > 0 ? `✓${node.calls.done}` : '',
+    node.calls.failed > 0 ? `✗${node.calls.failed}` : '',
+  ].filter(Boolean);
+  if (calls.length > 0) details.push(`calls ${calls.join(' ')}`);
+  const segments: Segment[] = [
+    { text: statusGlyph(node.status, now), style: STATUS_STYLES[node.status] },
+    { text: ' ' },
+    { text: node.name, style: 'bold' },
+    { text: '  ' },
+    { text: formatModel(node.model), style: 'dim' },
+    { text: ` · ${details.join(' · ')}` },
+  ];
+  if (node.error) segments.push({ text: ` · ${node.error.code}`, style: STATUS_STYLES[node.status] });
+  return segments;
+}
+
+/** How to render a frame. */
+export interface RenderOptions {
+  /** The time elapsed durations of running runs are measured to, in epoch milliseconds. */
+  now: number;
+  /** ANSI colours (default off). */
+  color?: boolean;
+  /** Visible characters per line; longer lines are cut with `…`. */
+  width?: number;
+  /** Lines per frame; a taller tree ends with a `… n more runs` line. */
+  maxLines?: number;
+}
+
+/**
+ * Renders the tree as lines: one per run, children under their parent with `├─`/`└─`, each with
+ * its status glyph, request name, model, `step n`, tokens in→out, `$cost` (`$?` unknown), elapsed
+ * time, and its calls (`calls ▸running ✓done ✗failed`) when it has any.
+ */
+export function renderTree(tree: RunTree, options: RenderOptions): string[] {
+  const color = options.color ?? false;
+  const lines: string[] = [];
+  const visit = (node: RunNode, prefix: string, branch: string) => {
+    lines.push(fit([{ text: prefix + branch, style: 'dim' }, ...nodeSegments(node, options.now)], options.width, color));
+    const children = tree.childrenOf(node);
+    const below = prefix + (branch === '' ? '' : branch === '├─ ' ? '│  ' : '   ');
+    children.forEach((child, index) => visit(child, below, index === children.length - 1 ? '└─ ' : '├─ '));
+  };
+  for (const root of tree.roots) visit(root, '', '');
+  const maxLines = options.maxLines;
+  if (maxLines !== undefined && lines.length > maxLines) {
+    const kept = Math.max(0, maxLines - 1);
+    return [...lines.slice(0, kept), fit([{ text: `… ${lines.length - kept} more runs`, style: 'dim' }], options.width, color)];
+  }
+  return lines;
+}
+
+/** Options of the live writer. */
+export interface LiveTreeOptions {
+  /** The environment (reads `NO_COLOR`); default `process.env`. */
+  env?: Record<string, string | undefined>;
+  /** Minimum time between frames; default 100 ms (at most 10 frames a second). */
+  frameMs?: number;
+  /** The clock; default `Date.now`. */
+  now?: () => number;
+  /** The tree to show; default a new one fed by `listener`. */
+  tree?: RunTree;
+}
+
+const CLEAR_LINE = '\u001b[2K';
+const CLEAR_BELOW = '\u001b[J';
+
+/** Moves the cursor to the start of the line `lines` lines up. */
+function cursorUp(lines: number): string {
+  return lines > 0 ? `\r\u001b[${lines}A` : '\r';
+}
+
+/**
+ * Shows a RunTree live on a terminal: the first event draws a frame at once, later changes (and
+ * the ticking clock of running runs) redraw it in place, at most once per `frameMs`, by moving the
+ * cursor up over the previous frame and clearing it. `stop()` draws the final frame and leaves it.
+ * Writes to nothing but the stream it is given.
+ */
+export class LiveTreeWriter {
+  /** The tree being shown. */
+  readonly tree: RunTree;
+  private readonly color: boolean;
+  private readonly frameMs: number;
+  private readonly now: () => number;
+  private drawn = 0;
+  private dirty = false;
+  private stopped = false;
+  private ticker: ReturnType<typeof setInterval> | undefined;
+
+  constructor(
+    private readonly stream: TerminalStream,
+    options: LiveTreeOptions = {},
+  ) {
+    this.tree = options.tree ?? new RunTree();
+    this.color = colorEnabled(options.env ?? process.env);
+    this.frameMs = options.frameMs ?? 100;
+    this.now = options.now ?? Date.now;
+  }
+
+  /** The trace listener feeding the tree. */
+  readonly listener: TraceListener = (event: TraceEvent) => {
+    if (this.stopped || !this.tree.apply(event)) return;
+    this.dirty = true;
+    if (this.ticker === undefined) {
+      this.draw();
+      // The timer must not keep the process alive after the run.
+      this.ticker = setInterval(() => this.tick(), this.frameMs);
+      this.ticker.unref?.();
+    }
+  };
+
+  /** Writes a line above the live frame (messages that must not be overwritten by the next frame). */
+  log(line: string): void {
+    if (this.stopped || this.drawn === 0) {
+      this.stream.write(`${line}\n`);
+      return;
+    }
+    this.stream.write(`${cursorUp(this.drawn)}${CLEAR_BELOW}${line}\n`);
+    this.drawn = 0;
+    this.draw();
+  }
+
+  /** Stops redrawing: draws the final frame (when anything was shown) and leaves it on screen. Idempotent. */
+  stop(): void {
+    if (this.stopped) return;
+    if (this.ticker !== undefined) clearInterval(this.ticker);
+    this.ticker = undefined;
+    if (this.drawn > 0 || this.dirty) this.draw();
+    this.stopped = true;
+  }
+
+  private tick(): void {
+    // Running runs' elapsed times and spinners move even when no event arrives.
+    if (this.dirty || this.tree.running) this.draw();
+  }
+
+  private draw(): void {
+    const columns = this.stream.columns;
+    const rows = this.stream.rows;
+    const lines = renderTree(this.tree, {
+      now: this.now(),
+      color: this.color,
+      // One column spare: a line exactly as wide as the terminal wraps on some terminals, and a
+      // wrapped line would make the next frame's cursor movement miss.
+      ...(columns !== undefined && columns > 1 ? { width: columns - 1 } : {}),
+      ...(rows !== undefined && rows > 1 ? { maxLines: rows - 1 } : {}),
+    });
+    const frame = `${cursorUp(this.drawn)}${lines.map((line) => `${CLEAR_LINE}${line}\n`).join('')}${CLEAR_BELOW}`;
+    this.stream.write(frame);
+    this.drawn = lines.length;
+    this.dirty = false;
+  }
+}

@@ -1,0 +1,105 @@
+/** Tests of the progress views the CLI chooses (src/cli/progress.ts), alone and through `main`. */
+import { dirname, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { createProgress, progressLine } from '../../src/cli/progress.js';
+import { main } from '../../src/cli/run.js';
+import type { RunOutcome } from '../../src/cli/summary.js';
+import type { UsageSummary } from '../../src/protocol/runtime.js';
+import { Tracer } from '../../src/protocol/trace.js';
+import { fakePipe, fakeTerminal, frameLines, hasAnsi, stripAnsi } from './fake-terminal.js';
+import { musicEvents } from './music-events.js';
+
+const repository = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
+const finalEvent = musicEvents[musicEvents.length - 1]!;
+const succeeded: RunOutcome = { ok: true, output: finalEvent.output, usageTotal: finalEvent.usageTotal as UsageSummary };
+const musicArguments = ['requests/music/producer.json', '--input', '{"brief":"a slow ballad","ambience":"rain"}'];
+
+function replay(tracer: Tracer): void {
+  for (const event of musicEvents) tracer.emit(event);
+}
+
+describe('createProgress', () => {
+  it('writes plain lines without ANSI escapes, then the summary, on a stream that is not a TTY', () => {
+    const tracer = new Tracer();
+    const stderr = fakePipe();
+    const progress = createProgress(tracer, stderr, { env: {} });
+    replay(tracer);
+    progress.finish(succeeded);
+    const text = stderr.text();
+    expect(hasAnsi(text)).toBe(false);
+    const lines = text.split('\n');
+    expect(lines[0]).toBe('▶ producer (replay:requests/music/producer.cassette.json)');
+    expect(lines).toContain('  ▶ composer (replay:requests/music/producer.cassette.json)');
+    expect(lines).toContain('    ▶ sound-designer (replay:requests/music/producer.cassette.json)');
+    expect(text).toContain('\n\n✓ producer done in 1.9s');
+    expect(text).toContain('  tokens 3,515 in · 514 out');
+  });
+
+  it('draws the live tree on a TTY, then leaves the final frame and the summary below it', () => {
+    const tracer = new Tracer();
+    const stderr = fakeTerminal();
+    const progress = createProgress(tracer, stderr, { env: { NO_COLOR: '1' } });
+    replay(tracer);
+    progress.finish(succeeded);
+    const chunks = stderr.chunks;
+    expect(chunks.length).toBeGreaterThanOrEqual(3);
+    expect(chunks[chunks.length - 2]).toMatch(/^\r\u001b\[1A/);
+    expect(frameLines(chunks[chunks.length - 2]!).map((line) => line.slice(0, 22))).toEqual(['✓ producer  replay:pro', '├─ ✓ composer  replay:', '│  └─ ✓ sound-designer', '└─ ✓ sound-designer  r']);
+    expect(chunks[chunks.length - 1]).toMatch(/^\n✓ producer done in 1\.9s/);
+    expect(hasAnsi(chunks[chunks.length - 1]!)).toBe(false);
+  });
+
+  it('writes nothing at all when quiet', () => {
+    const tracer = new Tracer();
+    const stderr = fakeTerminal();
+    const progress = createProgress(tracer, stderr, { env: {}, quiet: true });
+    replay(tracer);
+    progress.finish(succeeded);
+    expect(stderr.chunks).toEqual([]);
+  });
+
+  it('finishes once, and without a result ends the view without a summary', () => {
+    const tracer = new Tracer();
+    const stderr = fakePipe();
+    const progress = createProgress(tracer, stderr, { env: {} });
+    tracer.emit(musicEvents[0]!);
+    progress.finish();
+    progress.finish(succeeded);
+    tracer.emit(musicEvents[1]!);
+    expect(stderr.text()).toBe(`${progressLine(musicEvents[0]!)}\n`);
+  });
+});
+
+describe('delegate-run progress', () => {
+  it('keeps stdout to one JSON line with --json while the tree and summary go to stderr', async () => {
+    const stdout = fakePipe();
+    const stderr = fakeTerminal();
+    const status = await main([...musicArguments, '--json'], { stdout, stderr, env: { NO_COLOR: '1' }, cwd: repository });
+    expect(status).toBe(0);
+    expect(stdout.chunks).toHaveLength(1);
+    expect(JSON.parse(stdout.text())).toMatchObject({ ok: true, usage: { inputTokens: 3515, outputTokens: 514 } });
+    const text = stripAnsi(stderr.text());
+    expect(text).toMatch(/├─ ✓ composer /);
+    expect(text).toMatch(/│  └─ ✓ sound-designer /);
+    expect(text).toContain('tokens 3,515 in · 514 out');
+    expect(text).toMatch(/\n {4}composer {10}replay:producer\.cassette\.json {2}2 steps/);
+  });
+
+  it('prints plain progress lines when stderr is not a terminal', async () => {
+    const stderr = fakePipe();
+    const status = await main(musicArguments, { stdout: fakePipe(), stderr, env: {}, cwd: repository });
+    expect(status).toBe(0);
+    expect(hasAnsi(stderr.text())).toBe(false);
+    expect(stderr.text()).toContain('▶ producer (');
+    expect(stderr.text()).toContain('✓ producer done in');
+  });
+
+  it('shows no progress and no summary with --quiet', async () => {
+    const stderr = fakeTerminal();
+    const status = await main([...musicArguments, '--quiet'], { stdout: fakePipe(), stderr, env: {}, cwd: repository });
+    expect(status).toBe(0);
+    // Only the note that a cassette is replayed, which is not progress.
+    expect(stderr.text()).toMatch(/^No --model given and no API key set: replaying .*\n$/);
+  });
+});

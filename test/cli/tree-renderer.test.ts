@@ -1,0 +1,203 @@
+/** Tests of the tree renderer and the live TTY writer against a fake terminal. */
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { RunTree } from '../../src/cli/run-tree.js';
+import { LiveTreeWriter, formatCost, formatElapsed, formatModel, formatTokens, renderTree } from '../../src/cli/tree-renderer.js';
+import type { TraceEvent } from '../../src/protocol/trace.js';
+import { fakeTerminal, frameLines, hasAnsi, stripAnsi } from './fake-terminal.js';
+import { musicEnd, musicEvents, musicStart } from './music-events.js';
+
+function treeOf(events: TraceEvent[]): RunTree {
+  const tree = new RunTree();
+  for (const event of events) tree.apply(event);
+  return tree;
+}
+
+/** Feeds the recorded events to a listener with the fake clock following the events' times. */
+function play(listener: (event: TraceEvent) => void, events: TraceEvent[] = musicEvents): void {
+  for (const event of events) {
+    const at = Date.parse(event.ts);
+    if (at > Date.now()) vi.advanceTimersByTime(at - Date.now());
+    listener(event);
+  }
+}
+
+describe('renderTree', () => {
+  it('draws nested delegates with box-drawing branches, glyphs, model, step, tokens, cost and elapsed time', () => {
+    const lines = renderTree(treeOf(musicEvents), { now: musicEnd });
+    expect(lines).toEqual([
+      '✓ producer  replay:producer.cassette.json · step 2 · 1.8k→208 tok · $0.0056 · 1.9s · calls ✓2',
+      '├─ ✓ composer  replay:producer.cassette.json · step 2 · 1.3k→170 tok · $0.0035 · 480ms · calls ✓2',
+      '│  └─ ✓ sound-designer  replay:producer.cassette.json · step 1 · 210→70 tok · $0.0007 · 0ms',
+      '└─ ✓ sound-designer  replay:producer.cassette.json · step 1 · 205→66 tok · $0.0006 · 40ms',
+    ]);
+  });
+
+  it('shows a running run with a spinner, its elapsed time up to now, and $? for an unknown cost', () => {
+    const tree = treeOf([
+      { ts: '2026-01-01T00:00:00.000Z', event: 'run.started', run: 'run_a', parent: null, depth: 0, name: 'writer', model: 'openai:gpt-4.1-mini' },
+      { ts: '2026-01-01T00:00:00.000Z', event: 'model.request', run: 'run_a', parent: null, depth: 0, step: 0 },
+      { ts: '2026-01-01T00:00:00.500Z', event: 'model.response', run: 'run_a', parent: null, depth: 0, step: 0, model: 'openai:gpt-4.1-mini', usage: { inputTokens: 12_345, outputTokens: 67 }, costUsd: null },
+    ]);
+    const [line] = renderTree(tree, { now: Date.parse('2026-01-01T00:00:01.234Z') });
+    expect(line).toMatch(/^[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏] writer  openai:gpt-4\.1-mini · step 1 · 12k→67 tok · \$\? · 1\.2s$/);
+  });
+
+  it('cuts lines to the width with an ellipsis and ends a tall tree with a count of the runs left out', () => {
+    const tree = treeOf(musicEvents);
+    const narrow = renderTree(tree, { now: musicEnd, width: 30 });
+    expect(narrow.every((line) => Array.from(line).length <= 30)).toBe(true);
+    expect(narrow[0]).toBe('✓ producer  replay:producer.c…');
+    const short = renderTree(tree, { now: musicEnd, maxLines: 2 });
+    expect(short).toHaveLength(2);
+    expect(short[1]).toBe('… 3 more runs');
+  });
+
+  it('formats counts, costs, durations and replay models compactly', () => {
+    expect([formatTokens(999), formatTokens(1234), formatTokens(56_789), formatTokens(2_500_000)]).toEqual(['999', '1.2k', '57k', '2.5M']);
+    expect([formatCost(null), formatCost(0), formatCost(0.01234), formatCost(3.5)]).toEqual(['$?', '$0', '$0.0123', '$3.50']);
+    expect([formatElapsed(340), formatElapsed(1234), formatElapsed(125_000)]).toEqual(['340ms', '1.2s', '2m05s']);
+    expect(formatModel('replay:/tmp/x/producer.cassette.json')).toBe('replay:producer.cassette.json');
+    expect(formatModel(null)).toBe('no model');
+  });
+});
+
+describe('LiveTreeWriter', () => {
+  beforeEach(() => {
+    vi.useFakeTimers();
+    vi.setSystemTime(musicStart);
+  });
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  it('draws the first frame at once and redraws the tree in place, moving the cursor up over the previous frame', () => {
+    const terminal = fakeTerminal();
+    const writer = new LiveTreeWriter(terminal, { env: {} });
+    play(writer.listener);
+    writer.stop();
+    const frames = terminal.chunks;
+    expect(frames.length).toBeGreaterThan(2);
+    expect(frames[0]).not.toMatch(/\u001b\[\d+A/);
+    expect(frameLines(frames[0]!)).toEqual([expect.stringMatching(/ producer  replay:producer\.cassette\.json · starting · 0→0 tok · \$0 · 0ms$/)]);
+    for (let index = 1; index < frames.length; index++) {
+      const previousLines = frameLines(frames[index - 1]!).length;
+      expect(frames[index]!.startsWith(`\r\u001b[${previousLines}A`)).toBe(true);
+      expect(frames[index]).toContain('\u001b[2K');
+    }
+    const last = frameLines(frames[frames.length - 1]!);
+    expect(last).toEqual([
+      expect.stringMatching(/^✓ producer .* step 2 .* \$0\.0056 · 1\.9s/),
+      expect.stringMatching(/^├─ ✓ composer /),
+      expect.stringMatching(/^│  └─ ✓ sound-designer /),
+      expect.stringMatching(/^└─ ✓ sound-designer /),
+    ]);
+  });
+
+  it('shows a nested delegate while it runs', () => {
+    const terminal = fakeTerminal();
+    const writer = new LiveTreeWriter(terminal, { env: {} });
+    const nestedStarted = musicEvents.findIndex((event) => event.event === 'run.started' && event.run === 'run_sound_nested');
+    play(writer.listener, musicEvents.slice(0, nestedStarted + 1));
+    vi.advanceTimersByTime(100);
+    const frame = frameLines(terminal.chunks[terminal.chunks.length - 1]!);
+    expect(frame[1]).toMatch(/^├─ [⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏] composer .* calls ▸1 ✓1$/);
+    expect(frame[2]).toMatch(/^│  └─ [⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏] sound-designer .* starting/);
+    expect(frame[3]).toMatch(/^└─ ✓ sound-designer /);
+    writer.stop();
+  });
+
+  it('draws at most one frame per 100 ms however many events arrive', () => {
+    const terminal = fakeTerminal();
+    const writer = new LiveTreeWriter(terminal, { env: {} });
+    for (const event of musicEvents) writer.listener(event);
+    expect(terminal.chunks).toHaveLength(1);
+    vi.advanceTimersByTime(99);
+    expect(terminal.chunks).toHaveLength(1);
+    vi.advanceTimersByTime(1);
+    expect(terminal.chunks).toHaveLength(2);
+    // Nothing is running any more and nothing changed: no more frames.
+    vi.advanceTimersByTime(1000);
+    expect(terminal.chunks).toHaveLength(2);
+    writer.stop();
+  });
+
+  it('keeps redrawing while a run is waiting, so its elapsed time moves', () => {
+    const terminal = fakeTerminal();
+    const writer = new LiveTreeWriter(terminal, { env: {} });
+    play(writer.listener, musicEvents.slice(0, 2));
+    // 160 ms in, waiting for the model: ten more ticks in the next second.
+    vi.advanceTimersByTime(1000);
+    expect(terminal.chunks.length).toBeGreaterThanOrEqual(10);
+    expect(terminal.chunks.length).toBeLessThanOrEqual(12);
+    expect(stripAnsi(terminal.chunks[terminal.chunks.length - 1]!)).toContain('· 1.1s');
+    writer.stop();
+  });
+
+  it('truncates every line to the terminal\'s columns', () => {
+    const terminal = fakeTerminal(40);
+    const writer = new LiveTreeWriter(terminal, { env: {} });
+    play(writer.listener);
+    writer.stop();
+    for (const chunk of terminal.chunks) {
+      for (const line of frameLines(chunk)) expect(Array.from(line).length).toBeLessThanOrEqual(40);
+    }
+  });
+
+  it('colours the tree on a terminal, and uses no colour when NO_COLOR is set', () => {
+    const coloured = fakeTerminal();
+    const writer = new LiveTreeWriter(coloured, { env: {} });
+    play(writer.listener);
+    writer.stop();
+    expect(coloured.text()).toMatch(/\u001b\[32m✓\u001b\[39m/);
+
+    const plain = fakeTerminal();
+    const noColor = new LiveTreeWriter(plain, { env: { NO_COLOR: '1' } });
+    play(noColor.listener);
+    noColor.stop();
+    const text = plain.text();
+    expect(text).not.toMatch(/\u001b\[\d+m/);
+    // Still redrawn in place: cursor movement is not colour.
+    expect(text).toMatch(/\u001b\[\d+A/);
+  });
+
+  it('writes a logged line above the frame and redraws the frame below it', () => {
+    const terminal = fakeTerminal();
+    const writer = new LiveTreeWriter(terminal, { env: { NO_COLOR: '1' } });
+    play(writer.listener, musicEvents.slice(0, 3));
+    terminal.chunks.length = 0;
+    writer.log('Approve "compose"?');
+    expect(terminal.text()).toMatch(/^\r\u001b\[1A\u001b\[JApprove "compose"\?\n\r\u001b\[2K. producer/);
+    writer.stop();
+  });
+
+  it('stops with a final frame and writes nothing afterwards', () => {
+    const terminal = fakeTerminal();
+    const writer = new LiveTreeWriter(terminal, { env: {} });
+    play(writer.listener, musicEvents.slice(0, 5));
+    writer.stop();
+    const written = terminal.chunks.length;
+    writer.stop();
+    writer.listener(musicEvents[5]!);
+    vi.advanceTimersByTime(1000);
+    expect(terminal.chunks).toHaveLength(written);
+    expect(vi.getTimerCount()).toBe(0);
+  });
+
+  it('writes only to the stream it is given', () => {
+    const stdout = vi.spyOn(process.stdout, 'write');
+    const stderr = vi.spyOn(process.stderr, 'write');
+    const writer = new LiveTreeWriter(fakeTerminal(), { env: {} });
+    play(writer.listener);
+    writer.stop();
+    expect(stdout).not.toHaveBeenCalled();
+    expect(stderr).not.toHaveBeenCalled();
+    stdout.mockRestore();
+    stderr.mockRestore();
+  });
+});
+
+describe('frames', () => {
+  it('hold escapes only on a terminal', () => {
+    expect(hasAnsi(renderTree(treeOf(musicEvents), { now: musicEnd }).join('\n'))).toBe(false);
+  });
+});
