@@ -17,7 +17,7 @@ let documentAjv: Ajv2020 | undefined;
 /** The ajv instance for the project's own schemas (strict), with every file of spec/schemas added. */
 function documentValidator(): Ajv2020 {
   if (documentAjv) return documentAjv;
-  const ajv = new Ajv2020({ allErrors: true, strict: true, allowUnionTypes: true });
+  const ajv = new Ajv2020({ allErrors: true, strict: true, allowUnionTypes: true, ownProperties: true });
   addFormats(ajv);
   for (const file of readdirSync(SCHEMA_DIRECTORY)) {
     if (!file.endsWith('.schema.json')) continue;
@@ -36,7 +36,8 @@ export function documentSchema(name: string): ValidateFunction {
   return validate;
 }
 
-const userAjv = new Ajv2020({ allErrors: true, strict: false, allowUnionTypes: true, validateFormats: true });
+// ownProperties: a parameter named like an inherited member (toString) is not present on {}.
+const userAjv = new Ajv2020({ allErrors: true, strict: false, allowUnionTypes: true, validateFormats: true, ownProperties: true });
 addFormats(userAjv);
 const byObject = new WeakMap<object, ValidateFunction>();
 const byText = new Map<string, ValidateFunction>();

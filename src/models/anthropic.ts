@@ -1,0 +1,205 @@
+/** The Anthropic provider: the Solution as the input of a forced `solution` tool, streamed, with our retry policy. */
+import Anthropic from '@anthropic-ai/sdk';
+import type { MessageCreateParamsBase, MessageParam, TextBlockParam, Usage as AnthropicUsage } from '@anthropic-ai/sdk/resources/messages/messages';
+import { ModelError, UsageError } from '../protocol/errors.js';
+import type { Usage } from '../protocol/types.js';
+import { throwIfAborted } from './abort.js';
+import { zeroUsage, type Model, type ModelRequest, type ModelResponse } from './model.js';
+import { isJsonObject, parseJson } from './parse-json.js';
+import type { ModelRegistry } from './registry.js';
+import { withRetries, type RetryOptions } from './retry.js';
+import { StreamedCalls } from './stream-calls.js';
+
+/** The official Anthropic API. */
+export const ANTHROPIC_DEFAULT_BASE_URL = 'https://api.anthropic.com';
+/** The answer length when neither the Request (`config.maxTokens`) nor the options set one. */
+export const ANTHROPIC_DEFAULT_MAX_TOKENS = 8192;
+/** The name of the forced tool whose input is the Solution. */
+export const SOLUTION_TOOL = 'solution';
+
+const SOLUTION_TOOL_DESCRIPTION =
+  'Give your answer for this step: the calls to make (each with its "_tool" and parameters) and the output (null until the final output is known).';
+
+/** How to reach and use an Anthropic model. */
+export interface AnthropicModelOptions {
+  /** The model name without prefix, e.g. `claude-sonnet-4-6`. */
+  model: string;
+  /** Environment for ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN) and ANTHROPIC_BASE_URL (not read from process.env here). */
+  env?: Record<string, string | undefined>;
+  /** Overrides ANTHROPIC_API_KEY. */
+  apiKey?: string;
+  /** Overrides ANTHROPIC_BASE_URL. */
+  baseUrl?: string;
+  /** Prices answers (`costUsd`); without it `costUsd` is null. */
+  registry?: Pick<ModelRegistry, 'costOf'>;
+  retry?: RetryOptions;
+  /** Stream the answer (default true), so calls reach `onCall` before it ends. */
+  stream?: boolean;
+  /** Per-attempt timeout in milliseconds (default 10 minutes). */
+  timeoutMs?: number;
+  /** Default `max_tokens` (Anthropic requires one); `config.maxTokens` wins. */
+  maxTokens?: number;
+  /** Mark the system prompt as a prompt-cache breakpoint (default true): later steps of a run re-read it cheaply. */
+  promptCaching?: boolean;
+}
+
+/**
+ * A model served through the Anthropic messages API. The Solution schema is the `input_schema` of
+ * a tool named `solution` that the model is forced to call (`tool_choice: {type: 'tool'}`); its
+ * input is the answer, and its JSON text is the response text. System messages go in `system`.
+ * `config.temperature` is not sent: the current messages API has no such parameter.
+ * Usage: `inputTokens` is Anthropic's `input_tokens` (uncached input), `cacheReadTokens` and
+ * `cacheWriteTokens` its `cache_read_input_tokens` and `cache_creation_input_tokens`.
+ */
+export class AnthropicModel implements Model {
+  /** `anthropic:<model>`. */
+  readonly id: string;
+  private readonly client: Anthropic;
+
+  constructor(private readonly options: AnthropicModelOptions) {
+    const env = options.env ?? {};
+    const apiKey = options.apiKey ?? env.ANTHROPIC_API_KEY;
+    const authToken = env.ANTHROPIC_AUTH_TOKEN;
+    if (!apiKey && !authToken) {
+      throw new UsageError(`Cannot use the model "anthropic:${options.model}": ANTHROPIC_API_KEY is not set.`);
+    }
+    this.id = `anthropic:${options.model}`;
+    this.client = new Anthropic({
+      ...(apiKey ? { apiKey } : { authToken: authToken ?? null }),
+      baseURL: options.baseUrl ?? env.ANTHROPIC_BASE_URL ?? ANTHROPIC_DEFAULT_BASE_URL,
+      maxRetries: 0, // the retry policy is ours (retry.ts)
+      timeout: options.timeoutMs ?? 600_000,
+    });
+  }
+
+  /** Asks for a Solution; retries transient failures; streams calls to `onCall`. */
+  async generate(request: ModelRequest): Promise<ModelResponse> {
+    throwIfAborted(request.signal);
+    const body = this.body(request);
+    let calls = new StreamedCalls(request);
+    return withRetries(
+      async () => {
+        calls = new StreamedCalls(request);
+        const answer = this.options.stream === false ? await this.whole(body, request) : await this.streamed(body, request, calls);
+        return this.respond(answer, calls);
+      },
+      { provider: 'Anthropic', signal: request.signal, ...this.options.retry, canRetry: () => calls.count === 0 },
+    );
+  }
+
+  private body(request: ModelRequest): MessageCreateParamsBase {
+    const system: TextBlockParam[] = request.messages
+      .filter((message) => message.role === 'system')
+      .map((message) => ({ type: 'text', text: message.content }));
+    const last = system.at(-1);
+    if (last && this.options.promptCaching !== false) last.cache_control = { type: 'ephemeral' };
+    const messages: MessageParam[] = request.messages
+      .filter((message) => message.role !== 'system')
+      .map((message) => ({ role: message.role as 'user' | 'assistant', content: message.content }));
+    // The API wants the conversation to open with a user turn.
+    if (messages[0]?.role !== 'user') messages.unshift({ role: 'user', content: 'Give your answer with the solution tool.' });
+    const body: MessageCreateParamsBase = {
+      model: this.options.model,
+      max_tokens: typeof request.config.maxTokens === 'number' ? request.config.maxTokens : this.options.maxTokens ?? ANTHROPIC_DEFAULT_MAX_TOKENS,
+      messages,
+      tools: [{ name: SOLUTION_TOOL, description: SOLUTION_TOOL_DESCRIPTION, input_schema: request.schema as { type: 'object' } }],
+      tool_choice: { type: 'tool', name: SOLUTION_TOOL },
+    };
+    if (system.length > 0) body.system = system;
+    return body;
+  }
+
+  private async whole(body: MessageCreateParamsBase, request: ModelRequest): Promise<RawAnswer> {
+    const message = await this.client.messages.create({ ...body, stream: false }, { signal: request.signal });
+    const tool = message.content.find((block) => block.type === 'tool_use' && block.name === SOLUTION_TOOL);
+    const text = message.content.map((block) => (block.type === 'text' ? block.text : '')).join('');
+    return {
+      toolJson: tool && tool.type === 'tool_use' ? JSON.stringify(tool.input) : undefined,
+      text,
+      usage: normalizeAnthropicUsage(message.usage),
+      model: message.model,
+      stopReason: message.stop_reason ?? undefined,
+    };
+  }
+
+  private async streamed(body: MessageCreateParamsBase, request: ModelRequest, calls: StreamedCalls): Promise<RawAnswer> {
+    const stream = await this.client.messages.create({ ...body, stream: true }, { signal: request.signal });
+    const answer: RawAnswer = { text: '', usage: zeroUsage() };
+    let toolIndex: number | undefined;
+    let usage: Partial<AnthropicUsage> = {};
+    for await (const event of stream) {
+      switch (event.type) {
+        case 'message_start':
+          answer.model = event.message.model;
+          usage = { ...event.message.usage };
+          break;
+        case 'content_block_start':
+          if (toolIndex === undefined && event.content_block.type === 'tool_use' && event.content_block.name === SOLUTION_TOOL) {
+            toolIndex = event.index;
+            answer.toolJson = '';
+          }
+          break;
+        case 'content_block_delta':
+          if (event.index === toolIndex && event.delta.type === 'input_json_delta') {
+            answer.toolJson = (answer.toolJson ?? '') + event.delta.partial_json;
+            calls.push(event.delta.partial_json);
+          } else if (event.delta.type === 'text_delta') {
+            answer.text += event.delta.text;
+          }
+          break;
+        case 'message_delta':
+          answer.stopReason = event.delta.stop_reason ?? answer.stopReason;
+          // The final usage repeats or updates the start's figures; null means "unchanged".
+          for (const [key, value] of Object.entries(event.usage ?? {})) {
+            if (value !== null && value !== undefined) (usage as Record<string, unknown>)[key] = value;
+          }
+          break;
+        default:
+          break;
+      }
+    }
+    // The SDK ends an aborted stream quietly; an aborted answer is no answer.
+    throwIfAborted(request.signal);
+    answer.usage = normalizeAnthropicUsage(usage);
+    return answer;
+  }
+
+  private respond(answer: RawAnswer, calls: StreamedCalls): ModelResponse {
+    if (answer.toolJson === undefined && answer.stopReason === 'refusal') {
+      throw new ModelError('model_error', `The Anthropic model ${this.options.model} refused to answer${answer.text ? `: ${answer.text}` : '.'}`);
+    }
+    // An empty tool input streams no JSON at all: it is the empty object.
+    const text = answer.toolJson === undefined ? answer.text : answer.toolJson.trim() === '' ? '{}' : answer.toolJson;
+    const parsed = parseJson(text);
+    const solution = parsed.ok ? parsed.value : undefined;
+    calls.finish(solution);
+    return {
+      text,
+      solution,
+      model: `anthropic:${answer.model || this.options.model}`,
+      usage: answer.usage,
+      costUsd: this.options.registry?.costOf(this.id, answer.usage) ?? null,
+    };
+  }
+}
+
+interface RawAnswer {
+  /** The solution tool's input JSON, when the model called it. */
+  toolJson?: string;
+  /** Any plain text the model wrote. */
+  text: string;
+  usage: Usage;
+  model?: string;
+  stopReason?: string;
+}
+
+/** Normalises Anthropic usage (its `input_tokens` already exclude cache reads and writes). */
+export function normalizeAnthropicUsage(usage: Partial<AnthropicUsage> | null | undefined): Usage {
+  if (!usage || !isJsonObject(usage)) return zeroUsage();
+  return {
+    inputTokens: usage.input_tokens ?? 0,
+    outputTokens: usage.output_tokens ?? 0,
+    cacheReadTokens: usage.cache_read_input_tokens ?? 0,
+    cacheWriteTokens: usage.cache_creation_input_tokens ?? 0,
+  };
+}

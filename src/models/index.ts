@@ -1,0 +1,24 @@
+/** The models layer's public surface: the Model interface, providers, registries, replay and recording. */
+export { zeroUsage, addUsage } from './model.js';
+export type { Model, ModelRequest, ModelResponse, ModelFactory, ModelFactoryOptions, ProviderMessage } from './model.js';
+export { ReplayModel } from './replay.js';
+export { RecordingModel, CassetteRecorder, entryFor } from './recording.js';
+export { cassetteSchema, parseCassette, readCassetteFile, readCassetteFileSync, validateCassette } from './cassette.js';
+export type { Cassette, CassetteEntry, CassetteMatch } from './cassette.js';
+export { ModelConfigError } from './config-error.js';
+export { ModelProviders, ModelRegistry, MODELS_FILE_ENV, builtinModelsPath, modelsFileSchema, readModelsFile } from './registry.js';
+export type { LoadModelRegistryOptions, ModelEntry, ModelPrice, ModelProvidersOptions, ModelRegistryOptions, ModelsFile, Tier } from './registry.js';
+export { OpenAIModel, normalizeOpenAIUsage, OPENAI_DEFAULT_BASE_URL } from './openai.js';
+export type { OpenAIModelOptions } from './openai.js';
+export { AnthropicModel, normalizeAnthropicUsage, ANTHROPIC_DEFAULT_BASE_URL, ANTHROPIC_DEFAULT_MAX_TOKENS, SOLUTION_TOOL } from './anthropic.js';
+export type { AnthropicModelOptions } from './anthropic.js';
+export { withRetries, describeFailure, retryAfterMs, backoffDelay, DEFAULT_RETRY } from './retry.js';
+export type { RetryOptions, RetryEvent, RetryCall, FailureInfo } from './retry.js';
+export { toStrictSchema, fromStrictValue, acceptsNull } from './strict-schema.js';
+export type { StrictSchemaResult } from './strict-schema.js';
+export { CallsStreamParser } from './incremental-json.js';
+export type { CompletedCall } from './incremental-json.js';
+export { StreamedCalls, emitCalls } from './stream-calls.js';
+export { parseJson, isJsonObject } from './parse-json.js';
+export type { ParseJsonResult } from './parse-json.js';
+export { abortError, isAbortError, sleep, throwIfAborted } from './abort.js';

@@ -1,0 +1,93 @@
+/** Recording: wraps a live model and writes what it answered as a replay cassette, after every answer. */
+import { mkdir, rename, writeFile } from 'node:fs/promises';
+import { dirname } from 'node:path';
+import { ModelError } from '../protocol/errors.js';
+import type { Cassette, CassetteEntry } from './cassette.js';
+import type { Model, ModelRequest, ModelResponse } from './model.js';
+import { isJsonObject } from './parse-json.js';
+
+let temporaryCounter = 0;
+
+/**
+ * Collects cassette entries for one file and rewrites the whole file (version 1) after each new
+ * entry, so an interrupted run keeps every answer it got. Writes are serialised and atomic
+ * (temporary file, then rename). Several models may share one recorder (one per file).
+ * An existing file is replaced by the first write.
+ */
+export class CassetteRecorder {
+  /** The entries recorded so far, in the order the answers arrived. */
+  readonly entries: CassetteEntry[] = [];
+  private queue: Promise<void> = Promise.resolve();
+
+  /** @param path the cassette file to write. */
+  constructor(readonly path: string) {}
+
+  /** Appends an entry and resolves once the file holding it is written. */
+  record(entry: CassetteEntry): Promise<void> {
+    this.entries.push(entry);
+    const cassette: Cassette = { version: 1, entries: [...this.entries] };
+    const write = this.queue.then(() => this.write(cassette));
+    this.queue = write.catch(() => undefined);
+    return write;
+  }
+
+  /** Resolves when every pending write has finished. */
+  flush(): Promise<void> {
+    return this.queue;
+  }
+
+  private async write(cassette: Cassette): Promise<void> {
+    temporaryCounter += 1;
+    const temporary = `${this.path}.${process.pid}.${temporaryCounter}.tmp`;
+    try {
+      await mkdir(dirname(this.path), { recursive: true });
+      await writeFile(temporary, `${JSON.stringify(cassette, null, 2)}\n`, 'utf8');
+      await rename(temporary, this.path);
+    } catch (error) {
+      const reason = error instanceof Error ? error.message : String(error);
+      throw new ModelError('model_error', `Cannot write the cassette ${this.path}: ${reason}`, { path: this.path }, { cause: error });
+    }
+  }
+}
+
+/** How many trailing characters of the prompt a recorded entry matches on. */
+export const RECORDED_PROMPT_TAIL = 160;
+
+/** The cassette entry that replays `response` for `request`: the solution when it is an object, else the raw text. */
+export function entryFor(request: ModelRequest, response: ModelResponse): CassetteEntry {
+  // The prompt's tail (where a run's input and latest data render) tells apart parallel runs
+  // of one request at one step, such as one delegate called on two instances.
+  const prompt = request.messages.map((message) => message.content).join('\n');
+  const entry: CassetteEntry = { match: { request: request.requestName, step: request.step, contains: prompt.slice(-RECORDED_PROMPT_TAIL) } };
+  if (isJsonObject(response.solution)) entry.solution = response.solution;
+  else entry.text = response.text;
+  const { reasoningTokens, ...usage } = response.usage;
+  entry.usage = reasoningTokens === undefined ? usage : { ...usage, reasoningTokens };
+  entry.model = response.model;
+  return entry;
+}
+
+/**
+ * A model that answers through another and records each answer (`{match: {request, step},
+ * solution | text, usage}`) into a cassette; replaying that cassette gives the same solutions.
+ * Failed calls are not recorded.
+ */
+export class RecordingModel implements Model {
+  /** The wrapped model's id: recording does not change which model answers. */
+  readonly id: string;
+  /** Where the entries go. */
+  readonly recorder: CassetteRecorder;
+
+  /** @param recorder a shared recorder, or the path of the cassette to write. */
+  constructor(private readonly inner: Model, recorder: CassetteRecorder | string) {
+    this.id = inner.id;
+    this.recorder = typeof recorder === 'string' ? new CassetteRecorder(recorder) : recorder;
+  }
+
+  /** Asks the wrapped model, records the answer, then returns it unchanged. */
+  async generate(request: ModelRequest): Promise<ModelResponse> {
+    const response = await this.inner.generate(request);
+    await this.recorder.record(entryFor(request, response));
+    return response;
+  }
+}

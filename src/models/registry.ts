@@ -1,0 +1,303 @@
+/** The model registry (tiers, delegation, prices from models.json) and the provider registry that builds models from specs by prefix. */
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Ajv, type ValidateFunction } from 'ajv';
+import { UsageError } from '../protocol/errors.js';
+import type { Usage } from '../protocol/types.js';
+import { AnthropicModel } from './anthropic.js';
+import { ModelConfigError, problemsFromAjv } from './config-error.js';
+import type { Model, ModelFactory, ModelFactoryOptions } from './model.js';
+import { OpenAIModel } from './openai.js';
+import { parseJson } from './parse-json.js';
+import { CassetteRecorder, RecordingModel } from './recording.js';
+import { ReplayModel } from './replay.js';
+import type { RetryOptions } from './retry.js';
+
+/** The tiers a Request or a delegate call may ask for (PROTOCOL section 11). */
+export type Tier = 'fast' | 'balanced' | 'deep';
+
+/** Prices in US dollars per million tokens. */
+export interface ModelPrice {
+  /** Uncached input tokens. */
+  input: number;
+  output: number;
+  /** Cached input tokens read; the input price when absent. */
+  cacheRead?: number;
+  /** Input tokens written to the cache; the input price when absent. */
+  cacheWrite?: number;
+}
+
+/** What the registry knows about one model. */
+export interface ModelEntry {
+  tier?: Tier;
+  /** Whether the builtin `delegate` tool is offered while this model runs. */
+  can_delegate?: boolean;
+  price?: ModelPrice;
+}
+
+/** The shape of a models.json file. `null` removes a model inherited from an earlier file. */
+export interface ModelsFile {
+  models?: Record<string, ModelEntry | null>;
+  /** Addition: preferred models per tier, tried before the file order. */
+  tiers?: Partial<Record<Tier, string[]>>;
+}
+
+const priceSchema = { type: 'number', minimum: 0 } as const;
+
+/** JSON Schema of a models.json file. */
+export const modelsFileSchema = {
+  type: 'object',
+  properties: {
+    $comment: { type: 'string' },
+    models: {
+      type: 'object',
+      propertyNames: { pattern: '^[^:]+:.+$' },
+      additionalProperties: {
+        oneOf: [
+          { type: 'null' },
+          {
+            type: 'object',
+            properties: {
+              tier: { enum: ['fast', 'balanced', 'deep'] },
+              can_delegate: { type: 'boolean' },
+              price: {
+                type: 'object',
+                properties: { input: priceSchema, output: priceSchema, cacheRead: priceSchema, cacheWrite: priceSchema },
+                additionalProperties: false,
+              },
+              $comment: { type: 'string' },
+            },
+            additionalProperties: false,
+          },
+        ],
+      },
+    },
+    tiers: {
+      type: 'object',
+      properties: {
+        fast: { type: 'array', items: { type: 'string' } },
+        balanced: { type: 'array', items: { type: 'string' } },
+        deep: { type: 'array', items: { type: 'string' } },
+      },
+      additionalProperties: false,
+    },
+  },
+  additionalProperties: false,
+} as const;
+
+/** The environment variable naming a user models.json merged on top of the shipped one. */
+export const MODELS_FILE_ENV = 'DELEGATE_MODELS';
+
+/** The models.json shipped with the package (at the package root). */
+export function builtinModelsPath(): string {
+  return fileURLToPath(new URL('../../models.json', import.meta.url));
+}
+
+/** Options of the model registry. */
+export interface ModelRegistryOptions {
+  /** Receives warnings (an unknown price, once per model); writes to stderr by default. */
+  warn?: (message: string) => void;
+}
+
+/** Options of `ModelRegistry.load`. */
+export interface LoadModelRegistryOptions extends ModelRegistryOptions {
+  /** The base file; the shipped models.json by default. */
+  builtinFile?: string;
+  /** A user file merged on top; default: the file named by DELEGATE_MODELS, if any. */
+  userFile?: string;
+  /** Environment consulted for DELEGATE_MODELS; `process.env` by default. */
+  env?: Record<string, string | undefined>;
+  /** Folder a relative user file resolves against; the process's cwd by default. */
+  cwd?: string;
+}
+
+const defaultWarn = (message: string): void => {
+  process.stderr.write(`warning: ${message}\n`);
+};
+
+let modelsFileValidator: ValidateFunction | undefined;
+
+/**
+ * Models with their tier, delegation flag and prices. Files merge on top of each other: a model's
+ * fields are replaced field by field (`price` too), new models are appended, `null` removes one.
+ */
+export class ModelRegistry {
+  private readonly models = new Map<string, ModelEntry>();
+  private readonly tiers: Partial<Record<Tier, string[]>> = {};
+  private readonly warn: (message: string) => void;
+  private readonly warned = new Set<string>();
+
+  constructor(file: ModelsFile = {}, options: ModelRegistryOptions = {}) {
+    this.warn = options.warn ?? defaultWarn;
+    this.merge(file);
+  }
+
+  /** Loads the shipped models.json, then the user file (explicit, or from DELEGATE_MODELS) on top. */
+  static load(options: LoadModelRegistryOptions = {}): ModelRegistry {
+    const registry = new ModelRegistry({}, options);
+    registry.merge(readModelsFile(options.builtinFile ?? builtinModelsPath()));
+    const user = options.userFile ?? (options.env ?? process.env)[MODELS_FILE_ENV];
+    if (user) registry.merge(readModelsFile(resolve(options.cwd ?? process.cwd(), user)));
+    return registry;
+  }
+
+  /** Merges a models file on top of what the registry holds (see the class comment). */
+  merge(file: ModelsFile): this {
+    for (const [model, entry] of Object.entries(file.models ?? {})) {
+      if (entry === null) {
+        this.models.delete(model);
+        continue;
+      }
+      const previous = this.models.get(model) ?? {};
+      const merged: ModelEntry = { ...previous, ...entry };
+      if (previous.price || entry.price) merged.price = { ...previous.price, ...entry.price } as ModelPrice;
+      this.models.set(model, merged);
+    }
+    for (const [tier, models] of Object.entries(file.tiers ?? {}) as Array<[Tier, string[]]>) {
+      this.tiers[tier] = [...models];
+    }
+    return this;
+  }
+
+  /** Every model spec the registry knows, in order. */
+  list(): string[] {
+    return [...this.models.keys()];
+  }
+
+  /** The entry of a model (also found without a trailing date, `gpt-4.1-mini-2025-04-14` → `gpt-4.1-mini`). */
+  get(model: string): ModelEntry | undefined {
+    return this.models.get(model) ?? this.models.get(model.replace(/-(\d{4}-\d{2}-\d{2}|\d{8})$/, ''));
+  }
+
+  /** Whether the model may delegate (`can_delegate`); unknown models may not. */
+  canDelegate(model: string): boolean {
+    return this.get(model)?.can_delegate === true;
+  }
+
+  /** The model's tier, when known. */
+  tierOf(model: string): Tier | undefined {
+    return this.get(model)?.tier;
+  }
+
+  /**
+   * The cost in US dollars of `usage` on `model`, or `null` when its price is unknown (warned once
+   * per model). Replay models cost nothing.
+   */
+  costOf(model: string, usage: Usage): number | null {
+    if (model.startsWith('replay:')) return 0;
+    const price = this.get(model)?.price;
+    if (!price) {
+      if (!this.warned.has(model)) {
+        this.warned.add(model);
+        this.warn(`No price is known for model "${model}", so its cost is reported as unknown. Add it to a models.json file (${MODELS_FILE_ENV}) to price it.`);
+      }
+      return null;
+    }
+    const dollars =
+      usage.inputTokens * price.input +
+      usage.outputTokens * price.output +
+      usage.cacheReadTokens * (price.cacheRead ?? price.input) +
+      usage.cacheWriteTokens * (price.cacheWrite ?? price.input);
+    return dollars / 1_000_000;
+  }
+
+  /**
+   * The default model of a tier: the tier's preference list (`tiers`) first, then the registry's
+   * order. `provider` (e.g. `openai`) prefers that provider's models; `filter` excludes models
+   * (e.g. providers without credentials). `null` when no model fits.
+   */
+  modelForTier(tier: Tier, options: { provider?: string; filter?: (model: string) => boolean } = {}): string | null {
+    const candidates = [...(this.tiers[tier] ?? []), ...[...this.models].filter(([, entry]) => entry.tier === tier).map(([model]) => model)];
+    const allowed = candidates.filter((model) => options.filter?.(model) ?? true);
+    if (options.provider) {
+      const prefix = `${options.provider.replace(/:$/, '')}:`;
+      const own = allowed.find((model) => model.startsWith(prefix));
+      if (own) return own;
+    }
+    return allowed[0] ?? null;
+  }
+}
+
+/** Reads and validates a models.json file; problems name the file and the JSON pointer. */
+export function readModelsFile(path: string): ModelsFile {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (error) {
+    const reason = error instanceof Error ? error.message : String(error);
+    throw new ModelConfigError('models file', [{ document: path, pointer: '', message: `The file cannot be read: ${reason}` }]);
+  }
+  const parsed = parseJson(text);
+  if (!parsed.ok) throw new ModelConfigError('models file', [{ document: path, pointer: '', message: `The file is not JSON: ${parsed.error}` }]);
+  modelsFileValidator ??= new Ajv({ allErrors: true, verbose: true, strict: false }).compile(modelsFileSchema);
+  if (!modelsFileValidator(parsed.value)) throw new ModelConfigError('models file', problemsFromAjv(modelsFileValidator.errors, path));
+  return parsed.value as ModelsFile;
+}
+
+/** Options of a provider registry. */
+export interface ModelProvidersOptions {
+  /** Prices for the live providers' `costUsd`; the shipped models.json (plus DELEGATE_MODELS) by default. */
+  registry?: ModelRegistry;
+  /** Retry policy of the live providers. */
+  retry?: RetryOptions;
+  /** Register `replay:`, `openai:` and `anthropic:` (default true). */
+  builtins?: boolean;
+}
+
+/**
+ * Model providers by prefix: `create('openai:gpt-4.1-mini', options)` hands `gpt-4.1-mini` to the
+ * factory registered for `openai`. With `options.record`, live models are wrapped so that their
+ * answers are written to that cassette (one shared recorder per file).
+ */
+export class ModelProviders {
+  /** The registry the built-in live providers price their answers with. */
+  readonly registry: ModelRegistry;
+  private readonly factories = new Map<string, ModelFactory>();
+  private readonly recorders = new Map<string, CassetteRecorder>();
+
+  constructor(options: ModelProvidersOptions = {}) {
+    this.registry = options.registry ?? ModelRegistry.load();
+    if (options.builtins === false) return;
+    const registry = this.registry;
+    const retry = options.retry;
+    this.register('replay', (name, factoryOptions) => ReplayModel.fromFileSync(resolve(factoryOptions.cwd, name)));
+    this.register('openai', (name, factoryOptions) =>
+      new OpenAIModel({ model: name, env: factoryOptions.env, baseUrl: factoryOptions.baseUrl, registry, retry }),
+    );
+    this.register('anthropic', (name, factoryOptions) => new AnthropicModel({ model: name, env: factoryOptions.env, registry, retry }));
+  }
+
+  /** Registers (or replaces) the factory of a prefix, given with or without its colon. */
+  register(prefix: string, factory: ModelFactory): this {
+    this.factories.set(prefix.replace(/:$/, ''), factory);
+    return this;
+  }
+
+  /** The registered prefixes, each with its colon. */
+  prefixes(): string[] {
+    return [...this.factories.keys()].map((prefix) => `${prefix}:`);
+  }
+
+  /** Builds the model of a spec `<prefix>:<name>`; an unknown prefix is a UsageError listing the known ones. */
+  create(spec: string, options: ModelFactoryOptions): Model {
+    const colon = spec.indexOf(':');
+    const prefix = colon < 0 ? '' : spec.slice(0, colon);
+    const name = colon < 0 ? '' : spec.slice(colon + 1);
+    const factory = this.factories.get(prefix);
+    if (!factory || name === '') {
+      const known = this.prefixes().join(', ');
+      const why = colon < 0 ? 'it has no provider prefix' : !factory ? `the provider "${prefix}:" is unknown` : 'it names no model';
+      throw new UsageError(`Cannot use the model "${spec}": ${why}. Write <provider>:<model> with one of the known providers: ${known}.`);
+    }
+    const model = factory(name, options);
+    if (!options.record || prefix === 'replay') return model;
+    const path = resolve(options.cwd, options.record);
+    let recorder = this.recorders.get(path);
+    if (!recorder) {
+      recorder = new CassetteRecorder(path);
+      this.recorders.set(path, recorder);
+    }
+    return new RecordingModel(model, recorder);
+  }
+}

@@ -1,0 +1,96 @@
+/** The replay model (CONTRACTS.md section 2): plays a cassette's answers deterministically; also the library's test double. */
+import { ModelError } from '../protocol/errors.js';
+import { throwIfAborted, sleep } from './abort.js';
+import { readCassetteFile, readCassetteFileSync, validateCassette, type Cassette, type CassetteEntry } from './cassette.js';
+import { addUsage, zeroUsage, type Model, type ModelRequest, type ModelResponse } from './model.js';
+import { parseJson } from './parse-json.js';
+import { emitCalls } from './stream-calls.js';
+
+/** How many characters of the prompt a no-match error quotes. */
+const PROMPT_EXCERPT_LENGTH = 200;
+
+/**
+ * Answers model calls from a cassette. An entry matches when every `match` field it gives equals
+ * the request's name and step and is contained in the prompt; the first unused matching entry is
+ * consumed (`repeat: true` entries are never consumed). Matching depends only on each call's own
+ * request name, step and prompt, so parallel children get the same entries in any order.
+ *
+ * It records every request it receives (`requests`) and reports entries never used (`unused()`),
+ * so tests use it as a scripted model.
+ */
+export class ReplayModel implements Model {
+  /** `replay:<file>`, or `replay:inline` for a cassette given as an object. */
+  readonly id: string;
+  /** Every request received, in order (including those that found no entry). */
+  readonly requests: ModelRequest[] = [];
+  private readonly entries: CassetteEntry[];
+  private readonly uses: number[];
+
+  /**
+   * @param cassette a cassette object (validated here) or just its entries.
+   * @param source where it came from, shown in the id and in errors; `inline` by default.
+   */
+  constructor(cassette: Cassette | CassetteEntry[], source = 'inline') {
+    const value = Array.isArray(cassette) ? { version: 1, entries: cassette } : cassette;
+    this.entries = validateCassette(value, source).entries;
+    this.uses = this.entries.map(() => 0);
+    this.id = `replay:${source}`;
+  }
+
+  /** Loads a cassette file; a bad file is a ModelConfigError naming the file and the JSON pointer. */
+  static async fromFile(path: string): Promise<ReplayModel> {
+    return new ReplayModel(await readCassetteFile(path), path);
+  }
+
+  /** Synchronous `fromFile`, for model factories. */
+  static fromFileSync(path: string): ReplayModel {
+    return new ReplayModel(readCassetteFileSync(path), path);
+  }
+
+  /** Entries that no request has used yet (consumable and repeatable alike). */
+  unused(): CassetteEntry[] {
+    return this.entries.filter((_, index) => this.uses[index] === 0);
+  }
+
+  /** Answers with the first unused matching entry, calling `onCall` for each of its calls first. */
+  async generate(request: ModelRequest): Promise<ModelResponse> {
+    throwIfAborted(request.signal);
+    this.requests.push(request);
+    const prompt = request.messages.map((message) => message.content).join('\n');
+    const index = this.entries.findIndex((entry, i) => (entry.repeat === true || this.uses[i] === 0) && matches(entry, request, prompt));
+    if (index < 0) {
+      const excerpt = prompt.slice(0, PROMPT_EXCERPT_LENGTH);
+      throw new ModelError(
+        'model_error',
+        `No entry of the replay cassette ${this.id.slice('replay:'.length)} matches request "${request.requestName}" at step ${request.step}; the prompt begins: ${JSON.stringify(excerpt)}`,
+        { request: request.requestName, step: request.step, prompt: excerpt },
+      );
+    }
+    this.uses[index] = (this.uses[index] ?? 0) + 1;
+    const entry = this.entries[index] as CassetteEntry;
+    if (entry.delayMs) await sleep(entry.delayMs, request.signal);
+
+    let text: string;
+    let solution: unknown;
+    if (entry.solution !== undefined) {
+      solution = structuredClone(entry.solution);
+      text = JSON.stringify(entry.solution);
+    } else {
+      text = entry.text ?? '';
+      const parsed = parseJson(text);
+      solution = parsed.ok ? parsed.value : undefined;
+    }
+    emitCalls(solution, request);
+    throwIfAborted(request.signal);
+    return { text, solution, model: this.id, usage: addUsage(zeroUsage(), entry.usage ?? {}), costUsd: 0 };
+  }
+}
+
+function matches(entry: CassetteEntry, request: ModelRequest, prompt: string): boolean {
+  const match = entry.match;
+  if (!match) return true;
+  if (match.request !== undefined && match.request !== request.requestName) return false;
+  if (match.step !== undefined && match.step !== request.step) return false;
+  if (match.contains !== undefined && !prompt.includes(match.contains)) return false;
+  return true;
+}
