@@ -25,6 +25,22 @@ function parameterSchema(tool: ToolSchema): Record<string, unknown> {
 }
 
 /**
+ * Intersects the `type` keywords of merged schemas. Every integer is a number, so `integer` and
+ * `number` meet in `integer` (json-schema-merge-allof's default calls them incompatible).
+ * Returns undefined (the merge then fails) when no type is common.
+ */
+function mergeTypes(values: unknown[]): unknown {
+  const sets = values.map((value) => (Array.isArray(value) ? value : [value]) as unknown[]);
+  let common = sets[0] ?? [];
+  for (const next of sets.slice(1)) {
+    const integers = (common.includes('integer') && next.includes('number')) || (common.includes('number') && next.includes('integer'));
+    common = [...new Set([...common.filter((type) => next.includes(type)), ...(integers ? ['integer'] : [])])];
+  }
+  if (common.length === 0) return undefined;
+  return common.length === 1 ? common[0] : common;
+}
+
+/**
  * Merges a delegate's input schema into a tool's parameters (allOf simplified by
  * json-schema-merge-allof) and makes the delegate's output schema the tool's `_output`
  * contract. The merged parameters are strict: properties neither side declares are refused.
@@ -32,7 +48,7 @@ function parameterSchema(tool: ToolSchema): Record<string, unknown> {
  */
 export function mergeDelegateContract(tool: ToolSchema, inputSchema: JsonSchema | undefined, outputSchema: JsonSchema): ToolSchema {
   const parameters = parameterSchema(tool);
-  const merged = (inputSchema === undefined ? parameters : mergeAllOf({ allOf: [parameters, inputSchema] } as never)) as Record<string, unknown>;
+  const merged = (inputSchema === undefined ? parameters : mergeAllOf({ allOf: [parameters, inputSchema] } as never, { resolvers: { type: mergeTypes } } as never)) as Record<string, unknown>;
   const meta = Object.fromEntries(Object.entries(tool.properties ?? {}).filter(([key]) => isMetaProperty(key) && key !== '_output'));
   const mergedProperties = (merged.properties ?? {}) as Record<string, JsonSchema>;
   return {

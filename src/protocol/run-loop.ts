@@ -128,7 +128,9 @@ export async function runRequest(runtime: Runtime, loaded: LoadedRequest, option
       const started = new Set<string>();
       const startCall = (call: Call, index: number) => {
         if (!batch || !isCallShaped(call)) return;
-        const key = JSON.stringify(call);
+        // Streamed delivery and the final answer deliver each call at its index: run each position once,
+        // but two identical calls at different positions are two calls.
+        const key = `${index}\u0000${JSON.stringify(call)}`;
         if (started.has(key)) return;
         started.add(key);
         batch.add({ id: typeof call._id === 'string' ? call._id : `${step}.${index}`, call });
