@@ -8,6 +8,9 @@ import { isJsonObject } from './parse-json.js';
 
 let temporaryCounter = 0;
 
+/** Shorter prompt lines (braces, blank lines) tell nothing apart. */
+const MIN_DISTINGUISHING_LENGTH = 8;
+
 /**
  * Collects cassette entries for one file and rewrites the whole file (version 1) after each new
  * entry, so an interrupted run keeps every answer it got. Writes are serialised and atomic
@@ -17,18 +20,39 @@ let temporaryCounter = 0;
 export class CassetteRecorder {
   /** The entries recorded so far, in the order the answers arrived. */
   readonly entries: CassetteEntry[] = [];
+  /** The prompt each entry answered, to tell apart entries of one request and step. */
+  private readonly prompts: string[] = [];
   private queue: Promise<void> = Promise.resolve();
 
   /** @param path the cassette file to write. */
   constructor(readonly path: string) {}
 
-  /** Appends an entry and resolves once the file holding it is written. */
-  record(entry: CassetteEntry): Promise<void> {
+  /**
+   * Appends an entry and resolves once the file holding it is written. Entries sharing a request
+   * name and step (one delegate run in parallel on two instances, say) each get a `contains`: the
+   * first prompt line no sibling has, so replay hands each run its own answer whatever the order.
+   */
+  record(entry: CassetteEntry, prompt = ''): Promise<void> {
     this.entries.push(entry);
+    this.prompts.push(prompt);
+    this.distinguish(entry);
     const cassette: Cassette = { version: 1, entries: [...this.entries] };
     const write = this.queue.then(() => this.write(cassette));
     this.queue = write.catch(() => undefined);
     return write;
+  }
+
+  private distinguish(entry: CassetteEntry): void {
+    const siblings = this.entries.flatMap((other, index) =>
+      other.match?.request === entry.match?.request && other.match?.step === entry.match?.step ? [index] : []);
+    if (siblings.length < 2) return;
+    for (const index of siblings) {
+      const own = this.prompts[index] ?? '';
+      const others = siblings.filter((other) => other !== index).map((other) => this.prompts[other] ?? '');
+      const line = own.split('\n').find((candidate) => candidate.trim().length >= MIN_DISTINGUISHING_LENGTH && others.every((other) => !other.includes(candidate)));
+      const match = this.entries[index]?.match;
+      if (line !== undefined && match) match.contains = line;
+    }
   }
 
   /** Resolves when every pending write has finished. */
@@ -50,15 +74,9 @@ export class CassetteRecorder {
   }
 }
 
-/** How many trailing characters of the prompt a recorded entry matches on. */
-export const RECORDED_PROMPT_TAIL = 160;
-
 /** The cassette entry that replays `response` for `request`: the solution when it is an object, else the raw text. */
 export function entryFor(request: ModelRequest, response: ModelResponse): CassetteEntry {
-  // The prompt's tail (where a run's input and latest data render) tells apart parallel runs
-  // of one request at one step, such as one delegate called on two instances.
-  const prompt = request.messages.map((message) => message.content).join('\n');
-  const entry: CassetteEntry = { match: { request: request.requestName, step: request.step, contains: prompt.slice(-RECORDED_PROMPT_TAIL) } };
+  const entry: CassetteEntry = { match: { request: request.requestName, step: request.step } };
   if (isJsonObject(response.solution)) entry.solution = response.solution;
   else entry.text = response.text;
   const { reasoningTokens, ...usage } = response.usage;
@@ -87,7 +105,7 @@ export class RecordingModel implements Model {
   /** Asks the wrapped model, records the answer, then returns it unchanged. */
   async generate(request: ModelRequest): Promise<ModelResponse> {
     const response = await this.inner.generate(request);
-    await this.recorder.record(entryFor(request, response));
+    await this.recorder.record(entryFor(request, response), request.messages.map((message) => message.content).join('\n'));
     return response;
   }
 }

@@ -42,17 +42,18 @@ export function mergedMessage(kind: string, instance: string | undefined, record
 
 /**
  * Runs every message through its handler. Data-like messages of one identity render once, merged,
- * at the position of the identity's latest message (fresh data sits near the end of the prompt).
+ * at the position of the identity's first message: the prompt's order then does not depend on
+ * which parallel call finished last, so it stays stable (and cache-friendly) across runs.
  */
 export function renderContext(context: readonly Message[], handlers: HandlerRegistry, config: RequestConfig = {}): RenderedContext {
   const state: RenderState = { messages: [], config: { ...config }, solutionProperties: {}, instructions: [] };
   const records: DataRecord[] = [];
-  const lastIndex = new Map<string, number>();
+  const firstIndex = new Map<string, number>();
   const members = new Map<string, Message[]>();
   context.forEach((message, index) => {
     const identity = identityOf(message);
     if (identity === undefined) return;
-    lastIndex.set(identity, index);
+    if (!firstIndex.has(identity)) firstIndex.set(identity, index);
     members.set(identity, [...(members.get(identity) ?? []), message]);
     const record = dataRecordOf(message);
     if (record) records.push(record);
@@ -65,7 +66,7 @@ export function renderContext(context: readonly Message[], handlers: HandlerRegi
       handler.render(message, state);
       return;
     }
-    if (lastIndex.get(identity) !== index) return;
+    if (firstIndex.get(identity) !== index) return;
     const [kind, instance] = identity.split('\u0000') as [string, string];
     const merged = mergedMessage(kind, instance || undefined, records, members.get(identity) ?? []);
     if (merged) (handlers.get(merged.type) ?? handler).render?.(merged, state);
