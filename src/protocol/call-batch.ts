@@ -41,17 +41,37 @@ export class CallBatch {
 
   constructor(private readonly hooks: BatchHooks) {}
 
-  /** Adds a call; it starts at once when it can. */
+  /**
+   * Adds a call; it starts as soon as it can. Calls added in the same tick (a plan, or an answer
+   * delivered whole) are scheduled together, so a call waits for every call of that set that
+   * writes what it reads, whatever their order; calls streamed in later ticks start on arrival.
+   */
   add(entry: BatchEntry): void {
     if (this.closed) throw new Error('A closed batch takes no more calls.');
     this.pending.push(entry);
-    this.pump();
+    this.schedule();
+  }
+
+  /** Adds calls known all at once. */
+  addAll(entries: readonly BatchEntry[]): void {
+    for (const entry of entries) this.add(entry);
   }
 
   /** No more calls will come. */
   close(): void {
     this.closed = true;
-    this.pump();
+    this.schedule();
+  }
+
+  private scheduled = false;
+
+  private schedule(): void {
+    if (this.scheduled) return;
+    this.scheduled = true;
+    queueMicrotask(() => {
+      this.scheduled = false;
+      this.pump();
+    });
   }
 
   /** Resolves when every call has completed or failed and the batch is closed. */

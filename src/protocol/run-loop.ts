@@ -177,7 +177,7 @@ async function runBatch(scope: CallScope, entries: BatchEntry[]): Promise<void> 
     execute: (entry, call) => executeCall(scope, entry, call),
     fail: (entry, error) => recordFailure(scope, entry, entry.call, error),
   });
-  for (const entry of entries) batch.add(entry);
+  batch.addAll(entries);
   batch.close();
   await batch.settled();
 }
