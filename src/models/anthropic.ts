@@ -5,7 +5,7 @@ import { ModelError, UsageError } from '../protocol/errors.js';
 import type { Usage } from '../protocol/types.js';
 import { throwIfAborted } from './abort.js';
 import { zeroUsage, type Model, type ModelRequest, type ModelResponse } from './model.js';
-import { isJsonObject, parseJson } from './parse-json.js';
+import { isJsonObject, parseModelJson } from './parse-json.js';
 import type { ModelRegistry } from './registry.js';
 import { withRetries, type RetryOptions } from './retry.js';
 import { StreamedCalls } from './stream-calls.js';
@@ -170,7 +170,7 @@ export class AnthropicModel implements Model {
     }
     // An empty tool input streams no JSON at all: it is the empty object.
     const text = answer.toolJson === undefined ? answer.text : answer.toolJson.trim() === '' ? '{}' : answer.toolJson;
-    const parsed = parseJson(text);
+    const parsed = parseModelJson(text);
     const solution = parsed.ok ? parsed.value : undefined;
     calls.finish(solution);
     return {

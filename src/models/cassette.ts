@@ -1,10 +1,10 @@
 /** Replay cassettes (CONTRACTS.md section 2): their types, their schema, and loading them with clear errors. */
 import { readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
-import { Ajv, type ValidateFunction } from 'ajv';
+import { documentSchema } from '../protocol/schemas.js';
 import type { Usage } from '../protocol/types.js';
 import { ModelConfigError, problemsFromAjv } from './config-error.js';
-import { parseJson } from './parse-json.js';
+import { parseJson } from '../protocol/json.js';
 
 /** Which model calls an entry answers; every field given must match, absent fields match anything. */
 export interface CassetteMatch {
@@ -41,62 +41,10 @@ export interface Cassette {
   entries: CassetteEntry[];
 }
 
-const usageFieldSchema = { type: 'integer', minimum: 0 } as const;
-
-/**
- * The cassette schema: `spec/schemas/cassette.schema.json` (the public contract) plus checks of
- * the fields it leaves open (usage counts, the additions above). Unknown entry fields stay allowed.
- */
-export const cassetteSchema = {
-  type: 'object',
-  required: ['version', 'entries'],
-  properties: {
-    version: { const: 1 },
-    entries: {
-      type: 'array',
-      items: {
-        type: 'object',
-        properties: {
-          match: {
-            type: 'object',
-            properties: {
-              request: { type: 'string' },
-              step: { type: 'integer', minimum: 0 },
-              contains: { type: 'string' },
-            },
-            additionalProperties: false,
-          },
-          solution: { type: 'object' },
-          text: { type: 'string' },
-          usage: {
-            type: 'object',
-            properties: {
-              inputTokens: usageFieldSchema,
-              outputTokens: usageFieldSchema,
-              cacheReadTokens: usageFieldSchema,
-              cacheWriteTokens: usageFieldSchema,
-              reasoningTokens: usageFieldSchema,
-            },
-            additionalProperties: false,
-          },
-          repeat: { type: 'boolean' },
-          delayMs: { type: 'number', minimum: 0 },
-          model: { type: 'string' },
-          description: { type: 'string' },
-        },
-        description: 'An entry gives exactly one of "solution" (an object) and "text" (a string).',
-        oneOf: [{ required: ['solution'] }, { required: ['text'] }],
-      },
-    },
-  },
-} as const;
-
-let validator: ValidateFunction | undefined;
-
 /** Validates a parsed cassette; throws ModelConfigError naming `document` and each JSON pointer. */
 export function validateCassette(value: unknown, document: string): Cassette {
-  validator ??= new Ajv({ allErrors: true, verbose: true, strict: false }).compile(cassetteSchema);
-  if (!validator(value)) throw new ModelConfigError('replay cassette', problemsFromAjv(validator.errors, document));
+  const validate = documentSchema('cassette.schema.json');
+  if (!validate(value)) throw new ModelConfigError('replay cassette', problemsFromAjv(validate.errors, document));
   return value as Cassette;
 }
 
@@ -104,7 +52,7 @@ export function validateCassette(value: unknown, document: string): Cassette {
 export function parseCassette(text: string, document: string): Cassette {
   const parsed = parseJson(text);
   if (!parsed.ok) {
-    throw new ModelConfigError('replay cassette', [{ document, pointer: '', message: `The file is not JSON: ${parsed.error}` }]);
+    throw new ModelConfigError('replay cassette', [{ document, pointer: '', message: parsed.message, line: parsed.line, column: parsed.column }]);
   }
   return validateCassette(parsed.value, document);
 }

@@ -6,7 +6,7 @@ import { ModelError, UsageError } from '../protocol/errors.js';
 import type { JsonSchema, Usage } from '../protocol/types.js';
 import { throwIfAborted } from './abort.js';
 import { zeroUsage, type Model, type ModelRequest, type ModelResponse } from './model.js';
-import { isJsonObject, parseJson } from './parse-json.js';
+import { isJsonObject, parseModelJson } from './parse-json.js';
 import type { ModelRegistry } from './registry.js';
 import { withRetries, type RetryOptions } from './retry.js';
 import { fromStrictValue, toStrictSchema, type StrictSchemaResult } from './strict-schema.js';
@@ -139,7 +139,7 @@ export class OpenAIModel implements Model {
 
   private respond(answer: RawAnswer, request: ModelRequest, calls: StreamedCalls): ModelResponse {
     if (answer.refusal && !answer.text) throw new ModelError('model_error', `The OpenAI model ${this.name} refused to answer: ${answer.refusal}`);
-    const parsed = parseJson(answer.text);
+    const parsed = parseModelJson(answer.text);
     const solution = parsed.ok ? fromStrictValue(parsed.value, request.schema) : undefined;
     calls.finish(solution);
     const usage = normalizeOpenAIUsage(answer.usage);

@@ -2,14 +2,14 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { Ajv, type ValidateFunction } from 'ajv';
 import { UsageError } from '../protocol/errors.js';
 import type { Usage } from '../protocol/types.js';
 import { AnthropicModel } from './anthropic.js';
 import { ModelConfigError, problemsFromAjv } from './config-error.js';
 import type { Model, ModelFactory, ModelFactoryOptions } from './model.js';
 import { OpenAIModel } from './openai.js';
-import { parseJson } from './parse-json.js';
+import { parseJson } from '../protocol/json.js';
+import { documentSchema } from '../protocol/schemas.js';
 import { CassetteRecorder, RecordingModel } from './recording.js';
 import { ReplayModel } from './replay.js';
 import type { RetryOptions } from './retry.js';
@@ -43,49 +43,6 @@ export interface ModelsFile {
   tiers?: Partial<Record<Tier, string[]>>;
 }
 
-const priceSchema = { type: 'number', minimum: 0 } as const;
-
-/** JSON Schema of a models.json file. */
-export const modelsFileSchema = {
-  type: 'object',
-  properties: {
-    $comment: { type: 'string' },
-    models: {
-      type: 'object',
-      propertyNames: { pattern: '^[^:]+:.+$' },
-      additionalProperties: {
-        oneOf: [
-          { type: 'null' },
-          {
-            type: 'object',
-            properties: {
-              tier: { enum: ['fast', 'balanced', 'deep'] },
-              can_delegate: { type: 'boolean' },
-              price: {
-                type: 'object',
-                properties: { input: priceSchema, output: priceSchema, cacheRead: priceSchema, cacheWrite: priceSchema },
-                additionalProperties: false,
-              },
-              $comment: { type: 'string' },
-            },
-            additionalProperties: false,
-          },
-        ],
-      },
-    },
-    tiers: {
-      type: 'object',
-      properties: {
-        fast: { type: 'array', items: { type: 'string' } },
-        balanced: { type: 'array', items: { type: 'string' } },
-        deep: { type: 'array', items: { type: 'string' } },
-      },
-      additionalProperties: false,
-    },
-  },
-  additionalProperties: false,
-} as const;
-
 /** The environment variable naming a user models.json merged on top of the shipped one. */
 export const MODELS_FILE_ENV = 'DELEGATE_MODELS';
 
@@ -116,7 +73,6 @@ const defaultWarn = (message: string): void => {
   process.stderr.write(`warning: ${message}\n`);
 };
 
-let modelsFileValidator: ValidateFunction | undefined;
 
 /**
  * Models with their tier, delegation flag and prices. Files merge on top of each other: a model's
@@ -229,9 +185,9 @@ export function readModelsFile(path: string): ModelsFile {
     throw new ModelConfigError('models file', [{ document: path, pointer: '', message: `The file cannot be read: ${reason}` }]);
   }
   const parsed = parseJson(text);
-  if (!parsed.ok) throw new ModelConfigError('models file', [{ document: path, pointer: '', message: `The file is not JSON: ${parsed.error}` }]);
-  modelsFileValidator ??= new Ajv({ allErrors: true, verbose: true, strict: false }).compile(modelsFileSchema);
-  if (!modelsFileValidator(parsed.value)) throw new ModelConfigError('models file', problemsFromAjv(modelsFileValidator.errors, path));
+  if (!parsed.ok) throw new ModelConfigError('models file', [{ document: path, pointer: '', message: parsed.message, line: parsed.line, column: parsed.column }]);
+  const validate = documentSchema('models.schema.json');
+  if (!validate(parsed.value)) throw new ModelConfigError('models file', problemsFromAjv(validate.errors, path));
   return parsed.value as ModelsFile;
 }
 

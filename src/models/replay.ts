@@ -3,7 +3,7 @@ import { ModelError } from '../protocol/errors.js';
 import { throwIfAborted, sleep } from './abort.js';
 import { readCassetteFile, readCassetteFileSync, validateCassette, type Cassette, type CassetteEntry } from './cassette.js';
 import { addUsage, zeroUsage, type Model, type ModelRequest, type ModelResponse } from './model.js';
-import { parseJson } from './parse-json.js';
+import { parseModelJson } from './parse-json.js';
 import { emitCalls } from './stream-calls.js';
 
 /** How many characters of the prompt a no-match error quotes. */
@@ -77,7 +77,7 @@ export class ReplayModel implements Model {
       text = JSON.stringify(entry.solution);
     } else {
       text = entry.text ?? '';
-      const parsed = parseJson(text);
+      const parsed = parseModelJson(text);
       solution = parsed.ok ? parsed.value : undefined;
     }
     emitCalls(solution, request);

@@ -2,6 +2,7 @@
 import { readFileSync, readdirSync } from 'node:fs';
 import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
+import { pointerSegment } from './json.js';
 import type { JsonSchema } from './types.js';
 
 // ajv-formats is CommonJS; under NodeNext its default import is the module namespace.
@@ -17,7 +18,7 @@ let documentAjv: Ajv2020 | undefined;
 /** The ajv instance for the project's own schemas (strict), with every file of spec/schemas added. */
 function documentValidator(): Ajv2020 {
   if (documentAjv) return documentAjv;
-  const ajv = new Ajv2020({ allErrors: true, strict: true, allowUnionTypes: true, ownProperties: true });
+  const ajv = new Ajv2020({ allErrors: true, strict: true, strictRequired: false, allowUnionTypes: true, ownProperties: true });
   addFormats(ajv);
   for (const file of readdirSync(SCHEMA_DIRECTORY)) {
     if (!file.endsWith('.schema.json')) continue;
@@ -100,9 +101,9 @@ export function describeErrors(errors: ErrorObject[] | null | undefined, prefix 
   const issues: SchemaIssue[] = [];
   const seen = new Set<string>();
   for (const error of errors) {
-    // anyOf/oneOf summaries repeat the branch errors; keep the branches, which say more.
-    if ((error.keyword === 'anyOf' || error.keyword === 'oneOf') && errors.length > 1) continue;
-    const pointer = prefix + error.instancePath;
+    // An anyOf/oneOf summary is dropped when its branches reported what went wrong, which says more.
+    if ((error.keyword === 'anyOf' || error.keyword === 'oneOf') && errors.some((other) => other !== error && other.schemaPath.startsWith(`${error.schemaPath}/`))) continue;
+    const pointer = prefix + error.instancePath + (error.keyword === 'additionalProperties' ? `/${pointerSegment(String(error.params.additionalProperty))}` : '');
     const message = describeOne(error);
     const key = `${pointer} ${message}`;
     if (seen.has(key)) continue;
@@ -119,6 +120,10 @@ function describeOne(error: ErrorObject): string {
       return `Expected property "${String(params.missingProperty)}" to be present.`;
     case 'additionalProperties':
       return `Unexpected property "${String(params.additionalProperty)}".`;
+    case 'oneOf':
+      return params.passingSchemas ? 'Expected exactly one of the alternatives to match, but several do.' : 'Expected one of the alternatives to match.';
+    case 'anyOf':
+      return 'Expected one of the alternatives to match.';
     case 'type':
       return `Expected ${String(params.type)}.`;
     case 'enum':

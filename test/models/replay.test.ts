@@ -134,7 +134,7 @@ describe('ReplayModel', () => {
     it('names the file when it is not JSON or missing', async () => {
       const path = join(dir, 'broken.json');
       await writeFile(path, '{ nope');
-      await expect(ReplayModel.fromFile(path)).rejects.toThrow(/broken\.json.*not JSON/);
+      await expect(ReplayModel.fromFile(path)).rejects.toThrow(/broken\.json:1:\d+: Expected valid JSON/);
       expect(() => ReplayModel.fromFileSync(join(dir, 'missing.json'))).toThrow(/missing\.json.*cannot be read/);
     });
   });
