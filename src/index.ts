@@ -72,6 +72,9 @@ export { createUpfrontPreparer, mergeDelegateContract } from './activities/upfro
 export { ResolverRegistry, createDefaultResolvers, type DefaultResolverOptions } from './resolvers/resolvers.js';
 export type { Resolver, ResolveContext, ResolvedRequest } from './resolvers/resolver.js';
 
+// Approvals
+export { APPROVAL_MODES, createApprovalHook, requiresApproval, type ApprovalMode, type ApprovalPolicyOptions, type ApprovalPrompt } from './approvals/approval-policy.js';
+
 // Models
 export type { Model, ModelFactory, ModelFactoryOptions, ModelRequest, ModelResponse, ProviderMessage } from './models/model.js';
 export { ReplayModel } from './models/replay.js';

@@ -64,6 +64,8 @@ export interface ProgressOptions {
 export interface Progress {
   /** Writes a line to the stream without disturbing the live tree. */
   log(line: string): void;
+  /** Runs `work` (a prompt) with the live tree taken off the screen, and puts it back after. */
+  aside<T>(work: () => Promise<T>): Promise<T>;
   /**
    * Ends the view: draws the tree's final frame and, given the run's result, writes the summary.
    * Call it before writing anything else to the stream. Idempotent.
@@ -77,7 +79,7 @@ export interface Progress {
  * stdout clean.
  */
 export function createProgress(tracer: Tracer, stream: TerminalStream, options: ProgressOptions): Progress {
-  if (options.quiet) return { log: () => undefined, finish: () => undefined };
+  if (options.quiet) return { log: () => undefined, aside: (work) => work(), finish: () => undefined };
   const now = options.now ?? Date.now;
   const tree = new RunTree();
   const live = stream.isTTY ? new LiveTreeWriter(stream, { env: options.env, now, tree, ...(options.frameMs === undefined ? {} : { frameMs: options.frameMs }) }) : undefined;
@@ -95,6 +97,14 @@ export function createProgress(tracer: Tracer, stream: TerminalStream, options: 
     log(line) {
       if (live) live.log(line);
       else stream.write(`${line}\n`);
+    },
+    async aside(work) {
+      live?.suspend();
+      try {
+        return await work();
+      } finally {
+        live?.resume();
+      }
     },
     finish(result) {
       if (finished) return;

@@ -12,7 +12,9 @@ import { parseJson } from '../protocol/json.js';
 import type { LoadedRequest } from '../protocol/load-request.js';
 import type { Activity, RunResult } from '../protocol/runtime.js';
 import { Tracer, jsonlFileSink } from '../protocol/trace.js';
-import { createProgress } from './progress.js';
+import { APPROVAL_MODES, createApprovalHook, type ApprovalMode } from '../approvals/approval-policy.js';
+import { terminalPrompt } from './approval-prompt.js';
+import { createProgress, type Progress } from './progress.js';
 
 /** Where the CLI reads and writes; tests pass their own. */
 export interface CliIo {
@@ -22,6 +24,8 @@ export interface CliIo {
   cwd: string;
   /** Cancels the run (the executable wires SIGINT to it). */
   signal?: AbortSignal;
+  /** Where interactive approvals are answered (default: none, so approvals are strict). */
+  stdin?: NodeJS.ReadableStream & { isTTY?: boolean };
 }
 
 /** Exit statuses of CONTRACTS.md section 1. */
@@ -35,6 +39,8 @@ Options:
   --base-url <url>             an OpenAI-compatible server (also OPENAI_BASE_URL)
   --activities <module>        ES module whose default export is { name: async (call, tool, context) => result } (repeatable)
   --resolve runtime|upfront    delegate resolution timing (default runtime)
+  --approve <mode>             interactive | approve_all | strict: how calls of tools with _approval "required"
+                               are answered (default interactive on a terminal, strict otherwise)
   --trace <file.jsonl>         write the event trace
   --json                       print one JSON result object on stdout and nothing else there
   --max-steps <n>              model steps per run (default 16)
@@ -62,6 +68,7 @@ interface ParsedArguments {
   baseUrl?: string;
   activities: string[];
   resolve?: 'runtime' | 'upfront';
+  approve?: ApprovalMode;
   trace?: string;
   json: boolean;
   maxSteps?: number;
@@ -132,6 +139,9 @@ export function parseArguments(argv: string[], cwd: string): ParsedArguments | '
   if (values.resolve !== undefined && values.resolve !== 'runtime' && values.resolve !== 'upfront') {
     throw new UsageError(`--resolve expects runtime or upfront, got "${values.resolve}".`);
   }
+  if (values.approve !== undefined && !(APPROVAL_MODES as readonly string[]).includes(values.approve)) {
+    throw new UsageError(`--approve expects one of ${APPROVAL_MODES.join(', ')}, got "${values.approve}".`);
+  }
   return {
     request: positionals[0] as string,
     input: readInput(values.input, cwd),
@@ -139,6 +149,7 @@ export function parseArguments(argv: string[], cwd: string): ParsedArguments | '
     ...(values['base-url'] === undefined ? {} : { baseUrl: values['base-url'] }),
     activities: values.activities ?? [],
     ...(values.resolve === undefined ? {} : { resolve: values.resolve as 'runtime' | 'upfront' }),
+    ...(values.approve === undefined ? {} : { approve: values.approve as ApprovalMode }),
     ...(values.trace === undefined ? {} : { trace: values.trace }),
     json: values.json ?? false,
     ...(values['max-steps'] === undefined ? {} : { maxSteps: positiveInteger(values['max-steps'], '--max-steps') as number }),
@@ -227,6 +238,7 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
     const allowHosts = [...args.allowHosts];
     if (isUrl(args.request)) allowHosts.push(new URL(args.request).host);
     const activities = await loadActivities(args.activities, io.cwd);
+    const confirm = approvalHook(args.approve, io, progress);
     const providers = new ModelProviders();
     const factoryOptions: ModelFactoryOptions = {
       cwd: io.cwd,
@@ -266,6 +278,7 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
       ...(args.resolve === undefined ? {} : { resolve: args.resolve }),
       ...(io.signal ? { signal: io.signal } : {}),
       tracer,
+      confirm,
       trusted: loaded.trusted,
     });
   } catch (error) {
@@ -286,6 +299,15 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
   if (args.json) io.stdout.write(`${JSON.stringify({ ok: false, error: error.toJSON(), run: result.run })}\n`);
   else say(`delegate-run: ${error.code}: ${error.message}`);
   return exitFor(error);
+}
+
+/** The approval policy: --approve, else interactive when a person is at a terminal, else strict. */
+function approvalHook(mode: ApprovalMode | undefined, io: CliIo, progress: Progress) {
+  const terminal = Boolean(io.stdin?.isTTY) && Boolean((io.stderr as { isTTY?: boolean }).isTTY);
+  const chosen = mode ?? (terminal ? 'interactive' : 'strict');
+  if (chosen !== 'interactive') return createApprovalHook({ mode: chosen });
+  if (!io.stdin || !io.stdin.isTTY) throw new UsageError('--approve interactive needs a terminal to ask at; use approve_all or strict when input is not a terminal.');
+  return createApprovalHook({ mode: 'interactive', prompt: terminalPrompt({ input: io.stdin, output: io.stderr, aside: (work) => progress.aside(work) }) });
 }
 
 function exitFor(error: ProtocolError): number {
@@ -320,7 +342,7 @@ if (isMain()) {
     interrupted = true;
     controller.abort();
   });
-  main(process.argv.slice(2), { stdout: process.stdout, stderr: process.stderr, env: process.env, cwd: process.cwd(), signal: controller.signal }).then(
+  main(process.argv.slice(2), { stdout: process.stdout, stderr: process.stderr, env: process.env, cwd: process.cwd(), signal: controller.signal, stdin: process.stdin }).then(
     (status) => {
       process.exitCode = status;
     },

@@ -183,6 +183,7 @@ export class LiveTreeWriter {
   private drawn = 0;
   private dirty = false;
   private stopped = false;
+  private suspended = false;
   private ticker: ReturnType<typeof setInterval> | undefined;
 
   constructor(
@@ -218,6 +219,19 @@ export class LiveTreeWriter {
     this.draw();
   }
 
+  /** Erases the frame and draws nothing until `resume()`: a prompt needs the terminal to itself. */
+  suspend(): void {
+    if (this.drawn > 0) this.stream.write(`${cursorUp(this.drawn)}${CLEAR_BELOW}`);
+    this.drawn = 0;
+    this.suspended = true;
+  }
+
+  /** Draws again after `suspend()`. */
+  resume(): void {
+    this.suspended = false;
+    if (!this.stopped) this.draw();
+  }
+
   /** Stops redrawing: draws the final frame (when anything was shown) and leaves it on screen. Idempotent. */
   stop(): void {
     if (this.stopped) return;
@@ -233,6 +247,10 @@ export class LiveTreeWriter {
   }
 
   private draw(): void {
+    if (this.suspended) {
+      this.dirty = true;
+      return;
+    }
     const columns = this.stream.columns;
     const rows = this.stream.rows;
     const lines = renderTree(this.tree, {

@@ -144,8 +144,10 @@ function checkOutput(tool: ToolSchema, result: unknown, toolName: string): void 
 async function confirm(scope: CallScope, entry: BatchEntry, call: Call, tool: ToolSchema): Promise<Call> {
   const hook = scope.options.confirm;
   if (!hook) return call;
+  const request = { call, callId: entry.id, tool, toolName: call._tool, run: scope.run };
+  if (hook.appliesTo && !hook.appliesTo(request)) return call;
   scope.trace.emit('approval.requested', { call: entry.id, tool: call._tool, params: paramsOf(call) });
-  const decision = await hook({ call, callId: entry.id, tool, toolName: call._tool, run: scope.run });
+  const decision = await hook(request);
   const reason = 'reason' in decision ? decision.reason ?? null : null;
   scope.trace.emit('approval.decided', { call: entry.id, tool: call._tool, decision: decision.decision, reason });
   if (decision.decision === 'rejected') {

@@ -2,10 +2,10 @@
 import type { Message, ToolSchema } from './types.js';
 
 /** Tool meta-properties whose top-level plain value is shorthand for `{const: value}`. */
-const CONST_SHORTHANDS = ['_delegate', '_activity', '_scopes', '_resolve'] as const;
+const CONST_SHORTHANDS = ['_delegate', '_activity', '_scopes', '_resolve', '_approval'] as const;
 
 /**
- * Canonicalises a tool schema: top-level `_delegate`/`_activity`/`_scopes`/`_resolve` values move
+ * Canonicalises a tool schema: top-level `_delegate`/`_activity`/`_scopes`/`_resolve`/`_approval` values move
  * into `properties` as `const`, a top-level `_output` schema moves to `properties._output`, and
  * `type: "object"` is made explicit. Idempotent; the input is not mutated.
  */

@@ -69,8 +69,13 @@ export interface ConfirmRequest {
   run: RunInfo;
 }
 
-/** Called before every execution; approvals are one implementation of it. */
-export type ConfirmHook = (request: ConfirmRequest) => Promise<ConfirmDecision> | ConfirmDecision;
+/**
+ * Called before every execution (approvals are one implementation of it). When the hook has an
+ * `appliesTo` predicate, calls it says no to run without asking and without approval events.
+ */
+export type ConfirmHook = ((request: ConfirmRequest) => Promise<ConfirmDecision> | ConfirmDecision) & {
+  appliesTo?: (request: ConfirmRequest) => boolean;
+};
 
 /** Options of one run. */
 export interface RunOptions {

@@ -184,6 +184,7 @@ export const META_PROPERTIES = [
   '_instance',
   '_reasoningForCall',
   '_resolve',
+  '_approval',
 ] as const;
 
 /** True for property names reserved for the runtime (they start with `_`). */
