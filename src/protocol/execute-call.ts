@@ -9,7 +9,7 @@ import type { ActivityEnvironment, RunInfo, RunOptions, Runtime, UsageSummary } 
 import { DELEGATE_ACTIVITY } from './runtime.js';
 import { validateAgainst } from './schemas.js';
 import { scopeContext } from './scopes.js';
-import { callValidationSchema, isExplicitTool, metaConst, metaSchema, metaValue } from './tools.js';
+import { callValidationSchema, metaConst, metaSchema, metaValue } from './tools.js';
 import type { Call, ErrorMessage, Message, ToolSchema } from './types.js';
 import { makeWrite, parseOutputPath, resolveValue, type Reference } from './variables.js';
 
@@ -89,8 +89,7 @@ export async function executeCall(scope: CallScope, entry: BatchEntry, prepared:
     const tool = toolOf(scope, toolName);
     call = withFixedMeta(prepared, tool);
     const activityName = activityNameFor(scope.runtime, call, tool);
-    const explicit = activityName !== undefined || isExplicitTool(toolName, tool, (name) => scope.runtime.hasActivity(name));
-    checkParams(call, tool, explicit);
+    checkParams(call, tool, activityName !== undefined);
     scope.trace.emit('call.started', { call: entry.id, tool: toolName, params: paramsOf(call), instance: call._instance ?? null });
     call = await confirm(scope, entry, call, tool);
     scope.counters.toolCalls++;
@@ -122,7 +121,7 @@ function paramsOf(call: Call): Record<string, unknown> {
 
 function checkParams(call: Call, tool: ToolSchema, explicit: boolean): void {
   const { _output: _latent, ...forValidation } = call;
-  const schema = callValidationSchema(call._tool, { ...tool, required: (tool.required ?? []).filter((key) => key !== '_output') }, true);
+  const schema = callValidationSchema(call._tool, tool);
   const issues = validateAgainst(schema, forValidation);
   if (issues.length > 0) {
     throw new CallError('invalid_params', `The parameters of "${call._tool}" do not match its schema: ${issues.map((issue) => `${issue.pointer || '/'} ${issue.message}`).join(' ')}`, { toolName: call._tool, issues });

@@ -83,18 +83,18 @@ export function modelToolSchema(name: string, tool: ToolSchema, explicit: boolea
 }
 
 /**
- * The schema a call is validated against once its references are resolved: the tool's own
- * parameters and meta-properties, plus the call-level meta-properties; `_output` only for latent tools.
+ * The schema a call's parameters are validated against once its references are resolved: the
+ * tool's own parameters and meta-properties plus the call-level meta-properties. `_output` is not
+ * part of it: a latent result is checked against the tool's `_output` schema separately.
  */
-export function callValidationSchema(name: string, tool: ToolSchema, explicit: boolean): JsonSchema {
+export function callValidationSchema(name: string, tool: ToolSchema): JsonSchema {
   const { properties = {}, type: _type, ...rest } = tool;
   const checked: Record<string, JsonSchema> = { ...callMetaProperties([]), _instance: { type: 'string' }, _id: { type: 'string' } };
   for (const [key, schema] of Object.entries(properties)) {
-    if (key === '_output' && explicit) continue;
-    checked[key] = schema;
+    if (key !== '_output') checked[key] = schema;
   }
   checked._tool = { const: name };
-  const required = [...(tool.required ?? [])].filter((key) => explicit ? key !== '_output' : true);
+  const required = (tool.required ?? []).filter((key) => key !== '_output');
   return { type: 'object', ...rest, properties: checked, required };
 }
 

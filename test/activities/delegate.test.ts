@@ -21,8 +21,8 @@ describe('the Delegation Activity', () => {
     expect(result.usageTotal.inputTokens).toBe(640 + 520 + 760 + 210 + 205 + 1180);
     expect(result.usage.inputTokens).toBe(640 + 1180);
     // The composer and the direct sound designer run concurrently: both start before either completes.
-    const order = sink.events.filter((event) => event.event.startsWith('delegate.') && event.depth === 0).map((event) => event.event);
-    expect(order.slice(0, 2)).toEqual(['delegate.started', 'delegate.started']);
+    const order = sink.events.filter((event) => event.event.startsWith('call.') && event.depth === 0).map((event) => `${event.event} ${String(event.tool)}`);
+    expect(order.slice(0, 2).sort()).toEqual(['call.started compose', 'call.started design_sound']);
     expect(model.unused()).toEqual([]);
     expect(sink.events.filter((event) => event.event === 'call.failed' || event.event === 'delegate.failed')).toEqual([]);
   });
