@@ -6,9 +6,9 @@ import type { Usage } from '../protocol/types.js';
 import { throwIfAborted } from './abort.js';
 import { zeroUsage, type Model, type ModelRequest, type ModelResponse } from './model.js';
 import { isJsonObject, parseModelJson } from './parse-json.js';
-import type { ModelRegistry } from './registry.js';
-import { withRetries, type RetryOptions } from './retry.js';
+import { withRetries } from './retry.js';
 import { StreamedCalls } from './stream-calls.js';
+import type { LiveModelOptions } from './live-model-options.js';
 
 /** The official Anthropic API. */
 export const ANTHROPIC_DEFAULT_BASE_URL = 'https://api.anthropic.com';
@@ -20,23 +20,11 @@ export const SOLUTION_TOOL = 'solution';
 const SOLUTION_TOOL_DESCRIPTION =
   'Give your answer for this step: the calls to make (each with its "_tool" and parameters) and the output (null until the final output is known).';
 
-/** How to reach and use an Anthropic model. */
-export interface AnthropicModelOptions {
-  /** The model name without prefix, e.g. `claude-sonnet-4-6`. */
-  model: string;
-  /** Environment for ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN) and ANTHROPIC_BASE_URL (not read from process.env here). */
-  env?: Record<string, string | undefined>;
-  /** Overrides ANTHROPIC_API_KEY. */
-  apiKey?: string;
-  /** Overrides ANTHROPIC_BASE_URL. */
-  baseUrl?: string;
-  /** Prices answers (`costUsd`); without it `costUsd` is null. */
-  registry?: Pick<ModelRegistry, 'costOf'>;
-  retry?: RetryOptions;
-  /** Stream the answer (default true), so calls reach `onCall` before it ends. */
-  stream?: boolean;
-  /** Per-attempt timeout in milliseconds (default 10 minutes). */
-  timeoutMs?: number;
+/**
+ * How to reach and use an Anthropic model. The key comes from ANTHROPIC_API_KEY (or
+ * ANTHROPIC_AUTH_TOKEN) and the base URL from ANTHROPIC_BASE_URL in `env`.
+ */
+export interface AnthropicModelOptions extends LiveModelOptions {
   /** Default `max_tokens` (Anthropic requires one); `config.maxTokens` wins. */
   maxTokens?: number;
   /** Mark the system prompt as a prompt-cache breakpoint (default true): later steps of a run re-read it cheaply. */

@@ -7,32 +7,20 @@ import type { JsonSchema, Usage } from '../protocol/types.js';
 import { throwIfAborted } from './abort.js';
 import { zeroUsage, type Model, type ModelRequest, type ModelResponse } from './model.js';
 import { isJsonObject, parseModelJson } from './parse-json.js';
-import type { ModelRegistry } from './registry.js';
-import { withRetries, type RetryOptions } from './retry.js';
+import { withRetries } from './retry.js';
 import { fromStrictValue, toStrictSchema, type StrictSchemaResult } from './strict-schema.js';
 import { StreamedCalls } from './stream-calls.js';
+import type { LiveModelOptions } from './live-model-options.js';
 
 /** The official OpenAI API. */
 export const OPENAI_DEFAULT_BASE_URL = 'https://api.openai.com/v1';
 
-/** How to reach and use an OpenAI (or OpenAI-compatible) model. */
-export interface OpenAIModelOptions {
-  /** The model name without prefix, e.g. `gpt-4.1-mini`. */
-  model: string;
-  /** Environment for OPENAI_API_KEY, OPENAI_BASE_URL, OPENAI_ORG_ID, OPENAI_PROJECT_ID (not read from process.env here). */
-  env?: Record<string, string | undefined>;
-  /** Overrides OPENAI_API_KEY. */
-  apiKey?: string;
-  /** An OpenAI-compatible server (Ollama, vLLM, llama.cpp); overrides OPENAI_BASE_URL. */
-  baseUrl?: string;
-  /** Prices answers (`costUsd`); without it `costUsd` is null. */
-  registry?: Pick<ModelRegistry, 'costOf'>;
-  retry?: RetryOptions;
-  /** Stream the answer (default true), so calls reach `onCall` before it ends. */
-  stream?: boolean;
-  /** Per-attempt timeout in milliseconds (default 10 minutes). */
-  timeoutMs?: number;
-}
+/**
+ * How to reach and use an OpenAI (or OpenAI-compatible: Ollama, vLLM, llama.cpp) model. The key
+ * comes from OPENAI_API_KEY and the base URL from OPENAI_BASE_URL in `env` (also OPENAI_ORG_ID,
+ * OPENAI_PROJECT_ID).
+ */
+export type OpenAIModelOptions = LiveModelOptions;
 
 /**
  * A model served through the OpenAI chat-completions API. The Solution schema goes in
