@@ -1,6 +1,6 @@
 /** The Delegation Activity: runs the Request a `_delegate` names in an isolated child run and returns its output. */
 import type { Model } from '../models/model.js';
-import { BoundError, DelegateError, ProtocolError } from '../protocol/errors.js';
+import { BoundError, DelegateError, type ProtocolError } from '../protocol/errors.js';
 import { DEFAULT_MAX_DEPTH } from '../protocol/constants.js';
 import { newId } from '../protocol/run-loop.js';
 import type { Activity, ActivityEnvironment } from '../protocol/runtime.js';

@@ -44,7 +44,11 @@ export function createApprovalHook(options: ApprovalPolicyOptions): ConfirmHook 
   const approved = new Map<string, Set<string>>();
   let topRun: string | undefined;
   let queue: Promise<unknown> = Promise.resolve();
-  const sessionOf = (request: ConfirmRequest) => (request.run.depth === 0 ? (topRun ??= request.run.id) : request.run.id);
+  const sessionOf = (request: ConfirmRequest): string => {
+    if (request.run.depth > 0) return request.run.id;
+    topRun ??= request.run.id;
+    return topRun;
+  };
   const known = (request: ConfirmRequest) => approved.get(sessionOf(request))?.has(approvalKey(request.call)) ?? false;
 
   const hook = (async (request: ConfirmRequest): Promise<ConfirmDecision> => {

@@ -104,32 +104,36 @@ function readInput(value: string | undefined, cwd: string): unknown {
   return parsed.value;
 }
 
+function parseWithOptions(argv: string[]) {
+  return parseArgs({
+  args: argv,
+    allowPositionals: true,
+    options: {
+      input: { type: 'string' },
+      model: { type: 'string' },
+      'base-url': { type: 'string' },
+      activities: { type: 'string', multiple: true },
+      resolve: { type: 'string' },
+      approve: { type: 'string' },
+      trace: { type: 'string' },
+      json: { type: 'boolean' },
+      'max-steps': { type: 'string' },
+      'max-depth': { type: 'string' },
+      'allow-host': { type: 'string', multiple: true },
+      'trust-host': { type: 'string', multiple: true },
+      root: { type: 'string' },
+      record: { type: 'string' },
+      quiet: { type: 'boolean' },
+      help: { type: 'boolean' },
+    },
+  });
+}
+
 /** Parses the command line; throws UsageError for anything malformed. */
 export function parseArguments(argv: string[], cwd: string): ParsedArguments | 'help' {
-  let parsed;
+  let parsed: ReturnType<typeof parseWithOptions>;
   try {
-    parsed = parseArgs({
-      args: argv,
-      allowPositionals: true,
-      options: {
-        input: { type: 'string' },
-        model: { type: 'string' },
-        'base-url': { type: 'string' },
-        activities: { type: 'string', multiple: true },
-        resolve: { type: 'string' },
-        approve: { type: 'string' },
-        trace: { type: 'string' },
-        json: { type: 'boolean' },
-        'max-steps': { type: 'string' },
-        'max-depth': { type: 'string' },
-        'allow-host': { type: 'string', multiple: true },
-        'trust-host': { type: 'string', multiple: true },
-        root: { type: 'string' },
-        record: { type: 'string' },
-        quiet: { type: 'boolean' },
-        help: { type: 'boolean' },
-      },
-    });
+    parsed = parseWithOptions(argv);
   } catch (error) {
     throw new UsageError((error as Error).message);
   }
@@ -306,7 +310,7 @@ function approvalHook(mode: ApprovalMode | undefined, io: CliIo, progress: Progr
   const terminal = Boolean(io.stdin?.isTTY) && Boolean((io.stderr as { isTTY?: boolean }).isTTY);
   const chosen = mode ?? (terminal ? 'interactive' : 'strict');
   if (chosen !== 'interactive') return createApprovalHook({ mode: chosen });
-  if (!io.stdin || !io.stdin.isTTY) throw new UsageError('--approve interactive needs a terminal to ask at; use approve_all or strict when input is not a terminal.');
+  if (!io.stdin?.isTTY) throw new UsageError('--approve interactive needs a terminal to ask at; use approve_all or strict when input is not a terminal.');
   return createApprovalHook({ mode: 'interactive', prompt: terminalPrompt({ input: io.stdin, output: io.stderr, aside: (work) => progress.aside(work) }) });
 }
 

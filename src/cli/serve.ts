@@ -40,6 +40,19 @@ export interface ServeCommandIo {
   onListening?: (server: { url: string; port: number; root: string }) => void;
 }
 
+function parseServeArguments(argv: string[]) {
+  return parseArgs({
+    args: argv,
+    allowPositionals: true,
+    strict: true,
+    options: {
+      port: { type: 'string' },
+      host: { type: 'string' },
+      help: { type: 'boolean', short: 'h' },
+    },
+  });
+}
+
 /**
  * Runs `delegate-serve` with `argv` (the arguments after the executable) and resolves with the
  * exit status: `0` after a graceful shutdown (SIGINT, SIGTERM or `io.signal`) or `--help`, `1` when
@@ -54,18 +67,9 @@ export async function main(argv: string[], io: ServeCommandIo = {}): Promise<num
     return 2;
   };
 
-  let parsed;
+  let parsed: ReturnType<typeof parseServeArguments>;
   try {
-    parsed = parseArgs({
-      args: argv,
-      allowPositionals: true,
-      strict: true,
-      options: {
-        port: { type: 'string' },
-        host: { type: 'string' },
-        help: { type: 'boolean', short: 'h' },
-      },
-    });
+    parsed = parseServeArguments(argv);
   } catch (error) {
     return usageError((error as Error).message);
   }

@@ -109,7 +109,9 @@ const STATUS_STYLE: Record<RunStatus, Style> = { running: 'cyan', done: 'green',
 /** Pads the cells of each column to the column's widest cell; the columns in `right` line up on the right. */
 function table(rows: string[][], right: ReadonlySet<number>): string[] {
   const widths: number[] = [];
-  for (const row of rows) row.forEach((cell, index) => (widths[index] = Math.max(widths[index] ?? 0, Array.from(cell).length)));
+  for (const row of rows) {
+    for (const [index, cell] of row.entries()) widths[index] = Math.max(widths[index] ?? 0, Array.from(cell).length);
+  }
   return rows.map((row) =>
     row
       .map((cell, index) => {

@@ -137,7 +137,7 @@ export function renderTree(tree: RunTree, options: RenderOptions): string[] {
     lines.push(fit([{ text: prefix + branch, style: 'dim' }, ...nodeSegments(node, options.now)], options.width, color));
     const children = tree.childrenOf(node);
     const below = prefix + (branch === '' ? '' : branch === '├─ ' ? '│  ' : '   ');
-    children.forEach((child, index) => visit(child, below, index === children.length - 1 ? '└─ ' : '├─ '));
+    for (const [index, child] of children.entries()) visit(child, below, index === children.length - 1 ? '└─ ' : '├─ ');
   };
   for (const root of tree.roots) visit(root, '', '');
   const maxLines = options.maxLines;

@@ -159,7 +159,7 @@ class StrictTransformer {
     if (names.length === 0 && additional !== false) throw new NotStrict(`${path} is a free-form object`);
     const required = Array.isArray(source.required) ? (source.required as unknown[]) : [];
     for (const name of required) {
-      if (typeof name !== 'string' || !Object.prototype.hasOwnProperty.call(properties, name)) {
+      if (typeof name !== 'string' || !Object.hasOwn(properties, name)) {
         throw new NotStrict(`${path} requires ${JSON.stringify(name)} without declaring it`);
       }
     }
@@ -296,7 +296,7 @@ function mapBack(value: unknown, schema: unknown, root: unknown, hops: number): 
     const required = Array.isArray(schema.required) ? schema.required : [];
     const entries: Array<[string, unknown]> = [];
     for (const [name, item] of Object.entries(result)) {
-      if (!Object.prototype.hasOwnProperty.call(properties, name)) {
+      if (!Object.hasOwn(properties, name)) {
         entries.push([name, item]);
         continue;
       }
@@ -351,9 +351,9 @@ function fits(value: unknown, schema: unknown, root: unknown, hops: number): boo
   }
   if (isJsonObject(value)) {
     const properties = isJsonObject(schema.properties) ? schema.properties : {};
-    if (Array.isArray(schema.required) && !schema.required.every((name) => typeof name === 'string' && Object.prototype.hasOwnProperty.call(value, name))) return false;
+    if (Array.isArray(schema.required) && !schema.required.every((name) => typeof name === 'string' && Object.hasOwn(value, name))) return false;
     for (const [name, item] of Object.entries(value)) {
-      if (Object.prototype.hasOwnProperty.call(properties, name)) {
+      if (Object.hasOwn(properties, name)) {
         if (!fits(item, properties[name], root, 0)) return false;
       } else if (schema.additionalProperties !== undefined && schema.additionalProperties !== true) {
         if (!fits(item, schema.additionalProperties, root, 0)) return false;
@@ -368,7 +368,7 @@ function deepEqual(left: unknown, right: unknown): boolean {
   if (Array.isArray(left)) return Array.isArray(right) && left.length === right.length && left.every((item, index) => deepEqual(item, right[index]));
   if (isJsonObject(left) && isJsonObject(right)) {
     const keys = Object.keys(left);
-    return keys.length === Object.keys(right).length && keys.every((key) => Object.prototype.hasOwnProperty.call(right, key) && deepEqual(left[key], right[key]));
+    return keys.length === Object.keys(right).length && keys.every((key) => Object.hasOwn(right, key) && deepEqual(left[key], right[key]));
   }
   return false;
 }
@@ -388,7 +388,7 @@ function resolvePointer(root: unknown, ref: string): unknown {
   for (const token of fragment.slice(1).split('/')) {
     const key = token.replace(/~1/g, '/').replace(/~0/g, '~');
     if (Array.isArray(node)) node = node[Number(key)];
-    else if (isJsonObject(node) && Object.prototype.hasOwnProperty.call(node, key)) node = node[key];
+    else if (isJsonObject(node) && Object.hasOwn(node, key)) node = node[key];
     else return undefined;
   }
   return node;

@@ -137,7 +137,7 @@ function checkSemantics(document: RequestDocument, add: (pointer: string, messag
     }
     if (message.type === 'plan') {
       const plan = message as PlanMessage;
-      plan.calls.forEach((call, callIndex) => checkCallExpressions(call, `${at}/calls/${callIndex}`, add));
+      for (const [callIndex, call] of plan.calls.entries()) checkCallExpressions(call, `${at}/calls/${callIndex}`, add);
       const cycle = findCycle(plan.calls);
       if (cycle) add(`${at}/calls`, `Expected the plan's calls to form no cycle, but ${describeCycle(plan.calls, cycle)}.`);
     }
@@ -150,7 +150,7 @@ function checkCallExpressions(call: Call, at: string, add: (pointer: string, mes
       const problem = validateExpression(value, kind);
       if (problem) add(where, problem);
     } else if (Array.isArray(value)) {
-      value.forEach((item, index) => visit(item, `${where}/${index}`, kind));
+      for (const [index, item] of value.entries()) visit(item, `${where}/${index}`, kind);
     } else if (typeof value === 'object' && value !== null) {
       for (const [key, item] of Object.entries(value)) visit(item, `${where}${pointer(key)}`, kind);
     }

@@ -143,7 +143,7 @@ export async function runRequest(runtime: Runtime, loaded: LoadedRequest, option
         completed = new Completed(lazyPlan(solution.calls));
         break;
       }
-      solution.calls.forEach((call, index) => startCall(call, index));
+      for (const [index, call] of solution.calls.entries()) startCall(call, index);
       batch?.close();
       await batch?.settled();
       throwIfAborted(signal);

@@ -553,7 +553,7 @@ function detached<T>(value: T): T {
 
 /** The reference fold: applies every record, oldest to newest, starting from nothing. */
 export function foldRecords(records: readonly DataRecord[]): unknown {
-  let state: unknown = undefined;
+  let state: unknown ;
   for (const record of records) state = applyWrite(state, record.path, record.method, record.value);
   return detached(state);
 }

@@ -1,6 +1,6 @@
 /** Reading files from the served folder without ever leaving it: real-path confinement, no dotfiles, no symlink escapes. */
-import { constants } from 'node:fs';
-import { open, readdir, realpath, stat } from 'node:fs/promises';
+import { constants, type Dirent } from 'node:fs';
+import { type FileHandle, open, readdir, realpath, stat } from 'node:fs/promises';
 import { isAbsolute, join, relative, sep } from 'node:path';
 import { DOCUMENT_SUFFIX, isServableName } from './parse-request-path.js';
 
@@ -64,7 +64,7 @@ export async function readConfinedDocument(root: string, segments: readonly stri
     throw error;
   }
   if (!isServableRealPath(realRoot, real)) return undefined;
-  let handle;
+  let handle: FileHandle;
   try {
     handle = await open(real, constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0) | (constants.O_NONBLOCK ?? 0));
   } catch (error) {
@@ -95,7 +95,7 @@ export async function listDocumentPaths(root: string): Promise<string[][]> {
   const found: string[][] = [];
   const walk = async (directory: string, prefix: string[], ancestors: ReadonlySet<string>): Promise<void> => {
     if (prefix.length >= MAX_DEPTH) return;
-    let entries;
+    let entries: Dirent[];
     try {
       entries = await readdir(directory, { withFileTypes: true });
     } catch (error) {

@@ -162,7 +162,7 @@ function jsonBytes(value: unknown): Uint8Array {
 /** The path to judge: the raw target when the transport gave one in origin-form, else the parsed URL's path. */
 function pathOf(request: Request, info: ConnectionInfo): string {
   const raw = info.rawTarget;
-  if (raw !== undefined && raw.startsWith('/')) return raw.replace(/[?#].*$/s, '');
+  if (raw?.startsWith('/')) return raw.replace(/[?#].*$/s, '');
   return new URL(request.url).pathname;
 }
 
