@@ -1,0 +1,1 @@
+export default { stamp: async () => 'LOCAL-ACTIVITY-RAN' };

@@ -1,0 +1,1 @@
+export default { mark: async () => 'marked' };

@@ -1,0 +1,1 @@
+export default { weather: async (call) => ({ city: call.city, summary: 'SHOWERS-ALL-DAY' }) };

@@ -1,0 +1,1 @@
+export default { measure: async () => ({ inches: 3 }) };

@@ -1,0 +1,1 @@
+export default { station: async (call) => { throw new Error('STATION-DOWN for ' + call.city); } };

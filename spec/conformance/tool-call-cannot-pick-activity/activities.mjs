@@ -1,0 +1,1 @@
+export default { privileged: async () => 'PRIVILEGED-ACTIVITY-RAN' };

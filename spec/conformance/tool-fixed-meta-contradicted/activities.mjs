@@ -1,0 +1,1 @@
+export default { mailer: async () => 'MAILED', other: async () => 'OTHER-RAN' };

@@ -1,0 +1,1 @@
+export default { add: async (call) => call.a + call.b };

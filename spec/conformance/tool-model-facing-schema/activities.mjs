@@ -1,0 +1,4 @@
+export default {
+  score: async () => 42,
+  'HIDDEN-ACTIVITY-NAME': async (call) => call.n + 1,
+};
