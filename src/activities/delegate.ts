@@ -5,7 +5,7 @@ import { DEFAULT_MAX_DEPTH } from '../protocol/constants.js';
 import { newId } from '../protocol/run-loop.js';
 import type { Activity, ActivityEnvironment } from '../protocol/runtime.js';
 import { metaValue } from '../protocol/tools.js';
-import type { Call, InputMessage, JsonSchema, Message, RequestDocument, ToolSchema } from '../protocol/types.js';
+import type { Call, Message, RequestDocument, ToolSchema } from '../protocol/types.js';
 import { isMetaProperty } from '../protocol/types.js';
 import type { ResolvedRequest, ResolveContext } from '../resolvers/resolver.js';
 
@@ -28,20 +28,13 @@ export function delegateInput(call: Call): Record<string, unknown> {
   return Object.fromEntries(Object.entries(call).filter(([key]) => !isMetaProperty(key)));
 }
 
-/** The input schema a Request declares: the schema of its input template slot (an input message without `input`). */
-export function declaredInputSchema(document: RequestDocument): JsonSchema | undefined {
-  const slot = document.context.find((message): message is InputMessage => message.type === 'input' && !('input' in message) && message.schema !== undefined);
-  return slot?.schema;
-}
-
 /**
- * Builds the child's isolated context: its own messages, then the scoped parent messages, then an
- * input message with the call's parameters and the child's declared input schema.
+ * The child's isolated context before its input: its own messages, then the scoped parent
+ * messages. The run appends the call's parameters as its input message, with the declared input
+ * schema attached.
  */
-export function isolatedContext(document: RequestDocument, scoped: readonly Message[], call: Call): Message[] {
-  const schema = declaredInputSchema(document);
-  const input: InputMessage = { type: 'input', input: delegateInput(call), ...(schema === undefined ? {} : { schema }) };
-  return [...document.context, ...scoped, input];
+export function isolatedContext(document: RequestDocument, scoped: readonly Message[]): Message[] {
+  return [...document.context, ...scoped];
 }
 
 /** Creates the one Activity that executes every call whose tool (or call) carries `_delegate`. */
@@ -55,7 +48,9 @@ export function createDelegateActivity(options: DelegateActivityOptions): Activi
       throw new BoundError('max_depth_exceeded', `Delegating "${call._tool}" to ${reference} would start a run at depth ${childDepth}, deeper than the maximum of ${maxDepth}.`, { maxDepth });
     }
     const resolved = await options.resolvers.resolve(reference, { base: environment.run.location, toolName: call._tool, tool, signal: environment.signal });
-    const document: RequestDocument = { ...resolved.document, context: isolatedContext(resolved.document, context, call) };
+    const document: RequestDocument = { ...resolved.document, context: isolatedContext(resolved.document, context) };
+    // An anonymous delegate is built from the caller's own tool: it is exactly as trusted as the caller.
+    const trusted = resolved.trusted && (resolved.location.startsWith('anonymous:') ? environment.run.trusted : true);
     const model = options.chooseModel ? options.chooseModel(resolved.document, environment.run.model, environment) : environment.run.model;
     const child = newId('run');
     const resolution = metaValue(call, tool, '_resolve') === 'upfront' ? 'upfront' : 'runtime';
@@ -78,7 +73,8 @@ export function createDelegateActivity(options: DelegateActivityOptions): Activi
         ...(model === undefined ? {} : { model }),
         runId: child,
         name: resolved.name,
-        trusted: resolved.trusted,
+        input: delegateInput(call),
+        trusted,
         parent: { run: environment.run.id, depth: environment.run.depth, callId: environment.callId },
         ...(resolved.document.config?.maxSteps === undefined && _parentSteps !== undefined ? { maxSteps: _parentSteps } : {}),
       },

@@ -7,14 +7,17 @@ import type { RunOptions, RunPreparer } from '../protocol/runtime.js';
 import { metaConst } from '../protocol/tools.js';
 import type { JsonSchema, Message, ToolMessage, ToolSchema } from '../protocol/types.js';
 import { isMetaProperty } from '../protocol/types.js';
-import { declaredInputSchema, type DelegateResolver } from './delegate.js';
+import { declaredInputSchema } from '../protocol/load-request.js';
+import type { DelegateResolver } from './delegate.js';
 
-/** True when this tool's delegate is resolved up front in this run. */
-export function resolvesUpfront(tool: ToolSchema, options: RunOptions): boolean {
+/**
+ * True when this tool's delegate is resolved up front in this run: the tool's own `_resolve`,
+ * else the document's `config.resolve`, else the run's option (`--resolve`).
+ */
+export function resolvesUpfront(tool: ToolSchema, options: RunOptions, documentResolve?: 'runtime' | 'upfront'): boolean {
   const reference = metaConst(tool, '_delegate');
   if (typeof reference !== 'string' || reference === 'anonymous') return false;
-  const own = metaConst(tool, '_resolve');
-  return own === 'upfront' || (own === undefined && options.resolve === 'upfront');
+  return (metaConst(tool, '_resolve') ?? documentResolve ?? options.resolve) === 'upfront';
 }
 
 /** The tool's own parameters as a standalone object schema (meta-properties left out). */
@@ -72,7 +75,7 @@ export function createUpfrontPreparer(resolvers: DelegateResolver): RunPreparer 
       }
       const tools: Record<string, ToolSchema> = {};
       for (const [name, tool] of Object.entries((message as ToolMessage).tool)) {
-        if (!resolvesUpfront(tool, options)) {
+        if (!resolvesUpfront(tool, options, request.document.config?.resolve)) {
           tools[name] = tool;
           continue;
         }

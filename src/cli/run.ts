@@ -10,6 +10,7 @@ import { ModelProviders } from '../models/registry.js';
 import { ProtocolError, RequestError, UsageError, formatProblem } from '../protocol/errors.js';
 import { parseJson } from '../protocol/json.js';
 import type { LoadedRequest } from '../protocol/load-request.js';
+import type { Budget } from '../protocol/budget.js';
 import type { Activity, RunResult } from '../protocol/runtime.js';
 import { Tracer, jsonlFileSink } from '../protocol/trace.js';
 import { APPROVAL_MODES, createApprovalHook, type ApprovalMode } from '../approvals/approval-policy.js';
@@ -45,6 +46,8 @@ Options:
   --json                       print one JSON result object on stdout and nothing else there
   --max-steps <n>              model steps per run (default 16)
   --max-depth <n>              delegation depth (default 5)
+  --budget-tokens <n>          stop the run tree once it has used more tokens than this
+  --budget-usd <x>             stop the run tree once it has cost more than this many US dollars
   --allow-host <host[:port]>   hosts URL delegates may be fetched from (repeatable)
   --trust-host <host[:port]>   URL delegates from this host may run local Activities (repeatable)
   --root <dir>                 file delegates are confined to this folder (default: the request's folder)
@@ -73,6 +76,7 @@ interface ParsedArguments {
   json: boolean;
   maxSteps?: number;
   maxDepth?: number;
+  budget?: Budget;
   allowHosts: string[];
   trustHosts: string[];
   root?: string;
@@ -80,10 +84,10 @@ interface ParsedArguments {
   quiet: boolean;
 }
 
-function positiveInteger(value: string | undefined, flag: string): number | undefined {
+function wholeNumber(value: string | undefined, flag: string, minimum: number): number | undefined {
   if (value === undefined) return undefined;
-  const number = Number(value);
-  if (!Number.isInteger(number) || number < 1) throw new UsageError(`${flag} expects a positive whole number, got "${value}".`);
+  const number = /^\d+$/.test(value) ? Number(value) : Number.NaN;
+  if (!Number.isSafeInteger(number) || number < minimum) throw new UsageError(`${flag} expects a whole number of at least ${minimum}, got "${value}".`);
   return number;
 }
 
@@ -119,6 +123,8 @@ function parseWithOptions(argv: string[]) {
       json: { type: 'boolean' },
       'max-steps': { type: 'string' },
       'max-depth': { type: 'string' },
+    'budget-tokens': { type: 'string' },
+    'budget-usd': { type: 'string' },
       'allow-host': { type: 'string', multiple: true },
       'trust-host': { type: 'string', multiple: true },
       root: { type: 'string' },
@@ -156,14 +162,27 @@ export function parseArguments(argv: string[], cwd: string): ParsedArguments | '
     ...(values.approve === undefined ? {} : { approve: values.approve as ApprovalMode }),
     ...(values.trace === undefined ? {} : { trace: values.trace }),
     json: values.json ?? false,
-    ...(values['max-steps'] === undefined ? {} : { maxSteps: positiveInteger(values['max-steps'], '--max-steps') as number }),
-    ...(values['max-depth'] === undefined ? {} : { maxDepth: Number(values['max-depth']) }),
+    ...(values['max-steps'] === undefined ? {} : { maxSteps: wholeNumber(values['max-steps'], '--max-steps', 1) as number }),
+    ...(values['max-depth'] === undefined ? {} : { maxDepth: wholeNumber(values['max-depth'], '--max-depth', 0) as number }),
+    ...budgetOf(values['budget-tokens'], values['budget-usd']),
     allowHosts: values['allow-host'] ?? [],
     trustHosts: values['trust-host'] ?? [],
     ...(values.root === undefined ? {} : { root: values.root }),
     ...(values.record === undefined ? {} : { record: values.record }),
     quiet: values.quiet ?? false,
   };
+}
+
+function budgetOf(tokens: string | undefined, usd: string | undefined): { budget?: Budget } {
+  if (tokens === undefined && usd === undefined) return {};
+  const budget: Budget = {};
+  if (tokens !== undefined) budget.tokens = wholeNumber(tokens, '--budget-tokens', 1) as number;
+  if (usd !== undefined) {
+    const dollars = /^\d+(\.\d+)?$/.test(usd) ? Number(usd) : Number.NaN;
+    if (!(dollars > 0)) throw new UsageError(`--budget-usd expects a positive amount of US dollars, got "${usd}".`);
+    budget.costUsd = dollars;
+  }
+  return { budget };
 }
 
 async function loadActivities(modules: string[], cwd: string): Promise<Record<string, Activity>> {
@@ -221,6 +240,8 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
   try {
     args = parseArguments(argv, io.cwd);
   } catch (error) {
+    // --json promises one result object on stdout, even when the command line itself is wrong.
+    if (argv.includes('--json')) io.stdout.write(`${JSON.stringify({ ok: false, error: { code: 'usage_error', message: (error as Error).message }, run: null })}\n`);
     say(`delegate-run: ${(error as Error).message}\n\n${USAGE}`);
     return EXIT.usage;
   }
@@ -279,6 +300,7 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
       ...(args.input === undefined ? {} : { input: args.input }),
       ...(args.maxSteps === undefined ? {} : { maxSteps: args.maxSteps }),
       ...(args.maxDepth === undefined ? {} : { maxDepth: args.maxDepth }),
+      ...(args.budget === undefined ? {} : { budget: args.budget }),
       ...(args.resolve === undefined ? {} : { resolve: args.resolve }),
       ...(io.signal ? { signal: io.signal } : {}),
       tracer,

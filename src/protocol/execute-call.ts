@@ -9,7 +9,7 @@ import type { ActivityEnvironment, RunInfo, RunOptions, Runtime, UsageSummary } 
 import { DELEGATE_ACTIVITY } from './runtime.js';
 import { validateAgainst } from './schemas.js';
 import { scopeContext } from './scopes.js';
-import { callValidationSchema, metaConst, metaSchema, metaValue } from './tools.js';
+import { TOOL_META_PROPERTIES, callValidationSchema, metaConst, metaSchema, metaValue } from './tools.js';
 import type { Call, ErrorMessage, Message, ToolSchema } from './types.js';
 import { makeWrite, parseOutputPath, resolveValue, type Reference } from './variables.js';
 
@@ -55,6 +55,11 @@ export function prepareCall(scope: CallScope, entry: BatchEntry): { status: 'rea
 
 /** Fills the tool's fixed meta-properties into the call; a call contradicting one is invalid. */
 function withFixedMeta(call: Call, tool: ToolSchema): Call {
+  for (const key of TOOL_META_PROPERTIES) {
+    if (call[key] !== undefined && metaSchema(tool, key) === undefined) {
+      throw new CallError('invalid_params', `The tool "${call._tool}" does not let calls choose ${key}; leave it out.`, { toolName: call._tool });
+    }
+  }
   const filled: Call = { ...call };
   for (const key of Object.keys(tool.properties ?? {})) {
     if (!key.startsWith('_') || key === '_output') continue;

@@ -7,7 +7,7 @@ import { parseJson, pointer } from './json.js';
 import { withType } from './normalize.js';
 import { findCycle, describeCycle } from './plan-graph.js';
 import { compileSchema, describeErrors, documentSchema, schemaProblem } from './schemas.js';
-import type { Call, Message, PlanMessage, RequestDocument, ToolMessage } from './types.js';
+import type { Call, InputMessage, JsonSchema, Message, PlanMessage, RequestDocument, ToolMessage } from './types.js';
 import { validateExpression } from './variables.js';
 
 /** A loaded Request: the canonical document, where it came from and the name its runs carry. */
@@ -17,6 +17,12 @@ export interface LoadedRequest {
   location: string;
   /** `meta.name`, else the file name without `.json`. */
   name: string;
+}
+
+/** The input schema a Request declares: the schema of its input template slot (an input message without `input`). */
+export function declaredInputSchema(document: RequestDocument): JsonSchema | undefined {
+  const slot = document.context.find((message): message is InputMessage => message.type === 'input' && !('input' in message) && message.schema !== undefined);
+  return slot?.schema;
 }
 
 /** The name a run of a document carries: `meta.name`, else the file name without `.json`. */

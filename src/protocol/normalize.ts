@@ -12,7 +12,8 @@ const CONST_SHORTHANDS = ['_delegate', '_activity', '_scopes', '_resolve', '_app
 export function normalizeTool(tool: ToolSchema): ToolSchema {
   const { properties, ...rest } = tool;
   const nextProperties: Record<string, unknown> = { ...(properties ?? {}) };
-  const next: ToolSchema = { type: 'object' };
+  // A tool is an object schema; any other `type` is kept so validation can name it.
+  const next: ToolSchema = { type: (rest.type ?? 'object') as 'object' };
   for (const [key, value] of Object.entries(rest)) {
     if ((CONST_SHORTHANDS as readonly string[]).includes(key)) {
       nextProperties[key] = { const: value };

@@ -3,10 +3,11 @@ import { randomUUID } from 'node:crypto';
 import { addUsage, zeroUsage, type Model, type ModelResponse, type ProviderMessage } from '../models/model.js';
 import { CallBatch, type BatchEntry } from './call-batch.js';
 import { DEFAULT_MAX_STEPS, MAX_REASKS, SOLUTION_INSTRUCTIONS } from './constants.js';
+import { BudgetMeter } from './budget.js';
 import { ContextStore } from './data-store.js';
 import { BoundError, CallError, ModelError, ProtocolError, UsageError, UserError, toProtocolError } from './errors.js';
 import { executeCall, prepareCall, recordFailure, type CallScope } from './execute-call.js';
-import type { LoadedRequest } from './load-request.js';
+import { declaredInputSchema, type LoadedRequest } from './load-request.js';
 import { describeCycle, findCycle } from './plan-graph.js';
 import { renderContext } from './render-context.js';
 import type { RunInfo, RunOptions, RunResult, Runtime, UsageSummary } from './runtime.js';
@@ -35,7 +36,10 @@ class Completed {
 }
 
 /** Runs a loaded Request to completion; every failure ends as a typed error with a complete trace. */
-export async function runRequest(runtime: Runtime, loaded: LoadedRequest, options: RunOptions): Promise<RunResult> {
+export async function runRequest(runtime: Runtime, loaded: LoadedRequest, given: RunOptions): Promise<RunResult> {
+  const limits = given.budget ?? loaded.document.config?.budget;
+  // The top run of a budgeted tree creates the meter; the options carry it to every descendant.
+  const options: RunOptions = given.meter || !limits ? given : { ...given, meter: new BudgetMeter(limits) };
   const started = Date.now();
   const runId = options.runId ?? newId('run');
   const depth = options.parent ? options.parent.depth + 1 : 0;
@@ -67,7 +71,10 @@ export async function runRequest(runtime: Runtime, loaded: LoadedRequest, option
     for (const prepare of runtime.preparers) request = await prepare(request, options, runtime);
     const document = request.document;
     const store = new ContextStore(document.context);
-    if (options.input !== undefined) store.append({ type: 'input', input: options.input });
+    if (options.input !== undefined) {
+      const schema = declaredInputSchema(document);
+      store.append({ type: 'input', input: options.input, ...(schema === undefined ? {} : { schema }) });
+    }
     const maxSteps = options.maxSteps ?? document.config?.maxSteps ?? DEFAULT_MAX_STEPS;
     const scope: CallScope = {
       runtime,
@@ -114,6 +121,7 @@ export async function runRequest(runtime: Runtime, loaded: LoadedRequest, option
     while (!completed) {
       throwIfAborted(signal);
       if (steps >= maxSteps) throw new BoundError('max_steps_exceeded', `The run took ${maxSteps} model steps without producing a valid output.`, { maxSteps });
+      options.meter?.check();
       const model = options.model;
       if (!model) throw new UsageError(options.noModelMessage ?? `The Request "${info.name}" needs a model, and none was given.`);
       const step = steps++;
@@ -138,7 +146,9 @@ export async function runRequest(runtime: Runtime, loaded: LoadedRequest, option
       const solution = await askModel(model, scope, info, step, messages, schema, rendered.config, startCall, (response) => {
         own = addUsage(own, response.usage);
         ownCost = addCost(ownCost, response.costUsd);
+        options.meter?.add(response.usage, response.costUsd);
       });
+      options.meter?.check();
       if (lazy) {
         completed = new Completed(lazyPlan(solution.calls));
         break;

@@ -1,5 +1,6 @@
 /** The Runtime: owns the registries (message handlers, Activities, run preparers) and starts runs. */
 import type { Model } from '../models/model.js';
+import type { Budget, BudgetMeter } from './budget.js';
 import { defaultHandlers } from './builtin-handlers.js';
 import type { HandlerRegistry } from './handlers.js';
 import { loadRequestFile, parseRequestText, validateRequest, type LoadedRequest } from './load-request.js';
@@ -97,6 +98,10 @@ export interface RunOptions {
   confirm?: ConfirmHook;
   /** Whether the document may run local Activities (default true). */
   trusted?: boolean;
+  /** Limits on the whole run tree (default: the document's `config.budget`). */
+  budget?: Budget;
+  /** The meter a run tree shares; the top run creates it, children inherit it with the options. */
+  meter?: BudgetMeter;
   /** Set by the Delegation Activity for child runs. */
   parent?: { run: string; depth: number; callId: string };
   /** A fixed run id (default: generated). */

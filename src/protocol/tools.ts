@@ -25,10 +25,19 @@ export function metaConst(tool: ToolSchema, key: string): unknown {
   return typeof schema === 'object' && schema !== null && 'const' in schema ? schema.const : undefined;
 }
 
-/** A meta-property's value for a call: the tool's `const`, else what the call carries. */
+/**
+ * Meta-properties that decide how and with what a call runs. A call may choose one only when its
+ * tool declares it (a `const` fixes it, a wider schema lets the model choose): a model must never
+ * reach an Activity, a delegate or parent context its tool's designer did not offer.
+ */
+export const TOOL_META_PROPERTIES = ['_activity', '_delegate', '_scopes', '_resolve', '_approval'] as const;
+
+/** A meta-property's value for a call: the tool's `const`, else what the call carries if the tool lets it choose. */
 export function metaValue(call: Call, tool: ToolSchema, key: string): unknown {
   const fixed = metaConst(tool, key);
-  return fixed !== undefined ? fixed : call[key];
+  if (fixed !== undefined) return fixed;
+  if ((TOOL_META_PROPERTIES as readonly string[]).includes(key) && metaSchema(tool, key) === undefined) return undefined;
+  return call[key];
 }
 
 /** True when the tool (or call) is explicit: backed by an Activity or a delegate rather than latent. */
@@ -79,7 +88,16 @@ export function modelToolSchema(name: string, tool: ToolSchema, explicit: boolea
   }
   const requiredShown = ['_tool', ...required.filter((key) => key !== '_tool' && key !== '_output' && !isMetaProperty(key))];
   if (!explicit && properties._output !== undefined) requiredShown.push('_output');
+  const hint = explicit ? undefined : latentScopeHint(tool);
+  if (hint) rest.description = typeof rest.description === 'string' ? `${rest.description} ${hint}` : hint;
   return { type: 'object', ...rest, properties: shown, required: requiredShown };
+}
+
+/** For a latent tool with fixed `_scopes`: the sentence that focuses the model on that context. */
+function latentScopeHint(tool: ToolSchema): string | undefined {
+  const scopes = metaConst(tool, '_scopes');
+  if (!Array.isArray(scopes) || scopes.length === 0) return undefined;
+  return `When you write _output, rely only on: ${scopes.join(', ')}.`;
 }
 
 /**

@@ -152,6 +152,8 @@ export interface RequestConfig {
   maxSteps?: number;
   maxTokens?: number;
   resolve?: 'runtime' | 'upfront';
+  /** Limits on the whole run tree (this run and its delegates). */
+  budget?: { tokens?: number; costUsd?: number };
   [field: string]: unknown;
 }
 

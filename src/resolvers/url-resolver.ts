@@ -1,6 +1,7 @@
 /** The URL resolver: fetches http(s) Request documents with undici under a host allow-list, with limits and an ETag cache. */
 import { Agent, request, type Dispatcher } from 'undici';
-import { DelegateError, type ErrorCode } from '../protocol/errors.js';
+import { DelegateError, RequestError, type ErrorCode } from '../protocol/errors.js';
+import { parseJson } from '../protocol/json.js';
 import type { HandlerRegistry } from '../protocol/handlers.js';
 import { parseRequestText } from '../protocol/load-request.js';
 import { HostList } from './host-list.js';
@@ -216,6 +217,7 @@ export class UrlResolver implements Resolver {
         this.stats.notModified++;
         return cached.bytes;
       }
+      if (statusCode === 422) throw await this.invalidDocument(location, body);
       if (statusCode < 200 || statusCode >= 300) {
         await body.dump().catch(() => undefined);
         throw statusFailure(statusCode, header(response.headers, 'location'));
@@ -249,9 +251,28 @@ export class UrlResolver implements Resolver {
       else this.cache.delete(location);
       return bytes;
     } catch (error) {
-      if (error instanceof FetchFailure) throw error;
+      if (error instanceof FetchFailure || error instanceof RequestError) throw error;
       throw this.networkFailure(error, deadline.aborted);
     }
+  }
+
+  /**
+   * A server that validates what it serves (delegate-serve) answers 422 with the document's
+   * problems: they become the caller's `invalid_request`, named by this URL and each pointer.
+   */
+  private async invalidDocument(location: string, body: Dispatcher.ResponseData['body']): Promise<RequestError | FetchFailure> {
+    const text = await body.text().catch(() => '');
+    const parsed = text.length <= this.maxBytes ? parseJson(text) : undefined;
+    const problems = parsed?.ok ? (parsed.value as { error?: { problems?: unknown } }).error?.problems : undefined;
+    if (!Array.isArray(problems) || problems.length === 0) return statusFailure(422, undefined);
+    return new RequestError(
+      problems.map((problem: { pointer?: unknown; message?: unknown; line?: unknown; column?: unknown }) => ({
+        document: location,
+        pointer: typeof problem.pointer === 'string' ? problem.pointer : '',
+        message: typeof problem.message === 'string' ? problem.message : 'The server found this document invalid.',
+        ...(typeof problem.line === 'number' ? { line: problem.line, column: typeof problem.column === 'number' ? problem.column : 1 } : {}),
+      })),
+    );
   }
 
   private tooLarge(size: number): FetchFailure {

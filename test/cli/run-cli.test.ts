@@ -44,6 +44,27 @@ describe('delegate-run, end to end through the built binary', () => {
     expect(result.stderr).toMatch(/broken\.json:2:\d+/);
   });
 
+  it('prints one JSON result on stdout for a usage error under --json', async () => {
+    const result = await runCli(['requests/plan/welcome.json', '--max-depth', 'lots', '--json']);
+    expect(result.code).toBe(2);
+    expect(JSON.parse(result.stdout)).toMatchObject({ ok: false, error: { code: 'usage_error', message: expect.stringContaining('--max-depth') } });
+  });
+
+  it('refuses a tool that is not an object schema, naming its pointer', async () => {
+    const folder = tempDir();
+    const file = join(folder, 'array-tool.json');
+    await import('node:fs').then((fs) => fs.writeFileSync(file, JSON.stringify({ context: [{ type: 'tool', tool: { list: { type: 'array' } } }], schema: { type: 'string' } })));
+    const result = await runCli([file]);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain('#/context/0/tool/list/type');
+  });
+
+  it('stops the run tree at its token budget with exit 1', async () => {
+    const result = await runCli(['requests/music/producer.json', '--input', '{"brief":"a ballad"}', '--budget-tokens', '1000', '--json']);
+    expect(result.code).toBe(1);
+    expect(JSON.parse(result.stdout)).toMatchObject({ ok: false, error: { code: 'budget_exceeded' } });
+  });
+
   it('exits 2 listing the three ways to choose a model when none is available', async () => {
     const folder = tempDir();
     const file = join(folder, 'lonely.json');

@@ -157,3 +157,40 @@ describe('the execution loop', () => {
     expect(model.requests[0]?.messages.map((message) => message.content).join('\n')).toContain('alpha!');
   });
 });
+
+describe('bounds and guards', () => {
+  it('stops a run tree that spends more tokens than its budget with budget_exceeded', async () => {
+    const runtime = new Runtime();
+    const model = new ReplayModel([{ solution: { calls: [], output: null }, usage: { inputTokens: 60, outputTokens: 10 }, repeat: true }]);
+    const result = await runtime.run(runtime.validate({ ...loopDocument(), config: { budget: { tokens: 150 } } }), { model });
+    expect(!result.ok && result.error.code).toBe('budget_exceeded');
+    // 70 + 70 is within 150; the third answer passes it.
+    expect(model.requests).toHaveLength(3);
+  });
+
+  it('never lets a call choose an Activity, delegate or scopes its tool does not offer', async () => {
+    const ran: string[] = [];
+    const runtime = new Runtime({ activities: { privileged: () => { ran.push('privileged'); return 'x'; } } });
+    const model = new ReplayModel([
+      { match: { step: 0 }, solution: { calls: [{ _tool: 'echo', text: 'a', _output: 'b', _activity: 'privileged' }, { _tool: 'echo', text: 'a', _output: 'b', _scopes: ['state'] }], output: null } },
+      { match: { step: 1 }, solution: { calls: [], output: 'done' } },
+    ]);
+    const { tracer, events } = traced();
+    await runtime.run(runtime.validate(loopDocument()), { model, tracer });
+    expect(ran).toEqual([]);
+    expect(events.filter((event) => event.event === 'call.failed').map((event) => (event.error as { code: string }).code)).toEqual(['invalid_params', 'invalid_params']);
+  });
+});
+
+describe('latent scopes', () => {
+  it('tells the model which context a latent tool with fixed scopes should rely on', async () => {
+    const runtime = new Runtime();
+    const document = runtime.validate({
+      context: [{ type: 'tool', tool: { guess: { description: 'Guesses.', properties: {}, _scopes: ['state.user'], _output: { type: 'string' } } } }],
+      schema: { type: 'string' },
+    });
+    const model = new ReplayModel([{ solution: { calls: [], output: 'x' } }]);
+    await runtime.run(document, { model });
+    expect(JSON.stringify(model.requests[0]?.schema)).toContain('Guesses. When you write _output, rely only on: state.user.');
+  });
+});
