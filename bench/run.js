@@ -30,7 +30,11 @@ async function loopOverhead(calls) {
     schema: { type: 'string' },
   });
   const entries = [
-    { match: { step: 0 }, solution: { calls: Array.from({ length: calls }, (_, i) => ({ _tool: 'echo', text: `t${i}`, _outputPath: `†state.r${i}` })), output: null }, repeat: true },
+    {
+      match: { step: 0 },
+      solution: { calls: Array.from({ length: calls }, (_, i) => ({ _tool: 'echo', text: `t${i}`, _outputPath: `†state.r${i}` })), output: null },
+      repeat: true,
+    },
     { match: { step: 1 }, solution: { calls: [], output: 'ok' }, repeat: true },
   ];
   const model = new ReplayModel(entries);
@@ -59,7 +63,12 @@ async function delegation() {
   const runtime = createRuntime({ root: process.cwd() });
   const document = runtime.validate({
     meta: { name: 'parent' },
-    context: [{ type: 'tool', tool: { child: { description: 'A child.', properties: { q: { type: 'string' } }, _delegate: 'anonymous', _output: { type: 'string' } } } }],
+    context: [
+      {
+        type: 'tool',
+        tool: { child: { description: 'A child.', properties: { q: { type: 'string' } }, _delegate: 'anonymous', _output: { type: 'string' } } },
+      },
+    ],
     schema: { type: 'string' },
   });
   const model = new ReplayModel([

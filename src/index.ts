@@ -73,7 +73,14 @@ export { ResolverRegistry, createDefaultResolvers, type DefaultResolverOptions }
 export type { Resolver, ResolveContext, ResolvedRequest } from './resolvers/resolver.js';
 
 // Approvals
-export { APPROVAL_MODES, createApprovalHook, requiresApproval, type ApprovalMode, type ApprovalPolicyOptions, type ApprovalPrompt } from './approvals/approval-policy.js';
+export {
+  APPROVAL_MODES,
+  createApprovalHook,
+  requiresApproval,
+  type ApprovalMode,
+  type ApprovalPolicyOptions,
+  type ApprovalPrompt,
+} from './approvals/approval-policy.js';
 
 // Models
 export type { Model, ModelFactory, ModelFactoryOptions, ModelRequest, ModelResponse, ProviderMessage } from './models/model.js';

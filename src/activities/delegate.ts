@@ -45,7 +45,11 @@ export function createDelegateActivity(options: DelegateActivityOptions): Activi
     const maxDepth = environment.options.maxDepth ?? DEFAULT_MAX_DEPTH;
     const childDepth = environment.run.depth + 1;
     if (childDepth > maxDepth) {
-      throw new BoundError('max_depth_exceeded', `Delegating "${call._tool}" to ${reference} would start a run at depth ${childDepth}, deeper than the maximum of ${maxDepth}.`, { maxDepth });
+      throw new BoundError(
+        'max_depth_exceeded',
+        `Delegating "${call._tool}" to ${reference} would start a run at depth ${childDepth}, deeper than the maximum of ${maxDepth}.`,
+        { maxDepth },
+      );
     }
     const resolved = await options.resolvers.resolve(reference, { base: environment.run.location, toolName: call._tool, tool, signal: environment.signal });
     const document: RequestDocument = { ...resolved.document, context: isolatedContext(resolved.document, context) };
@@ -86,7 +90,10 @@ export function createDelegateActivity(options: DelegateActivityOptions): Activi
     }
     environment.trace.emit('delegate.failed', { call: environment.callId, child, code: result.error.code, message: result.error.message });
     if (result.error.code === 'cancelled_by_user') throw result.error;
-    throw new DelegateError(codeForParent(result.error), `The delegate "${resolved.name}" (${resolved.location}) failed: ${result.error.message}`, { child, delegate: resolved.location });
+    throw new DelegateError(codeForParent(result.error), `The delegate "${resolved.name}" (${resolved.location}) failed: ${result.error.message}`, {
+      child,
+      delegate: resolved.location,
+    });
   };
 }
 

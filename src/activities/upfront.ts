@@ -51,7 +51,9 @@ function mergeTypes(values: unknown[]): unknown {
  */
 export function mergeDelegateContract(tool: ToolSchema, inputSchema: JsonSchema | undefined, outputSchema: JsonSchema): ToolSchema {
   const parameters = parameterSchema(tool);
-  const merged = (inputSchema === undefined ? parameters : mergeAllOf({ allOf: [parameters, inputSchema] } as never, { resolvers: { type: mergeTypes } } as never)) as Record<string, unknown>;
+  const merged = (
+    inputSchema === undefined ? parameters : mergeAllOf({ allOf: [parameters, inputSchema] } as never, { resolvers: { type: mergeTypes } } as never)
+  ) as Record<string, unknown>;
   const meta = Object.fromEntries(Object.entries(tool.properties ?? {}).filter(([key]) => isMetaProperty(key) && key !== '_output'));
   const mergedProperties = (merged.properties ?? {}) as Record<string, JsonSchema>;
   return {
@@ -80,7 +82,12 @@ export function createUpfrontPreparer(resolvers: DelegateResolver): RunPreparer 
           continue;
         }
         const reference = metaConst(tool, '_delegate') as string;
-        const resolved = await resolvers.resolve(reference, { base: request.location, toolName: name, tool, ...(options.signal ? { signal: options.signal } : {}) });
+        const resolved = await resolvers.resolve(reference, {
+          base: request.location,
+          toolName: name,
+          tool,
+          ...(options.signal ? { signal: options.signal } : {}),
+        });
         const inputSchema = declaredInputSchema(resolved.document);
         try {
           tools[name] = mergeDelegateContract(tool, inputSchema, resolved.document.schema);

@@ -57,7 +57,10 @@ export function createApprovalHook(options: ApprovalPolicyOptions): ConfirmHook 
     }
     if (options.mode === 'approve_all') return { decision: 'approved' };
     if (options.mode === 'strict') {
-      return { decision: 'rejected', reason: `"${request.toolName}" needs approval, and approvals are refused in strict mode (use --approve interactive or approve_all).` };
+      return {
+        decision: 'rejected',
+        reason: `"${request.toolName}" needs approval, and approvals are refused in strict mode (use --approve interactive or approve_all).`,
+      };
     }
     const asked = queue.then(() => (known(request) ? { decision: 'approved_session' as const } : (options.prompt as ApprovalPrompt)(request)));
     queue = asked.catch(() => undefined);

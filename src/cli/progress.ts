@@ -82,7 +82,9 @@ export function createProgress(tracer: Tracer, stream: TerminalStream, options: 
   if (options.quiet) return { log: () => undefined, aside: (work) => work(), finish: () => undefined };
   const now = options.now ?? Date.now;
   const tree = new RunTree();
-  const live = stream.isTTY ? new LiveTreeWriter(stream, { env: options.env, now, tree, ...(options.frameMs === undefined ? {} : { frameMs: options.frameMs }) }) : undefined;
+  const live = stream.isTTY
+    ? new LiveTreeWriter(stream, { env: options.env, now, tree, ...(options.frameMs === undefined ? {} : { frameMs: options.frameMs }) })
+    : undefined;
   const plain = plainProgress(stream);
   const unsubscribe = tracer.subscribe(
     live

@@ -81,7 +81,12 @@ function text(value: unknown): string | undefined {
 /** Reads `{inputTokens, outputTokens, cacheReadTokens, cacheWriteTokens}` leniently. */
 function tokensOf(value: unknown): TokenCounts {
   const usage = record(value) ?? {};
-  return { input: count(usage.inputTokens), output: count(usage.outputTokens), cacheRead: count(usage.cacheReadTokens), cacheWrite: count(usage.cacheWriteTokens) };
+  return {
+    input: count(usage.inputTokens),
+    output: count(usage.outputTokens),
+    cacheRead: count(usage.cacheReadTokens),
+    cacheWrite: count(usage.cacheWriteTokens),
+  };
 }
 
 function reportedUsage(value: unknown): ReportedUsage | undefined {

@@ -110,7 +110,7 @@ function readInput(value: string | undefined, cwd: string): unknown {
 
 function parseWithOptions(argv: string[]) {
   return parseArgs({
-  args: argv,
+    args: argv,
     allowPositionals: true,
     options: {
       input: { type: 'string' },
@@ -123,8 +123,8 @@ function parseWithOptions(argv: string[]) {
       json: { type: 'boolean' },
       'max-steps': { type: 'string' },
       'max-depth': { type: 'string' },
-    'budget-tokens': { type: 'string' },
-    'budget-usd': { type: 'string' },
+      'budget-tokens': { type: 'string' },
+      'budget-usd': { type: 'string' },
       'allow-host': { type: 'string', multiple: true },
       'trust-host': { type: 'string', multiple: true },
       root: { type: 'string' },
@@ -145,7 +145,12 @@ export function parseArguments(argv: string[], cwd: string): ParsedArguments | '
   }
   const { values, positionals } = parsed;
   if (values.help) return 'help';
-  if (positionals.length !== 1) throw new UsageError(positionals.length === 0 ? 'Expected a request: a .json file or an http(s) URL.' : `Expected one request, got ${positionals.length}: ${positionals.join(' ')}.`);
+  if (positionals.length !== 1)
+    throw new UsageError(
+      positionals.length === 0
+        ? 'Expected a request: a .json file or an http(s) URL.'
+        : `Expected one request, got ${positionals.length}: ${positionals.join(' ')}.`,
+    );
   if (values.resolve !== undefined && values.resolve !== 'runtime' && values.resolve !== 'upfront') {
     throw new UsageError(`--resolve expects runtime or upfront, got "${values.resolve}".`);
   }
@@ -196,7 +201,8 @@ async function loadActivities(modules: string[], cwd: string): Promise<Record<st
       throw new UsageError(`--activities ${module}: cannot import ${path}: ${(error as Error).message}`);
     }
     const record = loaded.default;
-    if (typeof record !== 'object' || record === null) throw new UsageError(`--activities ${module}: the default export must be a record { name: async (call, tool, context) => result }.`);
+    if (typeof record !== 'object' || record === null)
+      throw new UsageError(`--activities ${module}: the default export must be a record { name: async (call, tool, context) => result }.`);
     for (const [name, activity] of Object.entries(record)) {
       if (typeof activity !== 'function') throw new UsageError(`--activities ${module}: "${name}" is not a function.`);
       activities[name] = activity as Activity;
@@ -241,7 +247,8 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
     args = parseArguments(argv, io.cwd);
   } catch (error) {
     // --json promises one result object on stdout, even when the command line itself is wrong.
-    if (argv.includes('--json')) io.stdout.write(`${JSON.stringify({ ok: false, error: { code: 'usage_error', message: (error as Error).message }, run: null })}\n`);
+    if (argv.includes('--json'))
+      io.stdout.write(`${JSON.stringify({ ok: false, error: { code: 'usage_error', message: (error as Error).message }, run: null })}\n`);
     say(`delegate-run: ${(error as Error).message}\n\n${USAGE}`);
     return EXIT.usage;
   }
@@ -344,7 +351,10 @@ function exitFor(error: ProtocolError): number {
 
 function reportSetupError(error: unknown, json: boolean, io: CliIo, say: (line: string) => void): number {
   const protocolError = error instanceof ProtocolError ? error : new UsageError(error instanceof Error ? error.message : String(error));
-  const message = protocolError instanceof RequestError ? `Invalid Request document:\n${protocolError.problems.map((problem) => `  ${formatProblem(problem)}`).join('\n')}` : protocolError.message;
+  const message =
+    protocolError instanceof RequestError
+      ? `Invalid Request document:\n${protocolError.problems.map((problem) => `  ${formatProblem(problem)}`).join('\n')}`
+      : protocolError.message;
   if (json) io.stdout.write(`${JSON.stringify({ ok: false, error: { code: protocolError.code, message }, run: null })}\n`);
   else say(`delegate-run: ${message}`);
   // Nothing ran yet: a bad request, reference, model choice or activities module is a usage problem.
@@ -368,12 +378,19 @@ if (isMain()) {
     interrupted = true;
     controller.abort();
   });
-  main(process.argv.slice(2), { stdout: process.stdout, stderr: process.stderr, env: process.env, cwd: process.cwd(), signal: controller.signal, stdin: process.stdin }).then(
+  main(process.argv.slice(2), {
+    stdout: process.stdout,
+    stderr: process.stderr,
+    env: process.env,
+    cwd: process.cwd(),
+    signal: controller.signal,
+    stdin: process.stdin,
+  }).then(
     (status) => {
       process.exitCode = status;
     },
     (error: unknown) => {
-      process.stderr.write(`delegate-run: unexpected failure: ${error instanceof Error ? error.stack ?? error.message : String(error)}\n`);
+      process.stderr.write(`delegate-run: unexpected failure: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
       process.exitCode = EXIT.failed;
     },
   );

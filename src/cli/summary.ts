@@ -53,9 +53,7 @@ export function summarize(tree: RunTree, outcome: RunOutcome, now: number = tree
   const total = outcome.usageTotal;
   const nodes = tree.nodes();
   const root = tree.roots[0];
-  const delegates: DelegateLine[] = nodes
-    .filter((node) => node.depth > (root?.depth ?? 0))
-    .map((node) => delegateLine(tree, node, root, now));
+  const delegates: DelegateLine[] = nodes.filter((node) => node.depth > (root?.depth ?? 0)).map((node) => delegateLine(tree, node, root, now));
   return {
     ok: outcome.ok,
     ...(root && root.name !== root.run ? { name: root.name } : {}),
@@ -88,12 +86,14 @@ function delegateLine(tree: RunTree, node: RunNode, root: RunNode | undefined, n
 
 /** A whole number with thousands separators: `12,345`. */
 export function formatCount(value: number): string {
-  return Math.round(value).toString().replace(/\B(?=(\d{3})+(?!\d))/g, ',');
+  return Math.round(value)
+    .toString()
+    .replace(/\B(?=(\d{3})+(?!\d))/g, ',');
 }
 
 /** The output in one short line: a string's first line, or compact JSON, cut at `limit` characters. */
 export function previewOutput(output: unknown, limit = 60): string {
-  const text = typeof output === 'string' ? output.split('\n')[0] ?? '' : JSON.stringify(output) ?? String(output);
+  const text = typeof output === 'string' ? (output.split('\n')[0] ?? '') : (JSON.stringify(output) ?? String(output));
   const characters = Array.from(text);
   return characters.length > limit ? `${characters.slice(0, limit - 1).join('')}…` : text;
 }
@@ -139,14 +139,20 @@ export function formatSummary(summary: Summary, options: FormatSummaryOptions = 
   const color = options.color ?? false;
   const status: RunStatus = summary.ok ? 'done' : summary.error?.code === 'cancelled_by_user' ? 'cancelled' : 'failed';
   const who = summary.name ? `${summary.name} ` : '';
-  const verdict = summary.ok ? `done in ${formatElapsed(summary.ms)}` : `${status} after ${formatElapsed(summary.ms)}: ${summary.error?.code ?? 'unknown_error'}`;
+  const verdict = summary.ok
+    ? `done in ${formatElapsed(summary.ms)}`
+    : `${status} after ${formatElapsed(summary.ms)}: ${summary.error?.code ?? 'unknown_error'}`;
   const outcome = summary.ok ? ` · output: ${previewOutput(summary.output)}` : '';
   const lines = [`${paint(STATUS_GLYPHS[status], STATUS_STYLE[status], color)} ${paint(`${who}${verdict}`, 'bold', color)}${outcome}`];
   const tokens = summary.tokens;
-  lines.push(`  tokens ${formatCount(tokens.input)} in · ${formatCount(tokens.output)} out · cache ${formatCount(tokens.cacheRead)} read · ${formatCount(tokens.cacheWrite)} written`);
+  lines.push(
+    `  tokens ${formatCount(tokens.input)} in · ${formatCount(tokens.output)} out · cache ${formatCount(tokens.cacheRead)} read · ${formatCount(tokens.cacheWrite)} written`,
+  );
   const plural = (count: number, word: string) => `${formatCount(count)} ${word}${count === 1 ? '' : 's'}`;
   const unknownCost = summary.costUsd === null ? paint(' (some model has no known price)', 'dim', color) : '';
-  lines.push(`  cost ${formatCost(summary.costUsd)}${unknownCost} · ${plural(summary.runs, 'run')} · ${plural(summary.steps, 'step')} · ${plural(summary.toolCalls, 'tool call')}`);
+  lines.push(
+    `  cost ${formatCost(summary.costUsd)}${unknownCost} · ${plural(summary.runs, 'run')} · ${plural(summary.steps, 'step')} · ${plural(summary.toolCalls, 'tool call')}`,
+  );
   if (summary.delegates.length === 0) return lines;
   lines.push('  delegates');
   const rows = summary.delegates.map((line) => [

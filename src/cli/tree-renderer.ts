@@ -93,7 +93,12 @@ function fit(segments: Segment[], width: number | undefined, color: boolean): st
 }
 
 function nodeSegments(node: RunNode, now: number): Segment[] {
-  const details = [node.step === 0 && node.status === 'running' ? 'starting' : `step ${node.step}`, `${formatTokens(node.tokens.input)}→${formatTokens(node.tokens.output)} tok`, formatCost(node.costUsd), formatElapsed(elapsedMs(node, now))];
+  const details = [
+    node.step === 0 && node.status === 'running' ? 'starting' : `step ${node.step}`,
+    `${formatTokens(node.tokens.input)}→${formatTokens(node.tokens.output)} tok`,
+    formatCost(node.costUsd),
+    formatElapsed(elapsedMs(node, now)),
+  ];
   // Calls running ▸, done ✓ and failed ✗, tersely: the line has to fit a terminal's width.
   const calls = [
     node.calls.running > 0 ? `▸${node.calls.running}` : '',

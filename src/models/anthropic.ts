@@ -88,7 +88,7 @@ export class AnthropicModel implements Model {
     if (messages[0]?.role !== 'user') messages.unshift({ role: 'user', content: 'Give your answer with the solution tool.' });
     const body: MessageCreateParamsBase = {
       model: this.options.model,
-      max_tokens: typeof request.config.maxTokens === 'number' ? request.config.maxTokens : this.options.maxTokens ?? ANTHROPIC_DEFAULT_MAX_TOKENS,
+      max_tokens: typeof request.config.maxTokens === 'number' ? request.config.maxTokens : (this.options.maxTokens ?? ANTHROPIC_DEFAULT_MAX_TOKENS),
       messages,
       tools: [{ name: SOLUTION_TOOL, description: SOLUTION_TOOL_DESCRIPTION, input_schema: request.schema as { type: 'object' } }],
       tool_choice: { type: 'tool', name: SOLUTION_TOOL },

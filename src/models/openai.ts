@@ -46,7 +46,9 @@ export class OpenAIModel implements Model {
     if (!apiKey) {
       // Local OpenAI-compatible servers usually need no key, but the SDK insists on one.
       if (!this.customServer) {
-        throw new UsageError(`Cannot use the model "openai:${options.model}": OPENAI_API_KEY is not set. Set it, or pass --base-url (OPENAI_BASE_URL) for an OpenAI-compatible server.`);
+        throw new UsageError(
+          `Cannot use the model "openai:${options.model}": OPENAI_API_KEY is not set. Set it, or pass --base-url (OPENAI_BASE_URL) for an OpenAI-compatible server.`,
+        );
       }
       apiKey = 'not-needed';
     }
@@ -105,10 +107,7 @@ export class OpenAIModel implements Model {
   }
 
   private async streamed(body: ChatCompletionCreateParamsBase, request: ModelRequest, calls: StreamedCalls): Promise<RawAnswer> {
-    const stream = await this.client.chat.completions.create(
-      { ...body, stream: true, stream_options: { include_usage: true } },
-      { signal: request.signal },
-    );
+    const stream = await this.client.chat.completions.create({ ...body, stream: true, stream_options: { include_usage: true } }, { signal: request.signal });
     const answer: RawAnswer = { text: '', refusal: '' };
     for await (const chunk of stream) {
       answer.model ??= chunk.model;

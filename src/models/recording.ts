@@ -44,12 +44,15 @@ export class CassetteRecorder {
 
   private distinguish(entry: CassetteEntry): void {
     const siblings = this.entries.flatMap((other, index) =>
-      other.match?.request === entry.match?.request && other.match?.step === entry.match?.step ? [index] : []);
+      other.match?.request === entry.match?.request && other.match?.step === entry.match?.step ? [index] : [],
+    );
     if (siblings.length < 2) return;
     for (const index of siblings) {
       const own = this.prompts[index] ?? '';
       const others = siblings.filter((other) => other !== index).map((other) => this.prompts[other] ?? '');
-      const line = own.split('\n').find((candidate) => candidate.trim().length >= MIN_DISTINGUISHING_LENGTH && others.every((other) => !other.includes(candidate)));
+      const line = own
+        .split('\n')
+        .find((candidate) => candidate.trim().length >= MIN_DISTINGUISHING_LENGTH && others.every((other) => !other.includes(candidate)));
       const match = this.entries[index]?.match;
       if (line !== undefined && match) match.contains = line;
     }
@@ -97,7 +100,10 @@ export class RecordingModel implements Model {
   readonly recorder: CassetteRecorder;
 
   /** @param recorder a shared recorder, or the path of the cassette to write. */
-  constructor(private readonly inner: Model, recorder: CassetteRecorder | string) {
+  constructor(
+    private readonly inner: Model,
+    recorder: CassetteRecorder | string,
+  ) {
     this.id = inner.id;
     this.recorder = typeof recorder === 'string' ? new CassetteRecorder(recorder) : recorder;
   }

@@ -73,7 +73,6 @@ const defaultWarn = (message: string): void => {
   process.stderr.write(`warning: ${message}\n`);
 };
 
-
 /**
  * Models with their tier, delegation flag and prices. Files merge on top of each other: a model's
  * fields are replaced field by field (`price` too), new models are appended, `null` removes one.
@@ -185,7 +184,8 @@ export function readModelsFile(path: string): ModelsFile {
     throw new ModelConfigError('models file', [{ document: path, pointer: '', message: `The file cannot be read: ${reason}` }]);
   }
   const parsed = parseJson(text);
-  if (!parsed.ok) throw new ModelConfigError('models file', [{ document: path, pointer: '', message: parsed.message, line: parsed.line, column: parsed.column }]);
+  if (!parsed.ok)
+    throw new ModelConfigError('models file', [{ document: path, pointer: '', message: parsed.message, line: parsed.line, column: parsed.column }]);
   const validate = documentSchema('models.schema.json');
   if (!validate(parsed.value)) throw new ModelConfigError('models file', problemsFromAjv(validate.errors, path));
   return parsed.value as ModelsFile;
@@ -218,8 +218,9 @@ export class ModelProviders {
     const registry = this.registry;
     const retry = options.retry;
     this.register('replay', (name, factoryOptions) => ReplayModel.fromFileSync(resolve(factoryOptions.cwd, name)));
-    this.register('openai', (name, factoryOptions) =>
-      new OpenAIModel({ model: name, env: factoryOptions.env, baseUrl: factoryOptions.baseUrl, registry, retry }),
+    this.register(
+      'openai',
+      (name, factoryOptions) => new OpenAIModel({ model: name, env: factoryOptions.env, baseUrl: factoryOptions.baseUrl, registry, retry }),
     );
     this.register('anthropic', (name, factoryOptions) => new AnthropicModel({ model: name, env: factoryOptions.env, registry, retry }));
   }

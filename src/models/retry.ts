@@ -44,8 +44,19 @@ export const DEFAULT_RETRY: Required<Omit<RetryOptions, 'onRetry'>> = {
 };
 
 const RETRYABLE_CODES = new Set([
-  'ECONNRESET', 'ECONNREFUSED', 'ECONNABORTED', 'ETIMEDOUT', 'EPIPE', 'EAI_AGAIN', 'ENETUNREACH', 'EHOSTUNREACH',
-  'UND_ERR_SOCKET', 'UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT', 'UND_ERR_CLOSED',
+  'ECONNRESET',
+  'ECONNREFUSED',
+  'ECONNABORTED',
+  'ETIMEDOUT',
+  'EPIPE',
+  'EAI_AGAIN',
+  'ENETUNREACH',
+  'EHOSTUNREACH',
+  'UND_ERR_SOCKET',
+  'UND_ERR_CONNECT_TIMEOUT',
+  'UND_ERR_HEADERS_TIMEOUT',
+  'UND_ERR_BODY_TIMEOUT',
+  'UND_ERR_CLOSED',
 ]);
 const RETRYABLE_ERROR_NAMES = new Set(['APIConnectionError', 'APIConnectionTimeoutError', 'TimeoutError']);
 /** Error types that providers send inside an SSE stream (no HTTP status) for transient failures. */
@@ -77,7 +88,12 @@ export function describeFailure(error: unknown): FailureInfo {
   const message = error instanceof Error ? error.message : String(error);
   const status = typeof record.status === 'number' ? record.status : undefined;
   const retryAfter = retryAfterMs(record.headers);
-  const info = (retryable: boolean): FailureInfo => ({ retryable, message, ...(status !== undefined && { status }), ...(retryAfter !== undefined && { retryAfterMs: retryAfter }) });
+  const info = (retryable: boolean): FailureInfo => ({
+    retryable,
+    message,
+    ...(status !== undefined && { status }),
+    ...(retryAfter !== undefined && { retryAfterMs: retryAfter }),
+  });
   if (status !== undefined) return info(status === 408 || status === 409 || status === 429 || status >= 500);
   const body = record.error as { type?: unknown; error?: { type?: unknown } } | undefined;
   const type = body?.error?.type ?? body?.type ?? record.type;
@@ -132,11 +148,16 @@ export async function withRetries<T>(attempt: (attemptNumber: number) => Promise
       if (!failure.retryable || retry > maxRetries || call.canRetry?.() === false) {
         const attempts = attemptNumber + 1;
         const tried = attempts > 1 ? ` after ${attempts} attempts` : '';
-        throw new ModelError('model_error', `The ${call.provider} request failed${tried}: ${failure.message}`, {
-          provider: call.provider,
-          attempts,
-          ...(failure.status !== undefined && { status: failure.status }),
-        }, { cause: error });
+        throw new ModelError(
+          'model_error',
+          `The ${call.provider} request failed${tried}: ${failure.message}`,
+          {
+            provider: call.provider,
+            attempts,
+            ...(failure.status !== undefined && { status: failure.status }),
+          },
+          { cause: error },
+        );
       }
       const maxDelay = call.maxDelayMs ?? DEFAULT_RETRY.maxDelayMs;
       const delayMs = failure.retryAfterMs !== undefined ? Math.min(failure.retryAfterMs, maxDelay) : backoffDelay(retry, call);

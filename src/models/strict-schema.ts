@@ -18,19 +18,62 @@ type SchemaObject = Record<string, unknown>;
 /** Annotations kept in the strict form. */
 const KEPT_ANNOTATIONS = new Set(['description', 'title']);
 /** Keywords with no effect on validation that OpenAI may reject: dropped. */
-const DROPPED_ANNOTATIONS = new Set(['default', 'examples', '$comment', 'readOnly', 'writeOnly', 'deprecated', 'contentMediaType', 'contentEncoding', '$schema']);
+const DROPPED_ANNOTATIONS = new Set([
+  'default',
+  'examples',
+  '$comment',
+  'readOnly',
+  'writeOnly',
+  'deprecated',
+  'contentMediaType',
+  'contentEncoding',
+  '$schema',
+]);
 /** Constraints the strict subset supports: kept as they are. */
-const KEPT_CONSTRAINTS = new Set(['pattern', 'minLength', 'maxLength', 'minimum', 'maximum', 'exclusiveMinimum', 'exclusiveMaximum', 'multipleOf', 'minItems', 'maxItems']);
+const KEPT_CONSTRAINTS = new Set([
+  'pattern',
+  'minLength',
+  'maxLength',
+  'minimum',
+  'maximum',
+  'exclusiveMinimum',
+  'exclusiveMaximum',
+  'multipleOf',
+  'minItems',
+  'maxItems',
+]);
 /** Constraints the strict subset lacks and that only narrow a value: dropped (the core validates answers against the original). */
 const LOOSENED_CONSTRAINTS = new Set(['uniqueItems']);
 /** String formats the strict subset supports; other formats are dropped like loosened constraints. */
 const SUPPORTED_FORMATS = new Set(['date-time', 'time', 'date', 'duration', 'email', 'hostname', 'ipv4', 'ipv6', 'uuid']);
 /** Keywords that decide nothing about null values (type-specific or structural). */
 const NULL_NEUTRAL = new Set([
-  ...KEPT_ANNOTATIONS, ...DROPPED_ANNOTATIONS, ...KEPT_CONSTRAINTS, ...LOOSENED_CONSTRAINTS, 'format', '$id', '$defs', 'definitions',
-  'properties', 'required', 'additionalProperties', 'patternProperties', 'propertyNames', 'minProperties', 'maxProperties',
-  'dependentRequired', 'dependentSchemas', 'dependencies', 'items', 'prefixItems', 'additionalItems', 'contains', 'minContains',
-  'maxContains', 'unevaluatedProperties', 'unevaluatedItems',
+  ...KEPT_ANNOTATIONS,
+  ...DROPPED_ANNOTATIONS,
+  ...KEPT_CONSTRAINTS,
+  ...LOOSENED_CONSTRAINTS,
+  'format',
+  '$id',
+  '$defs',
+  'definitions',
+  'properties',
+  'required',
+  'additionalProperties',
+  'patternProperties',
+  'propertyNames',
+  'minProperties',
+  'maxProperties',
+  'dependentRequired',
+  'dependentSchemas',
+  'dependencies',
+  'items',
+  'prefixItems',
+  'additionalItems',
+  'contains',
+  'minContains',
+  'maxContains',
+  'unevaluatedProperties',
+  'unevaluatedItems',
 ]);
 const PRIMITIVE_TYPES = new Set(['string', 'number', 'integer', 'boolean', 'null']);
 /** OpenAI's documented limits: object nesting and total properties. */
@@ -207,7 +250,13 @@ function discriminated(branches: unknown[]): boolean {
 /** Makes a strict schema also accept `null`. */
 function nullable(schema: SchemaObject): SchemaObject {
   const types = typeList(schema.type);
-  if (types.length > 0 && types.every((type) => PRIMITIVE_TYPES.has(type)) && schema.enum === undefined && schema.anyOf === undefined && schema.$ref === undefined) {
+  if (
+    types.length > 0 &&
+    types.every((type) => PRIMITIVE_TYPES.has(type)) &&
+    schema.enum === undefined &&
+    schema.anyOf === undefined &&
+    schema.$ref === undefined
+  ) {
     return { ...schema, type: types.includes('null') ? schema.type : [...types, 'null'] };
   }
   if (Array.isArray(schema.anyOf) && Object.keys(schema).every((keyword) => keyword === 'anyOf' || KEPT_ANNOTATIONS.has(keyword))) {

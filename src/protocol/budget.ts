@@ -26,10 +26,16 @@ export class BudgetMeter {
   /** Throws `budget_exceeded` when a limit has been passed. */
   check(): void {
     if (this.limit.tokens !== undefined && this.tokens > this.limit.tokens) {
-      throw new BoundError('budget_exceeded', `The run tree used ${this.tokens} tokens, over its budget of ${this.limit.tokens}.`, { budget: this.limit, spent: { tokens: this.tokens } });
+      throw new BoundError('budget_exceeded', `The run tree used ${this.tokens} tokens, over its budget of ${this.limit.tokens}.`, {
+        budget: this.limit,
+        spent: { tokens: this.tokens },
+      });
     }
     if (this.limit.costUsd !== undefined && this.costUsd > this.limit.costUsd) {
-      throw new BoundError('budget_exceeded', `The run tree cost $${this.costUsd.toFixed(4)}, over its budget of $${this.limit.costUsd}.`, { budget: this.limit, spent: { costUsd: this.costUsd } });
+      throw new BoundError('budget_exceeded', `The run tree cost $${this.costUsd.toFixed(4)}, over its budget of $${this.limit.costUsd}.`, {
+        budget: this.limit,
+        spent: { costUsd: this.costUsd },
+      });
     }
   }
 }

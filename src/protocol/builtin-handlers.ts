@@ -1,7 +1,18 @@
 /** The built-in message handlers: turns, text, data/input/state, tools, plans, errors, meta. */
 import { HandlerRegistry, type MessageHandler, type RenderState } from './handlers.js';
 import { builtinNormalizers } from './normalize.js';
-import type { DataMessage, ErrorMessage, InputMessage, StateMessage, JsonSchema, Message, MetaMessage, PlanMessage, TextMessage, TurnMessage } from './types.js';
+import type {
+  DataMessage,
+  ErrorMessage,
+  InputMessage,
+  StateMessage,
+  JsonSchema,
+  Message,
+  MetaMessage,
+  PlanMessage,
+  TextMessage,
+  TurnMessage,
+} from './types.js';
 
 const MESSAGE_SCHEMA = { $ref: 'https://delegate-run.dev/schemas/message.schema.json' };
 
@@ -71,7 +82,12 @@ export function builtinHandlers(): MessageHandler[] {
         if (typeof message.description === 'string') lines.push(message.description);
         lines.push('These are the values this Request was given:', '```json', json(message.input), '```');
         if (message.schema !== undefined) {
-          lines.push('The input this Request expects follows this schema (map the given values onto it where they differ):', '```json', json(message.schema), '```');
+          lines.push(
+            'The input this Request expects follows this schema (map the given values onto it where they differ):',
+            '```json',
+            json(message.schema),
+            '```',
+          );
         }
         pushUser(state, lines.join('\n'));
       },
@@ -108,7 +124,10 @@ export function builtinHandlers(): MessageHandler[] {
       render(message, state) {
         const error = message as ErrorMessage;
         const id = typeof error.call.id === 'string' ? ` (${error.call.id})` : '';
-        pushUser(state, `## Error in call ${String(error.call._tool ?? '?')}${id}\n${error.error.code}: ${error.error.message}\nThe call was:\n\`\`\`json\n${json(error.call)}\n\`\`\``);
+        pushUser(
+          state,
+          `## Error in call ${String(error.call._tool ?? '?')}${id}\n${error.error.code}: ${error.error.message}\nThe call was:\n\`\`\`json\n${json(error.call)}\n\`\`\``,
+        );
       },
     },
     {

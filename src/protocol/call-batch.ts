@@ -138,7 +138,12 @@ export class CallBatch {
       }
       this.remove(entry);
       const names = missing.map((reference) => reference.text).join(', ');
-      this.hooks.fail(entry, new CallError('unresolved_reference', `The call's references never resolved by the end of the step: ${names || 'unknown'}.`, { missing: missing.map((reference) => reference.text) }));
+      this.hooks.fail(
+        entry,
+        new CallError('unresolved_reference', `The call's references never resolved by the end of the step: ${names || 'unknown'}.`, {
+          missing: missing.map((reference) => reference.text),
+        }),
+      );
     }
   }
 

@@ -66,7 +66,10 @@ function withFixedMeta(call: Call, tool: ToolSchema): Call {
     const fixed = metaConst(tool, key);
     if (fixed === undefined) continue;
     if (call[key] !== undefined && JSON.stringify(call[key]) !== JSON.stringify(fixed)) {
-      throw new CallError('invalid_params', `The tool "${call._tool}" fixes ${key} to ${JSON.stringify(fixed)}; the call asked for ${JSON.stringify(call[key])}.`);
+      throw new CallError(
+        'invalid_params',
+        `The tool "${call._tool}" fixes ${key} to ${JSON.stringify(fixed)}; the call asked for ${JSON.stringify(call[key])}.`,
+      );
     }
     filled[key] = fixed;
   }
@@ -83,7 +86,13 @@ export function activityNameFor(runtime: Runtime, call: Call, tool: ToolSchema):
 
 /** True for objects that are messages of a registered type (an Activity returning one appends it as is). */
 function isMessageResult(runtime: Runtime, value: unknown): value is Message {
-  return typeof value === 'object' && value !== null && !Array.isArray(value) && typeof (value as Message).type === 'string' && runtime.handlers.has((value as Message).type);
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    !Array.isArray(value) &&
+    typeof (value as Message).type === 'string' &&
+    runtime.handlers.has((value as Message).type)
+  );
 }
 
 /** Executes a prepared call; records success or failure, never throws. */
@@ -129,7 +138,11 @@ function checkParams(call: Call, tool: ToolSchema, explicit: boolean): void {
   const schema = callValidationSchema(call._tool, tool);
   const issues = validateAgainst(schema, forValidation);
   if (issues.length > 0) {
-    throw new CallError('invalid_params', `The parameters of "${call._tool}" do not match its schema: ${issues.map((issue) => `${issue.pointer || '/'} ${issue.message}`).join(' ')}`, { toolName: call._tool, issues });
+    throw new CallError(
+      'invalid_params',
+      `The parameters of "${call._tool}" do not match its schema: ${issues.map((issue) => `${issue.pointer || '/'} ${issue.message}`).join(' ')}`,
+      { toolName: call._tool, issues },
+    );
   }
   if (!explicit && metaSchema(tool, '_output') !== undefined && call._output === undefined) {
     throw new CallError('invalid_params', `The latent tool "${call._tool}" needs its result in _output.`, { toolName: call._tool });
@@ -141,7 +154,11 @@ function checkOutput(tool: ToolSchema, result: unknown, toolName: string): void 
   if (schema === undefined) return;
   const issues = validateAgainst(schema, result);
   if (issues.length > 0) {
-    throw new CallError('output_schema_validation_failed', `The result of "${toolName}" does not match its _output schema: ${issues.map((issue) => `${issue.pointer || '/'} ${issue.message}`).join(' ')}`, { toolName, issues });
+    throw new CallError(
+      'output_schema_validation_failed',
+      `The result of "${toolName}" does not match its _output schema: ${issues.map((issue) => `${issue.pointer || '/'} ${issue.message}`).join(' ')}`,
+      { toolName, issues },
+    );
   }
 }
 
@@ -152,7 +169,7 @@ async function confirm(scope: CallScope, entry: BatchEntry, call: Call, tool: To
   if (hook.appliesTo && !hook.appliesTo(request)) return call;
   scope.trace.emit('approval.requested', { call: entry.id, tool: call._tool, params: paramsOf(call) });
   const decision = await hook(request);
-  const reason = 'reason' in decision ? decision.reason ?? null : null;
+  const reason = 'reason' in decision ? (decision.reason ?? null) : null;
   scope.trace.emit('approval.decided', { call: entry.id, tool: call._tool, decision: decision.decision, reason });
   if (decision.decision === 'rejected') {
     throw new UserError('rejected_by_user', `The call to "${call._tool}" was rejected${decision.reason ? `: ${decision.reason}` : '.'}`);
@@ -169,10 +186,16 @@ async function runActivity(scope: CallScope, entry: BatchEntry, call: Call, tool
   const activity = scope.runtime.activities.get(activityName);
   if (!activity) {
     const known = [...scope.runtime.activities.keys()].filter((name) => !name.startsWith('@')).join(', ') || 'none';
-    throw new ActivityError('activity_error', `No Activity named "${activityName}" is registered (registered: ${known}).`, { toolName: call._tool, available: known });
+    throw new ActivityError('activity_error', `No Activity named "${activityName}" is registered (registered: ${known}).`, {
+      toolName: call._tool,
+      available: known,
+    });
   }
   if (!scope.run.trusted && activityName !== DELEGATE_ACTIVITY) {
-    throw new ProtocolError('delegate_forbidden', `"${scope.run.location}" is not trusted to run the local Activity "${activityName}"; trust its host with --trust-host to allow it.`);
+    throw new ProtocolError(
+      'delegate_forbidden',
+      `"${scope.run.location}" is not trusted to run the local Activity "${activityName}"; trust its host with --trust-host to allow it.`,
+    );
   }
   const scopes = metaValue(call, tool, '_scopes');
   const context = scopeContext(scope.store, Array.isArray(scopes) ? (scopes as string[]) : undefined, call._instance);
@@ -192,7 +215,12 @@ async function runActivity(scope: CallScope, entry: BatchEntry, call: Call, tool
   } catch (error) {
     if (error instanceof ProtocolError) throw error;
     if (scope.signal.aborted) throw new UserError('cancelled_by_user', 'The run was cancelled.');
-    throw new ActivityError('activity_error', `The Activity "${activityName}" failed: ${error instanceof Error ? error.message : String(error)}`, { toolName: call._tool }, { cause: error });
+    throw new ActivityError(
+      'activity_error',
+      `The Activity "${activityName}" failed: ${error instanceof Error ? error.message : String(error)}`,
+      { toolName: call._tool },
+      { cause: error },
+    );
   }
 }
 
@@ -201,7 +229,9 @@ function writeResult(scope: CallScope, entry: BatchEntry, call: Call, result: un
   const instance = call._instance;
   if (isMessageResult(scope.runtime, result)) {
     const problems: string[] = [];
-    const message = normalizeMessage(result as Record<string, unknown>, '', scope.runtime.handlers, (pointer, text) => problems.push(`${pointer || '/'} ${text}`));
+    const message = normalizeMessage(result as Record<string, unknown>, '', scope.runtime.handlers, (pointer, text) =>
+      problems.push(`${pointer || '/'} ${text}`),
+    );
     if (!message) throw new ActivityError('activity_error', `The Activity of "${call._tool}" returned an invalid message: ${problems.join(' ')}`);
     // A message written for an instance stays with that instance.
     if (isDataLike(message) && instance !== undefined && message._instance === undefined) message._instance = instance;

@@ -17,7 +17,10 @@ export function parseJson(text: string): ParseResult {
 
 /** Drops the engine's position and its echo of the whole text from a parse error message. */
 function conciseMessage(message: string): string {
-  return message.replace(/\s*in JSON at position \d+.*$/s, '').replace(/, "[\s\S]*" is not valid JSON$/, '').replace(/\.$/, '');
+  return message
+    .replace(/\s*in JSON at position \d+.*$/s, '')
+    .replace(/, "[\s\S]*" is not valid JSON$/, '')
+    .replace(/\.$/, '');
 }
 
 function positionOf(message: string, text: string): number {

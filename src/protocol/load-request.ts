@@ -90,7 +90,9 @@ function withTypes(value: unknown): unknown {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return value;
   const context = (value as { context?: unknown }).context;
   if (!Array.isArray(context)) return value;
-  const typed = context.map((message: unknown) => (typeof message === 'object' && message !== null && !Array.isArray(message) ? withType(message as Record<string, unknown>) : message));
+  const typed = context.map((message: unknown) =>
+    typeof message === 'object' && message !== null && !Array.isArray(message) ? withType(message as Record<string, unknown>) : message,
+  );
   return { ...value, context: typed };
 }
 
@@ -109,9 +111,10 @@ export function normalizeMessage(
   }
   const canonical = handler.normalize ? handler.normalize(typed) : (typed as Message);
   if (handler.schema !== undefined) {
-    const validate = typeof handler.schema === 'object' && '$ref' in handler.schema && String(handler.schema.$ref).startsWith('https://delegate-run.dev/')
-      ? documentSchema(String(handler.schema.$ref).replace('https://delegate-run.dev/schemas/', ''))
-      : compileSchema(handler.schema);
+    const validate =
+      typeof handler.schema === 'object' && '$ref' in handler.schema && String(handler.schema.$ref).startsWith('https://delegate-run.dev/')
+        ? documentSchema(String(handler.schema.$ref).replace('https://delegate-run.dev/schemas/', ''))
+        : compileSchema(handler.schema);
     if (!validate(canonical)) {
       for (const issue of describeErrors(validate.errors, at)) add(issue.pointer, issue.message);
       return undefined;

@@ -22,7 +22,7 @@ export function readsOf(call: Call): Reference[] {
 export function writesOf(call: Call): Reference[] {
   let writes = writeCache.get(call);
   if (!writes) {
-    writes = typeof call._outputPath === 'string' ? parseOutputPath(call._outputPath)?.targets ?? [] : [];
+    writes = typeof call._outputPath === 'string' ? (parseOutputPath(call._outputPath)?.targets ?? []) : [];
     writeCache.set(call, writes);
   }
   return writes;

@@ -100,7 +100,10 @@ export async function runRequest(runtime: Runtime, loaded: LoadedRequest, given:
       scope.errors.push({
         type: 'error',
         call: { _tool: '†output' },
-        error: { code: 'output_schema_validation_failed', message: `The value written to †output does not match the output schema: ${issues.map((i) => `${i.pointer || '/'} ${i.message}`).join(' ')}` },
+        error: {
+          code: 'output_schema_validation_failed',
+          message: `The value written to †output does not match the output schema: ${issues.map((i) => `${i.pointer || '/'} ${i.message}`).join(' ')}`,
+        },
       });
       return undefined;
     };
@@ -112,7 +115,10 @@ export async function runRequest(runtime: Runtime, loaded: LoadedRequest, given:
     for (const [planIndex, plan] of plans.entries()) {
       if (plan.mode !== 'eager' || plan.calls.length === 0) continue;
       throwIfAborted(signal);
-      await runBatch(scope, plan.calls.map((call, index) => ({ id: typeof call._id === 'string' ? call._id : `plan${planIndex}.${index}`, call })));
+      await runBatch(
+        scope,
+        plan.calls.map((call, index) => ({ id: typeof call._id === 'string' ? call._id : `plan${planIndex}.${index}`, call })),
+      );
       flushErrors(scope);
     }
     completed = checkOutput();
@@ -128,11 +134,13 @@ export async function runRequest(runtime: Runtime, loaded: LoadedRequest, given:
       const rendered = renderContext(store.messages, runtime.handlers, document.config ?? {});
       const schema = composeSolutionSchema(store.tools, document.schema, (name) => runtime.hasActivity(name), rendered.solutionProperties, store.instances());
       const messages: ProviderMessage[] = [{ role: 'system', content: SOLUTION_INSTRUCTIONS }, ...rendered.messages];
-      const batch = lazy ? undefined : new CallBatch({
-        prepare: (entry) => prepareCall(scope, entry),
-        execute: (entry, call) => executeCall(scope, entry, call),
-        fail: (entry, error) => recordFailure(scope, entry, entry.call, error),
-      });
+      const batch = lazy
+        ? undefined
+        : new CallBatch({
+            prepare: (entry) => prepareCall(scope, entry),
+            execute: (entry, call) => executeCall(scope, entry, call),
+            fail: (entry, error) => recordFailure(scope, entry, entry.call, error),
+          });
       const started = new Set<string>();
       const startCall = (call: Call, index: number) => {
         if (!batch || !isCallShaped(call)) return;
@@ -166,7 +174,10 @@ export async function runRequest(runtime: Runtime, loaded: LoadedRequest, given:
     trace.emit('run.completed', { output: completed.output ?? null, usage, usageTotal });
     return { ok: true, run: runId, output: completed.output, usage, usageTotal };
   } catch (thrown) {
-    const error = signal.aborted && !(thrown instanceof UsageError) ? new UserError('cancelled_by_user', 'The run was cancelled.', {}, { cause: thrown }) : toProtocolError(thrown, 'model_error');
+    const error =
+      signal.aborted && !(thrown instanceof UsageError)
+        ? new UserError('cancelled_by_user', 'The run was cancelled.', {}, { cause: thrown })
+        : toProtocolError(thrown, 'model_error');
     trace.emit('run.failed', { code: error.code, message: error.message });
     return { ok: false, run: runId, error, usage: usageNow(), usageTotal: usageTotalNow() };
   }
@@ -250,7 +261,9 @@ async function askModel(
     } else if (validate(response.solution)) {
       return response.solution as Solution;
     } else {
-      lastProblem = describeErrors(validate.errors).map((issue) => `${issue.pointer || '/'}: ${issue.message}`).join('\n');
+      lastProblem = describeErrors(validate.errors)
+        .map((issue) => `${issue.pointer || '/'}: ${issue.message}`)
+        .join('\n');
     }
     conversation = [
       ...messages,

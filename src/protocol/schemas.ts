@@ -102,8 +102,13 @@ export function describeErrors(errors: ErrorObject[] | null | undefined, prefix 
   const seen = new Set<string>();
   for (const error of errors) {
     // An anyOf/oneOf summary is dropped when its branches reported what went wrong, which says more.
-    if ((error.keyword === 'anyOf' || error.keyword === 'oneOf') && errors.some((other) => other !== error && other.schemaPath.startsWith(`${error.schemaPath}/`))) continue;
-    const pointer = prefix + error.instancePath + (error.keyword === 'additionalProperties' ? `/${pointerSegment(String(error.params.additionalProperty))}` : '');
+    if (
+      (error.keyword === 'anyOf' || error.keyword === 'oneOf') &&
+      errors.some((other) => other !== error && other.schemaPath.startsWith(`${error.schemaPath}/`))
+    )
+      continue;
+    const pointer =
+      prefix + error.instancePath + (error.keyword === 'additionalProperties' ? `/${pointerSegment(String(error.params.additionalProperty))}` : '');
     const message = describeOne(error);
     const key = `${pointer} ${message}`;
     if (seen.has(key)) continue;

@@ -20,7 +20,10 @@ export function parseScope(scope: string): { kind: string; segments: (string | n
 
 /** Places `value` at `segments` inside a fresh container, so a narrowed scope keeps its shape. */
 function nest(segments: (string | number)[], value: unknown): unknown {
-  return segments.reduceRight<unknown>((inner, segment) => (typeof segment === 'number' ? Object.assign([], { [segment]: inner }) : { [segment]: inner }), value);
+  return segments.reduceRight<unknown>(
+    (inner, segment) => (typeof segment === 'number' ? Object.assign([], { [segment]: inner }) : { [segment]: inner }),
+    value,
+  );
 }
 
 /**
@@ -38,9 +41,7 @@ export function scopeContext(store: ContextStore, scopes: readonly string[] | un
       continue;
     }
     const { kind, segments } = parseScope(scope);
-    const found = segments.length === 0
-      ? store.view(kind, instance)
-      : store.read({ kind, segments, path: '', text: '' }, instance);
+    const found = segments.length === 0 ? store.view(kind, instance) : store.read({ kind, segments, path: '', text: '' }, instance);
     if (!found.found) continue;
     const value = nest(segments, found.value);
     const description = latestField(store.messages, kind, instance, 'description');

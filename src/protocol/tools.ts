@@ -125,9 +125,7 @@ export function composeSolutionSchema(
   instances: readonly string[] = [],
 ): JsonSchema {
   const toolSchemas = [...tools].map(([name, tool]) => modelToolSchema(name, tool, isExplicitTool(name, tool, hasActivity), instances));
-  const calls: JsonSchema = toolSchemas.length > 0
-    ? { type: 'array', items: { anyOf: toolSchemas } }
-    : { type: 'array', maxItems: 0 };
+  const calls: JsonSchema = toolSchemas.length > 0 ? { type: 'array', items: { anyOf: toolSchemas } } : { type: 'array', maxItems: 0 };
   const output: JsonSchema = outputSchema === true ? true : { anyOf: [{ type: 'null' }, outputSchema] };
   return {
     type: 'object',

@@ -19,10 +19,7 @@ export interface Reference {
 }
 
 /** A string that is entirely references: one, or several joined by a single operator. */
-export type Expression =
-  | { op: 'ref'; refs: [Reference] }
-  | { op: 'or'; refs: Reference[] }
-  | { op: 'and'; refs: Reference[] };
+export type Expression = { op: 'ref'; refs: [Reference] } | { op: 'or'; refs: Reference[] } | { op: 'and'; refs: Reference[] };
 
 /** A parsed `_outputPath`: `or` = alternative outcomes (one is picked), `and` = fan-out to all. */
 export interface OutputPath {
@@ -149,7 +146,8 @@ export function formatPath(segments: readonly PathSegment[]): string {
   let path = '';
   for (const segment of segments) {
     if (typeof segment === 'number') {
-      if (!Number.isSafeInteger(segment) || segment < 0) throw new RangeError(`The path segment ${segment} is not an array index; indices are whole numbers from 0.`);
+      if (!Number.isSafeInteger(segment) || segment < 0)
+        throw new RangeError(`The path segment ${segment} is not an array index; indices are whole numbers from 0.`);
       path += `[${segment}]`;
     } else if (PLAIN_KEY.test(segment) && !CANONICAL_INDEX.test(segment)) {
       path += path === '' ? segment : `.${segment}`;
@@ -386,11 +384,17 @@ export function dataRecordOf(message: Message): DataRecord | undefined {
   if (message._path !== undefined) {
     const path = typeof message._path === 'string' ? parsePath(message._path) : undefined;
     if (!path) {
-      throw new ProtocolError('invalid_request', `The ${message.type} message of kind "${kind}" has the _path ${JSON.stringify(message._path)}, which is not a path such as "items[0].name" ('' for the whole kind).`);
+      throw new ProtocolError(
+        'invalid_request',
+        `The ${message.type} message of kind "${kind}" has the _path ${JSON.stringify(message._path)}, which is not a path such as "items[0].name" ('' for the whole kind).`,
+      );
     }
     const method = message._outputMethod ?? 'set';
     if (!OUTPUT_METHODS.includes(method as OutputMethod)) {
-      throw new ProtocolError('invalid_request', `The ${message.type} message of kind "${kind}" has the _outputMethod ${JSON.stringify(method)}; expected one of ${OUTPUT_METHODS.join(', ')}.`);
+      throw new ProtocolError(
+        'invalid_request',
+        `The ${message.type} message of kind "${kind}" has the _outputMethod ${JSON.stringify(method)}; expected one of ${OUTPUT_METHODS.join(', ')}.`,
+      );
     }
     record.path = path;
     record.method = method as OutputMethod;
@@ -518,7 +522,10 @@ function updateAt(node: unknown, path: readonly PathSegment[], depth: number, up
     // Gaps become null, as they would in the JSON the trace shows; a far-off index is refused
     // rather than padding a huge array on a model's whim.
     if (index! - array.length > MAX_INDEX_GAP) {
-      throw new CallError('invalid_params', `Refusing to write at index ${index} of an array of ${array.length} items (at most ${MAX_INDEX_GAP} past its end).`);
+      throw new CallError(
+        'invalid_params',
+        `Refusing to write at index ${index} of an array of ${array.length} items (at most ${MAX_INDEX_GAP} past its end).`,
+      );
     }
     while (array.length < index!) array.push(null);
     array[index!] = updateAt(existing, path, depth + 1, update);
@@ -553,7 +560,7 @@ function detached<T>(value: T): T {
 
 /** The reference fold: applies every record, oldest to newest, starting from nothing. */
 export function foldRecords(records: readonly DataRecord[]): unknown {
-  let state: unknown ;
+  let state: unknown;
   for (const record of records) state = applyWrite(state, record.path, record.method, record.value);
   return detached(state);
 }

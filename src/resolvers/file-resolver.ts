@@ -81,7 +81,8 @@ export class FileResolver implements Resolver {
     } catch (error) {
       throw this.fileError(error, reference, target);
     }
-    if (!isInside(realRoot, real)) refuse(`it resolves through a symbolic link to ${real}, outside the real root ${realRoot}`, { path: target, realPath: real });
+    if (!isInside(realRoot, real))
+      refuse(`it resolves through a symbolic link to ${real}, outside the real root ${realRoot}`, { path: target, realPath: real });
 
     let bytes: Buffer;
     try {
@@ -102,10 +103,14 @@ export class FileResolver implements Resolver {
     try {
       return await realpath(this.root);
     } catch (error) {
-      throw new DelegateError('delegate_not_found', `Delegate "${reference}" was not found: the root folder ${this.root} does not exist (${(error as Error).message}).`, {
-        reference,
-        root: this.root,
-      });
+      throw new DelegateError(
+        'delegate_not_found',
+        `Delegate "${reference}" was not found: the root folder ${this.root} does not exist (${(error as Error).message}).`,
+        {
+          reference,
+          root: this.root,
+        },
+      );
     }
   }
 
@@ -113,9 +118,19 @@ export class FileResolver implements Resolver {
     if (error instanceof DelegateError || (error instanceof Error && error.name === 'AbortError')) return error;
     const code = (error as NodeJS.ErrnoException).code;
     if (code === 'EACCES' || code === 'EPERM' || code === 'ELOOP') {
-      return new DelegateError('delegate_forbidden', `Delegate "${reference}" is forbidden: ${target} cannot be read (${code}).`, { reference, root: this.root, path: target }, { cause: error });
+      return new DelegateError(
+        'delegate_forbidden',
+        `Delegate "${reference}" is forbidden: ${target} cannot be read (${code}).`,
+        { reference, root: this.root, path: target },
+        { cause: error },
+      );
     }
     const why = code === 'ENOENT' || code === 'ENOTDIR' ? 'there is no file' : `it cannot be read (${(error as Error).message})`;
-    return new DelegateError('delegate_not_found', `Delegate "${reference}" was not found: expected a Request file at ${target}, but ${why}.`, { reference, path: target }, { cause: error });
+    return new DelegateError(
+      'delegate_not_found',
+      `Delegate "${reference}" was not found: expected a Request file at ${target}, but ${why}.`,
+      { reference, path: target },
+      { cause: error },
+    );
   }
 }

@@ -173,15 +173,26 @@ export class UrlResolver implements Resolver {
       if (locator === '') throw new TypeError('the reference is empty');
       url = isHttpUrl(locator) ? new URL(locator) : new URL(locator, base);
     } catch (error) {
-      throw new DelegateError('delegate_not_found', `Delegate "${reference}" was not found: it is not a valid URL${base ? ` relative to ${base}` : ''} (${(error as Error).message}).`, {
-        reference,
-      });
+      throw new DelegateError(
+        'delegate_not_found',
+        `Delegate "${reference}" was not found: it is not a valid URL${base ? ` relative to ${base}` : ''} (${(error as Error).message}).`,
+        {
+          reference,
+        },
+      );
     }
     if (url.protocol !== 'http:' && url.protocol !== 'https:') {
-      throw new DelegateError('delegate_forbidden', `Delegate "${reference}" is forbidden: it resolves to ${url.href}, which is not an http(s) URL.`, { reference, url: url.href });
+      throw new DelegateError('delegate_forbidden', `Delegate "${reference}" is forbidden: it resolves to ${url.href}, which is not an http(s) URL.`, {
+        reference,
+        url: url.href,
+      });
     }
     if (url.username || url.password) {
-      throw new DelegateError('delegate_forbidden', `Delegate "${reference}" is forbidden: URLs carrying credentials are refused (they would end up in traces).`, { reference });
+      throw new DelegateError(
+        'delegate_forbidden',
+        `Delegate "${reference}" is forbidden: URLs carrying credentials are refused (they would end up in traces).`,
+        { reference },
+      );
     }
     return url;
   }
@@ -225,9 +236,13 @@ export class UrlResolver implements Resolver {
       const contentType = header(response.headers, 'content-type') ?? '';
       if (!isJsonMediaType(contentType)) {
         discard(body);
-        throw new FetchFailure('delegate_forbidden', `is forbidden: the server answered content-type "${contentType || '(none)'}", expected application/json or a +json type.`, {
-          contentType,
-        });
+        throw new FetchFailure(
+          'delegate_forbidden',
+          `is forbidden: the server answered content-type "${contentType || '(none)'}", expected application/json or a +json type.`,
+          {
+            contentType,
+          },
+        );
       }
       const declared = Number(header(response.headers, 'content-length') ?? Number.NaN);
       if (declared > this.maxBytes) {
@@ -276,9 +291,13 @@ export class UrlResolver implements Resolver {
   }
 
   private tooLarge(size: number): FetchFailure {
-    return new FetchFailure('delegate_forbidden', `is forbidden: the document is larger than the size cap of ${this.maxBytes} bytes (at least ${size} bytes); the download was aborted.`, {
-      maxBytes: this.maxBytes,
-    });
+    return new FetchFailure(
+      'delegate_forbidden',
+      `is forbidden: the document is larger than the size cap of ${this.maxBytes} bytes (at least ${size} bytes); the download was aborted.`,
+      {
+        maxBytes: this.maxBytes,
+      },
+    );
   }
 
   private networkFailure(error: unknown, pastDeadline: boolean): FetchFailure {

@@ -70,7 +70,9 @@ export function createRequestHandler(options: RequestHandlerOptions): RequestHan
   const root = resolve(options.root);
   const validate = createDocumentValidator(options.handlers ?? defaultHandlers());
   const log = options.log ?? ((line: string) => void process.stderr.write(`${line}\n`));
-  const onError = options.onError ?? ((error: unknown) => void process.stderr.write(`delegate-serve: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`));
+  const onError =
+    options.onError ??
+    ((error: unknown) => void process.stderr.write(`delegate-serve: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`));
 
   return async (request, info = {}) => {
     const started = performance.now();

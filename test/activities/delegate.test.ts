@@ -11,7 +11,11 @@ describe('the Delegation Activity', () => {
     const runtime = createRuntime({ root: music });
     const model = await ReplayModel.fromFile(resolve(music, 'producer.cassette.json'));
     const sink = memorySink();
-    const result = await runtime.run(await runtime.load(resolve(music, 'producer.json')), { model, input: { brief: 'a sad ballad', ambience: 'rain on a window' }, tracer: new Tracer([sink]) });
+    const result = await runtime.run(await runtime.load(resolve(music, 'producer.json')), {
+      model,
+      input: { brief: 'a sad ballad', ambience: 'rain on a window' },
+      tracer: new Tracer([sink]),
+    });
     expect(result.ok).toBe(true);
     if (!result.ok) return;
     expect(result.output).toMatchObject({ title: 'Rain on Empty Streets' });
@@ -33,7 +37,12 @@ async function runExample(folder: string, file: string, input: unknown, options:
   const runtime = createRuntime({ root });
   const model = await ReplayModel.fromFile(resolve(root, options.cassette ?? file.replace(/\.json$/, '.cassette.json')));
   const sink = memorySink();
-  const result = await runtime.run(await runtime.load(resolve(root, file)), { model, input, tracer: new Tracer([sink]), ...(options.resolve ? { resolve: options.resolve } : {}) });
+  const result = await runtime.run(await runtime.load(resolve(root, file)), {
+    model,
+    input,
+    tracer: new Tracer([sink]),
+    ...(options.resolve ? { resolve: options.resolve } : {}),
+  });
   expect(sink.events.filter((event) => event.event === 'call.failed' || event.event === 'delegate.failed')).toEqual([]);
   return { result, events: sink.events, model };
 }
@@ -64,7 +73,12 @@ describe('delegation examples', () => {
   });
 
   it('merges schemas up front (speaker_EN)', async () => {
-    const { result, events } = await runExample('speaker', 'orchestrator.json', { userId: 'u_123', text: 'Hello, world!' }, { cassette: 'orchestrator.upfront.cassette.json', resolve: 'upfront' });
+    const { result, events } = await runExample(
+      'speaker',
+      'orchestrator.json',
+      { userId: 'u_123', text: 'Hello, world!' },
+      { cassette: 'orchestrator.upfront.cassette.json', resolve: 'upfront' },
+    );
     expect(result.ok && result.output).toEqual({ delivered: true, to: 'u_123', body: 'Hello, world!' });
     expect(events.find((event) => event.event === 'delegate.started')).toMatchObject({ resolution: 'upfront' });
     const schema = JSON.stringify(events.find((event) => event.event === 'model.request')?.schema);

@@ -19,13 +19,20 @@ function folderWith(files: Record<string, unknown>): string {
 
 const child = (input: object, output: object) => ({
   meta: { name: 'child' },
-  context: [{ type: 'system', text: 'Child.' }, { type: 'input', schema: input }],
+  context: [
+    { type: 'system', text: 'Child.' },
+    { type: 'input', schema: input },
+  ],
   schema: output,
 });
 
 const parent = (tool: object) => ({
   meta: { name: 'parent' },
-  context: [{ type: 'system', text: 'Parent.' }, { type: 'state', state: { zero: 0 } }, { type: 'tool', tool: { work: { description: 'Work.', _delegate: './child.json', _resolve: 'upfront', ...tool } } }],
+  context: [
+    { type: 'system', text: 'Parent.' },
+    { type: 'state', state: { zero: 0 } },
+    { type: 'tool', tool: { work: { description: 'Work.', _delegate: './child.json', _resolve: 'upfront', ...tool } } },
+  ],
   schema: { type: 'string' },
 });
 
@@ -58,13 +65,10 @@ describe('up-front delegate resolution', () => {
   });
 
   it('refuses a call with a property neither schema declares', async () => {
-    const { events } = await run(
-      { 'parent.json': parent({}), 'child.json': child(numberInput, { type: 'integer' }) },
-      [
-        { match: { request: 'parent', step: 0 }, solution: { calls: [{ _tool: 'work', n: 2, surprise: true }], output: null } },
-        { match: { request: 'parent', step: 1 }, solution: { calls: [], output: 'done' } },
-      ],
-    );
+    const { events } = await run({ 'parent.json': parent({}), 'child.json': child(numberInput, { type: 'integer' }) }, [
+      { match: { request: 'parent', step: 0 }, solution: { calls: [{ _tool: 'work', n: 2, surprise: true }], output: null } },
+      { match: { request: 'parent', step: 1 }, solution: { calls: [], output: 'done' } },
+    ]);
     expect(events.find((event) => event.event === 'call.failed')).toMatchObject({ error: { code: 'invalid_params' } });
   });
 

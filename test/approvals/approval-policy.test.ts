@@ -31,7 +31,13 @@ describe('approval policy', () => {
   it('does not ask again about an identical call approved for the session', async () => {
     const asked: string[] = [];
     const answers: ConfirmDecision[] = [{ decision: 'approved_session' }, { decision: 'rejected', reason: 'no' }];
-    const hook = createApprovalHook({ mode: 'interactive', prompt: async (r) => { asked.push(String(r.call.to)); return answers.shift() as ConfirmDecision; } });
+    const hook = createApprovalHook({
+      mode: 'interactive',
+      prompt: async (r) => {
+        asked.push(String(r.call.to));
+        return answers.shift() as ConfirmDecision;
+      },
+    });
     const top = run('top');
     expect(await hook(request(top))).toEqual({ decision: 'approved_session' });
     expect(await hook(request(top))).toEqual({ decision: 'approved_session' });
@@ -41,7 +47,13 @@ describe('approval policy', () => {
 
   it('keeps an approval answered inside a delegate to that child run', async () => {
     let prompts = 0;
-    const hook = createApprovalHook({ mode: 'interactive', prompt: async () => { prompts++; return { decision: 'approved_session' }; } });
+    const hook = createApprovalHook({
+      mode: 'interactive',
+      prompt: async () => {
+        prompts++;
+        return { decision: 'approved_session' };
+      },
+    });
     const top = run('top');
     await hook(request(top, 'x@example.com')); // the session starts with the top run
     await hook(request(run('child', 1), 'c@example.com'));

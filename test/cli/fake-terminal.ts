@@ -48,5 +48,7 @@ export function hasAnsi(text: string): boolean {
 
 /** The visible lines of one frame the live writer drew (a chunk), without escapes or the trailing empty line. */
 export function frameLines(chunk: string): string[] {
-  return stripAnsi(chunk.replace(/^\r/, '')).split('\n').filter((line) => line !== '');
+  return stripAnsi(chunk.replace(/^\r/, ''))
+    .split('\n')
+    .filter((line) => line !== '');
 }

@@ -45,7 +45,12 @@ describe('createProgress', () => {
     const chunks = stderr.chunks;
     expect(chunks.length).toBeGreaterThanOrEqual(3);
     expect(chunks[chunks.length - 2]).toMatch(/^\r\u001b\[1A/);
-    expect(frameLines(chunks[chunks.length - 2]!).map((line) => line.slice(0, 22))).toEqual(['✓ producer  replay:pro', '├─ ✓ composer  replay:', '│  └─ ✓ sound-designer', '└─ ✓ sound-designer  r']);
+    expect(frameLines(chunks[chunks.length - 2]!).map((line) => line.slice(0, 22))).toEqual([
+      '✓ producer  replay:pro',
+      '├─ ✓ composer  replay:',
+      '│  └─ ✓ sound-designer',
+      '└─ ✓ sound-designer  r',
+    ]);
     expect(chunks[chunks.length - 1]).toMatch(/^\n✓ producer done in 1\.9s/);
     expect(hasAnsi(chunks[chunks.length - 1]!)).toBe(false);
   });

@@ -8,7 +8,12 @@ const fixture = ['test/fixtures/approval/request.json', '--activities', 'test/fi
 
 function sink(isTTY: boolean): Writable & { text(): string; isTTY: boolean } {
   const chunks: string[] = [];
-  const stream = new Writable({ write(chunk, _encoding, done) { chunks.push(String(chunk)); done(); } }) as Writable & { text(): string; isTTY: boolean };
+  const stream = new Writable({
+    write(chunk, _encoding, done) {
+      chunks.push(String(chunk));
+      done();
+    },
+  }) as Writable & { text(): string; isTTY: boolean };
   stream.text = () => chunks.join('');
   stream.isTTY = isTTY;
   return stream;
@@ -21,7 +26,10 @@ describe('approvals from the command line', () => {
     expect(JSON.parse(result.stdout)).toMatchObject({ ok: true, output: 'not sent' });
     const events = readTrace(trace);
     expect(events.filter((event) => event.event === 'approval.decided').map((event) => event.decision)).toEqual(['rejected', 'rejected']);
-    expect(events.filter((event) => event.event === 'call.failed').map((event) => (event.error as { code: string }).code)).toEqual(['rejected_by_user', 'rejected_by_user']);
+    expect(events.filter((event) => event.event === 'call.failed').map((event) => (event.error as { code: string }).code)).toEqual([
+      'rejected_by_user',
+      'rejected_by_user',
+    ]);
     // The draft call needs no approval: no approval events for it.
     expect(events.filter((event) => event.event === 'approval.requested').every((event) => event.tool === 'send')).toBe(true);
   });
@@ -35,7 +43,11 @@ describe('approvals from the command line', () => {
     const trace = join(tempDir(), 'trace.jsonl');
     const result = await runCli([...fixture, '--approve', 'approve_all', '--trace', trace, '--json']);
     expect(JSON.parse(result.stdout)).toMatchObject({ ok: true, output: 'sent' });
-    expect(readTrace(trace).filter((event) => event.event === 'approval.decided').map((event) => event.decision)).toEqual(['approved', 'approved']);
+    expect(
+      readTrace(trace)
+        .filter((event) => event.event === 'approval.decided')
+        .map((event) => event.decision),
+    ).toEqual(['approved', 'approved']);
   });
 
   it('refuses an unknown mode with exit 2', async () => {
@@ -56,14 +68,24 @@ describe('approvals from the command line', () => {
     expect(status).toBe(0);
     expect(JSON.parse(stdout.text())).toMatchObject({ output: 'sent' });
     expect(stderr.text().match(/Approval needed/g)).toHaveLength(1);
-    expect(readTrace(trace).filter((event) => event.event === 'approval.decided').map((event) => event.decision)).toEqual(['approved_session', 'approved_session']);
+    expect(
+      readTrace(trace)
+        .filter((event) => event.event === 'approval.decided')
+        .map((event) => event.decision),
+    ).toEqual(['approved_session', 'approved_session']);
   });
 
   it('passes a rejection reason typed at the terminal to the model', async () => {
     const stdin = Object.assign(new PassThrough(), { isTTY: true });
     const stderr = sink(true);
     const trace = join(tempDir(), 'trace.jsonl');
-    const running = main([...fixture, '--approve', 'interactive', '--trace', trace, '--json'], { stdout: sink(false), stderr, env: {}, cwd: process.cwd(), stdin });
+    const running = main([...fixture, '--approve', 'interactive', '--trace', trace, '--json'], {
+      stdout: sink(false),
+      stderr,
+      env: {},
+      cwd: process.cwd(),
+      stdin,
+    });
     await waitFor(() => stderr.text().includes('[y] approve once'));
     stdin.write('n\n');
     await waitFor(() => stderr.text().includes('Reason'));

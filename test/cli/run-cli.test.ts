@@ -12,7 +12,15 @@ describe('delegate-run, end to end through the built binary', () => {
 
   it('runs the latent + Activity example offline from its sibling cassette', async () => {
     const trace = join(tempDir(), 'trace.jsonl');
-    const result = await runCli(['requests/weather/forecast.json', '--activities', 'requests/weather/activities.mjs', '--input', '{"city":"Lisbon","activity":"cycling"}', '--trace', trace]);
+    const result = await runCli([
+      'requests/weather/forecast.json',
+      '--activities',
+      'requests/weather/activities.mjs',
+      '--input',
+      '{"city":"Lisbon","activity":"cycling"}',
+      '--trace',
+      trace,
+    ]);
     expect(result.code).toBe(0);
     expect(JSON.parse(result.stdout)).toMatchObject({ city: 'Lisbon', go: true });
     expect(result.stderr).toContain('replaying');
@@ -23,7 +31,14 @@ describe('delegate-run, end to end through the built binary', () => {
   });
 
   it('keeps stdout to one JSON object with --json', async () => {
-    const result = await runCli(['requests/weather/forecast.json', '--activities', 'requests/weather/activities.mjs', '--input', '{"city":"Lisbon","activity":"cycling"}', '--json']);
+    const result = await runCli([
+      'requests/weather/forecast.json',
+      '--activities',
+      'requests/weather/activities.mjs',
+      '--input',
+      '{"city":"Lisbon","activity":"cycling"}',
+      '--json',
+    ]);
     expect(result.stdout.trim().split('\n')).toHaveLength(1);
     expect(JSON.parse(result.stdout)).toMatchObject({ ok: true, usage: { inputTokens: 1842, outputTokens: 137 }, run: expect.stringMatching(/^run_/) });
   });
@@ -53,7 +68,9 @@ describe('delegate-run, end to end through the built binary', () => {
   it('refuses a tool that is not an object schema, naming its pointer', async () => {
     const folder = tempDir();
     const file = join(folder, 'array-tool.json');
-    await import('node:fs').then((fs) => fs.writeFileSync(file, JSON.stringify({ context: [{ type: 'tool', tool: { list: { type: 'array' } } }], schema: { type: 'string' } })));
+    await import('node:fs').then((fs) =>
+      fs.writeFileSync(file, JSON.stringify({ context: [{ type: 'tool', tool: { list: { type: 'array' } } }], schema: { type: 'string' } })),
+    );
     const result = await runCli([file]);
     expect(result.code).toBe(2);
     expect(result.stderr).toContain('#/context/0/tool/list/type');
@@ -80,7 +97,9 @@ describe('delegate-run, end to end through the built binary', () => {
     const trace = join(tempDir(), 'trace.jsonl');
     const result = await runCli(['test/fixtures/parallel/request.json', '--activities', 'test/fixtures/parallel/activities.mjs', '--trace', trace]);
     expect(result.code).toBe(0);
-    const order = readTrace(trace).filter((event) => event.event.startsWith('call.')).map((event) => event.event);
+    const order = readTrace(trace)
+      .filter((event) => event.event.startsWith('call.'))
+      .map((event) => event.event);
     expect(order).toEqual(['call.started', 'call.started', 'call.started', 'call.completed', 'call.completed', 'call.completed']);
   });
 
@@ -94,14 +113,26 @@ describe('delegate-run, end to end through the built binary', () => {
     expect(result.code).toBe(130);
     const events = readTrace(trace);
     expect(events.at(-1)).toMatchObject({ event: 'run.failed', code: 'cancelled_by_user', depth: 0 });
-    expect(events.filter((event) => event.event === 'run.failed' && event.code === 'cancelled_by_user').map((event) => event.depth).sort()).toEqual([0, 1]);
+    expect(
+      events
+        .filter((event) => event.event === 'run.failed' && event.code === 'cancelled_by_user')
+        .map((event) => event.depth)
+        .sort(),
+    ).toEqual([0, 1]);
   });
 });
 
 describe('delegation, end to end', () => {
   it('runs the music makers with nested and parallel delegation', async () => {
     const trace = join(tempDir(), 'trace.jsonl');
-    const result = await runCli(['requests/music/producer.json', '--input', '{"brief":"a sad ballad","ambience":"rain on a window"}', '--trace', trace, '--json']);
+    const result = await runCli([
+      'requests/music/producer.json',
+      '--input',
+      '{"brief":"a sad ballad","ambience":"rain on a window"}',
+      '--trace',
+      trace,
+      '--json',
+    ]);
     expect(result.code).toBe(0);
     const events = readTrace(trace);
     expect(events.filter((event) => event.event === 'delegate.completed')).toHaveLength(3);
@@ -129,7 +160,16 @@ describe('delegation, end to end', () => {
     const input = '{"userId":"u_123","text":"Hello, world!"}';
     const runtime = await runCli(['requests/speaker/orchestrator.json', '--input', input, '--json']);
     expect(JSON.parse(runtime.stdout)).toMatchObject({ ok: true, output: { delivered: true, to: 'u_123' } });
-    const upfront = await runCli(['requests/speaker/orchestrator.json', '--input', input, '--resolve', 'upfront', '--model', 'replay:requests/speaker/orchestrator.upfront.cassette.json', '--json']);
+    const upfront = await runCli([
+      'requests/speaker/orchestrator.json',
+      '--input',
+      input,
+      '--resolve',
+      'upfront',
+      '--model',
+      'replay:requests/speaker/orchestrator.upfront.cassette.json',
+      '--json',
+    ]);
     expect(JSON.parse(upfront.stdout)).toMatchObject({ ok: true, output: { delivered: true, to: 'u_123' } });
   });
 

@@ -12,7 +12,10 @@ import { openAIStreamEvents, openAIUsage } from '../models/support/openai-wire.j
  */
 function answerFor(prompt: string): unknown {
   if (prompt.includes('professional translator')) {
-    return { calls: [], output: prompt.includes('French') ? 'Épinglez des fichiers dans votre espace de travail.' : 'Heften Sie Dateien in Ihrem Arbeitsbereich an.' };
+    return {
+      calls: [],
+      output: prompt.includes('French') ? 'Épinglez des fichiers dans votre espace de travail.' : 'Heften Sie Dateien in Ihrem Arbeitsbereich an.',
+    };
   }
   if (prompt.includes('Heften Sie') && prompt.includes('Épinglez')) {
     return { calls: [], output: { fr: 'Épinglez des fichiers dans votre espace de travail.', de: 'Heften Sie Dateien in Ihrem Arbeitsbereich an.' } };
@@ -61,7 +64,20 @@ describe('a live OpenAI-compatible server, end to end', () => {
     const cassette = join(folder, 'recorded.cassette.json');
     const trace = join(folder, 'live.jsonl');
     const input = '{"text":"Pin files to your workspace."}';
-    const live: CliResult = await runCli(['requests/translator/localize.json', '--model', 'openai:gpt-4.1-mini', '--base-url', baseUrl, '--record', cassette, '--input', input, '--trace', trace, '--json']);
+    const live: CliResult = await runCli([
+      'requests/translator/localize.json',
+      '--model',
+      'openai:gpt-4.1-mini',
+      '--base-url',
+      baseUrl,
+      '--record',
+      cassette,
+      '--input',
+      input,
+      '--trace',
+      trace,
+      '--json',
+    ]);
     expect(live.code).toBe(0);
     const liveResult = JSON.parse(live.stdout);
     expect(liveResult.output).toEqual({ fr: 'Épinglez des fichiers dans votre espace de travail.', de: 'Heften Sie Dateien in Ihrem Arbeitsbereich an.' });
@@ -69,7 +85,7 @@ describe('a live OpenAI-compatible server, end to end', () => {
     expect(received[0]).toMatchObject({ response_format: { type: 'json_schema' }, stream: true });
     // Usage and cost reach the trace: 4 model calls of 300 input tokens each, priced by the registry.
     const responses = readTrace(trace).filter((event) => event.event === 'model.response');
-    expect(responses.map((event) => `${event.depth}:${String(event.step)}`).sort()).toEqual(["0:0", "0:1", "1:0", "1:0"]);
+    expect(responses.map((event) => `${event.depth}:${String(event.step)}`).sort()).toEqual(['0:0', '0:1', '1:0', '1:0']);
     for (const event of responses) expect(event).toMatchObject({ usage: { inputTokens: 300, outputTokens: 40 }, costUsd: expect.any(Number) });
     expect(liveResult.usage.inputTokens).toBe(1200);
     expect(existsSync(cassette)).toBe(true);

@@ -20,7 +20,7 @@ describe('URL delegates, end to end', () => {
       const name = (request.url ?? '').replace(/^\//, '');
       let body: Buffer;
       try {
-        body = readFileSync(resolve('test/fixtures/twice', name.replace(/\.json$/, '').replace(/[^a-z-]/g, '') + '.json'));
+        body = readFileSync(resolve('test/fixtures/twice', `${name.replace(/\.json$/, '').replace(/[^a-z-]/g, '')}.json`));
       } catch {
         response.writeHead(404).end();
         log.push(`404 ${name}`);
@@ -70,9 +70,11 @@ describe('composition across hosts through delegate-serve', () => {
       const trace = join(tempDir(), 'trace.jsonl');
       const result = await runCli([`${url}/music/producer.json`, '--input', input, '--model', cassette, '--trace', trace, '--json']);
       expect(result.code).toBe(0);
-      expect(readTrace(trace).filter((event) => event.event === 'delegate.started').map((event) => event.delegate)).toEqual(
-        expect.arrayContaining([`${url}/music/composer.json`, `${url}/music/sound-designer.json`]),
-      );
+      expect(
+        readTrace(trace)
+          .filter((event) => event.event === 'delegate.started')
+          .map((event) => event.delegate),
+      ).toEqual(expect.arrayContaining([`${url}/music/composer.json`, `${url}/music/sound-designer.json`]));
       // Each document is downloaded once; the sound designer, wanted twice at nearly the same
       // moment, is either shared in flight or revalidated with a 304.
       const lines = stderr.split('\n').filter((line) => / \/music\//.test(line));
@@ -96,7 +98,10 @@ describe('revalidation through delegate-serve', () => {
       const url = await waitForUrl(() => stderr);
       const result = await runCli([`${url}/twice/parent.json`, '--model', 'replay:test/fixtures/twice/parent.cassette.json', '--json']);
       expect(result.code).toBe(0);
-      const lines = stderr.split('\n').filter((line) => line.includes(' /twice/')).map((line) => line.replace(/^\S+ GET (\S+) (\d+) .*$/, '$2 $1'));
+      const lines = stderr
+        .split('\n')
+        .filter((line) => line.includes(' /twice/'))
+        .map((line) => line.replace(/^\S+ GET (\S+) (\d+) .*$/, '$2 $1'));
       expect(lines).toEqual(['200 /twice/parent.json', '200 /twice/helper.json', '304 /twice/helper.json']);
     } finally {
       serve.kill('SIGTERM');
@@ -122,7 +127,14 @@ describe('trust of URL documents', () => {
     serve.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
     try {
       const url = await waitForUrl(() => stderr);
-      const common = [`${url}/trust/remote.json`, '--activities', 'test/fixtures/trust/activities.mjs', '--model', 'replay:test/fixtures/trust/remote.cassette.json', '--json'];
+      const common = [
+        `${url}/trust/remote.json`,
+        '--activities',
+        'test/fixtures/trust/activities.mjs',
+        '--model',
+        'replay:test/fixtures/trust/remote.cassette.json',
+        '--json',
+      ];
       const untrusted = await runCli(common);
       expect(JSON.parse(untrusted.stdout)).toMatchObject({ ok: true, output: 'forbidden' });
       const trusted = await runCli([...common, '--trust-host', new URL(url).host]);

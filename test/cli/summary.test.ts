@@ -21,10 +21,32 @@ const succeeded: RunOutcome = { ok: true, output: finalEvent.output, usageTotal 
 function withFailingSoundDesigner(): TraceEvent[] {
   return musicEvents.flatMap((event): TraceEvent[] => {
     if (event.event === 'run.completed' && event.run === 'run_sound_direct') {
-      return [{ ts: event.ts, event: 'run.failed', run: event.run, parent: event.parent, depth: event.depth, code: 'activity_error', message: 'The synth is broken.' }];
+      return [
+        {
+          ts: event.ts,
+          event: 'run.failed',
+          run: event.run,
+          parent: event.parent,
+          depth: event.depth,
+          code: 'activity_error',
+          message: 'The synth is broken.',
+        },
+      ];
     }
     if (event.event === 'delegate.completed' && event.child === 'run_sound_direct') {
-      return [{ ts: event.ts, event: 'delegate.failed', run: event.run, parent: event.parent, depth: event.depth, call: event.call, child: event.child, code: 'activity_error', message: 'The synth is broken.' }];
+      return [
+        {
+          ts: event.ts,
+          event: 'delegate.failed',
+          run: event.run,
+          parent: event.parent,
+          depth: event.depth,
+          call: event.call,
+          child: event.child,
+          code: 'activity_error',
+          message: 'The synth is broken.',
+        },
+      ];
     }
     return [event];
   });
@@ -45,7 +67,7 @@ describe('summary', () => {
     expect(hasAnsi(lines.join('\n'))).toBe(false);
   });
 
-  it('takes each delegate\'s numbers from its delegate.completed report, including its own delegates', () => {
+  it("takes each delegate's numbers from its delegate.completed report, including its own delegates", () => {
     const summary = summarize(treeOf(musicEvents), succeeded);
     expect(summary.delegates.map((line) => [line.name, line.depth, line.tokens.input, line.costUsd, line.steps])).toEqual([
       ['composer', 1, 1490, 0.0042, 2],
@@ -63,7 +85,11 @@ describe('summary', () => {
   });
 
   it('says $? and why when some model has no known price, and shows a cancelled run as cancelled', () => {
-    const cancelled: RunOutcome = { ok: false, error: { code: 'cancelled_by_user', message: 'The run was cancelled.' }, usageTotal: { ...usageTotal, costUsd: null } };
+    const cancelled: RunOutcome = {
+      ok: false,
+      error: { code: 'cancelled_by_user', message: 'The run was cancelled.' },
+      usageTotal: { ...usageTotal, costUsd: null },
+    };
     const lines = formatSummary(summarize(new RunTree(), cancelled));
     expect(lines[0]).toBe('⊘ cancelled after 1.9s: cancelled_by_user');
     expect(lines[2]).toBe('  cost $? (some model has no known price) · 1 run · 2 steps · 2 tool calls');

@@ -36,10 +36,20 @@ describe('renderTree', () => {
     const tree = treeOf([
       { ts: '2026-01-01T00:00:00.000Z', event: 'run.started', run: 'run_a', parent: null, depth: 0, name: 'writer', model: 'openai:gpt-4.1-mini' },
       { ts: '2026-01-01T00:00:00.000Z', event: 'model.request', run: 'run_a', parent: null, depth: 0, step: 0 },
-      { ts: '2026-01-01T00:00:00.500Z', event: 'model.response', run: 'run_a', parent: null, depth: 0, step: 0, model: 'openai:gpt-4.1-mini', usage: { inputTokens: 12_345, outputTokens: 67 }, costUsd: null },
+      {
+        ts: '2026-01-01T00:00:00.500Z',
+        event: 'model.response',
+        run: 'run_a',
+        parent: null,
+        depth: 0,
+        step: 0,
+        model: 'openai:gpt-4.1-mini',
+        usage: { inputTokens: 12_345, outputTokens: 67 },
+        costUsd: null,
+      },
     ]);
     const [line] = renderTree(tree, { now: Date.parse('2026-01-01T00:00:01.234Z') });
-    expect(line).toMatch(/^[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏] writer  openai:gpt-4\.1-mini · step 1 · 12k→67 tok · \$\? · 1\.2s$/);
+    expect(line).toMatch(/^[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏] writer {2}openai:gpt-4\.1-mini · step 1 · 12k→67 tok · \$\? · 1\.2s$/);
   });
 
   it('cuts lines to the width with an ellipsis and ends a tall tree with a count of the runs left out', () => {
@@ -78,7 +88,7 @@ describe('LiveTreeWriter', () => {
     const frames = terminal.chunks;
     expect(frames.length).toBeGreaterThan(2);
     expect(frames[0]).not.toMatch(/\u001b\[\d+A/);
-    expect(frameLines(frames[0]!)).toEqual([expect.stringMatching(/ producer  replay:producer\.cassette\.json · starting · 0→0 tok · \$0 · 0ms$/)]);
+    expect(frameLines(frames[0]!)).toEqual([expect.stringMatching(/ producer {2}replay:producer\.cassette\.json · starting · 0→0 tok · \$0 · 0ms$/)]);
     for (let index = 1; index < frames.length; index++) {
       const previousLines = frameLines(frames[index - 1]!).length;
       expect(frames[index]!.startsWith(`\r\u001b[${previousLines}A`)).toBe(true);
@@ -88,7 +98,7 @@ describe('LiveTreeWriter', () => {
     expect(last).toEqual([
       expect.stringMatching(/^✓ producer .* step 2 .* \$0\.0056 · 1\.9s/),
       expect.stringMatching(/^├─ ✓ composer /),
-      expect.stringMatching(/^│  └─ ✓ sound-designer /),
+      expect.stringMatching(/^│ {2}└─ ✓ sound-designer /),
       expect.stringMatching(/^└─ ✓ sound-designer /),
     ]);
   });
@@ -101,7 +111,7 @@ describe('LiveTreeWriter', () => {
     vi.advanceTimersByTime(100);
     const frame = frameLines(terminal.chunks[terminal.chunks.length - 1]!);
     expect(frame[1]).toMatch(/^├─ [⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏] composer .* calls ▸1 ✓1$/);
-    expect(frame[2]).toMatch(/^│  └─ [⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏] sound-designer .* starting/);
+    expect(frame[2]).toMatch(/^│ {2}└─ [⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏] sound-designer .* starting/);
     expect(frame[3]).toMatch(/^└─ ✓ sound-designer /);
     writer.stop();
   });
@@ -133,7 +143,7 @@ describe('LiveTreeWriter', () => {
     writer.stop();
   });
 
-  it('truncates every line to the terminal\'s columns', () => {
+  it("truncates every line to the terminal's columns", () => {
     const terminal = fakeTerminal(40);
     const writer = new LiveTreeWriter(terminal, { env: {} });
     play(writer.listener);

@@ -17,7 +17,7 @@ function eventsUntil(predicate: (event: TraceEvent) => boolean): TraceEvent[] {
 }
 
 describe('RunTree', () => {
-  it('nests the composer\'s sound-designer under the composer and the direct sound-designer under the producer', () => {
+  it("nests the composer's sound-designer under the composer and the direct sound-designer under the producer", () => {
     const tree = treeOf(musicEvents);
     expect(tree.roots.map((node) => node.name)).toEqual(['producer']);
     const producer = tree.roots[0]!;
@@ -28,10 +28,15 @@ describe('RunTree', () => {
     const composer = tree.get('run_composer')!;
     expect(tree.childrenOf(composer).map((node) => node.run)).toEqual(['run_sound_nested']);
     expect(tree.nodes().map((node) => node.run)).toEqual(['run_producer', 'run_composer', 'run_sound_nested', 'run_sound_direct']);
-    expect(tree.get('run_sound_nested')).toMatchObject({ parent: 'run_composer', depth: 2, call: '0.1', model: 'replay:requests/music/producer.cassette.json' });
+    expect(tree.get('run_sound_nested')).toMatchObject({
+      parent: 'run_composer',
+      depth: 2,
+      call: '0.1',
+      model: 'replay:requests/music/producer.cassette.json',
+    });
   });
 
-  it('counts each run\'s own tokens, cost and steps, and marks every run done at the end', () => {
+  it("counts each run's own tokens, cost and steps, and marks every run done at the end", () => {
     const tree = treeOf(musicEvents);
     expect(tree.get('run_producer')).toMatchObject({ status: 'done', step: 2, tokens: { input: 1820, output: 208 }, costUsd: 0.0056 });
     expect(tree.get('run_composer')).toMatchObject({ status: 'done', step: 2, tokens: { input: 1280, output: 170 }, costUsd: 0.0035 });
@@ -59,7 +64,7 @@ describe('RunTree', () => {
     expect(tree.get('run_a')?.calls).toEqual({ running: 0, done: 0, failed: 2 });
   });
 
-  it('attaches a child under its parent when the child\'s run.started comes before the delegate.started', () => {
+  it("attaches a child under its parent when the child's run.started comes before the delegate.started", () => {
     const delegateStarted = musicEvents.find((event) => event.event === 'delegate.started' && event.child === 'run_composer')!;
     const runStarted = musicEvents.find((event) => event.event === 'run.started' && event.run === 'run_composer')!;
     const tree = treeOf([musicEvents[0]!, runStarted, delegateStarted]);
@@ -80,7 +85,7 @@ describe('RunTree', () => {
     expect(tree.get('run_b')).toMatchObject({ status: 'failed', error: { code: 'max_steps_exceeded', message: 'Too many steps.' } });
   });
 
-  it('sums a run\'s subtree when no usage was reported, and cancelRunning ends what is left running', () => {
+  it("sums a run's subtree when no usage was reported, and cancelRunning ends what is left running", () => {
     const tree = treeOf(eventsUntil((event) => event.event === 'model.response' && event.run === 'run_sound_direct'));
     const producer = tree.get('run_producer')!;
     expect(subtreeUsage(tree, producer, musicEnd)).toMatchObject({ tokens: { input: 640 + 520 + 205, output: 88 + 110 + 66 }, steps: 1 });

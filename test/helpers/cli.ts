@@ -25,7 +25,11 @@ export function offlineEnv(extra: Record<string, string> = {}): NodeJS.ProcessEn
 
 /** Starts the CLI; `done` resolves when it exits. */
 export function startCli(args: string[], options: { cwd?: string; bin?: string } = {}): { child: ChildProcess; done: Promise<CliResult> } {
-  const child = spawn(process.execPath, [options.bin ?? BIN, ...args], { cwd: options.cwd ?? process.cwd(), env: offlineEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [options.bin ?? BIN, ...args], {
+    cwd: options.cwd ?? process.cwd(),
+    env: offlineEnv(),
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let stdout = '';
   let stderr = '';
   child.stdout?.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
@@ -48,5 +52,9 @@ export function tempDir(prefix = 'delegate-run-'): string {
 
 /** Reads a JSONL trace. */
 export function readTrace(path: string): Array<Record<string, unknown> & { event: string }> {
-  return readFileSync(path, 'utf8').trim().split('\n').filter(Boolean).map((line) => JSON.parse(line) as Record<string, unknown> & { event: string });
+  return readFileSync(path, 'utf8')
+    .trim()
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => JSON.parse(line) as Record<string, unknown> & { event: string });
 }

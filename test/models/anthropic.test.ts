@@ -18,7 +18,12 @@ afterEach(async () => {
 
 async function modelFor(handlers: Handler[], options: Partial<AnthropicModelOptions> = {}): Promise<AnthropicModel> {
   server = await startServer(handlers);
-  return new AnthropicModel({ model: 'claude-haiku-4-5', env: { ANTHROPIC_API_KEY: 'test-key', ANTHROPIC_BASE_URL: server.url }, retry: { initialDelayMs: 1, maxDelayMs: 50 }, ...options });
+  return new AnthropicModel({
+    model: 'claude-haiku-4-5',
+    env: { ANTHROPIC_API_KEY: 'test-key', ANTHROPIC_BASE_URL: server.url },
+    retry: { initialDelayMs: 1, maxDelayMs: 50 },
+    ...options,
+  });
 }
 
 function request(extra: Partial<ModelRequest> = {}): ModelRequest {
@@ -36,7 +41,13 @@ function request(extra: Partial<ModelRequest> = {}): ModelRequest {
   };
 }
 
-const twoCalls = { calls: [{ _tool: 'synth', sound: 'piano' }, { _tool: 'mix', tracks: ['a', 'b'] }], output: null };
+const twoCalls = {
+  calls: [
+    { _tool: 'synth', sound: 'piano' },
+    { _tool: 'mix', tracks: ['a', 'b'] },
+  ],
+  output: null,
+};
 
 describe('AnthropicModel', () => {
   it('forces the solution tool with the Solution schema as input_schema and puts system messages in system', async () => {
@@ -69,14 +80,19 @@ describe('AnthropicModel', () => {
     // Events before the first delta: message_start, content_block_start, ping.
     const model = await modelFor([anthropicStream([...head, ...tail], anthropicUsage(10, 5), { holdAfter: 3 + head.length, hold: firstCall.promise, held })]);
     const seen: Array<[Call, number]> = [];
-    const response = await model.generate(request({
-      onCall: (call, index) => {
-        seen.push([call, index]);
-        if (index === 0) firstCall.resolve();
-      },
-    }));
+    const response = await model.generate(
+      request({
+        onCall: (call, index) => {
+          seen.push([call, index]);
+          if (index === 0) firstCall.resolve();
+        },
+      }),
+    );
     expect(held.value).toBe(true);
-    expect(seen).toEqual([[twoCalls.calls[0], 0], [twoCalls.calls[1], 1]]);
+    expect(seen).toEqual([
+      [twoCalls.calls[0], 0],
+      [twoCalls.calls[1], 1],
+    ]);
     expect(response.text).toBe(text);
     expect(response.solution).toEqual(twoCalls);
     expect(server!.requests[0]!.body.stream).toBe(true);
@@ -98,7 +114,11 @@ describe('AnthropicModel', () => {
       { retry: { initialDelayMs: 2, random: () => 0, onRetry: (event) => retries.push(event) } },
     );
     expect((await model.generate(request())).solution).toEqual(twoCalls);
-    expect(retries.map((event) => [event.status, event.delayMs])).toEqual([[429, 30], [529, 4], [undefined, 8]]);
+    expect(retries.map((event) => [event.status, event.delayMs])).toEqual([
+      [429, 30],
+      [529, 4],
+      [undefined, 8],
+    ]);
     expect(server!.requests).toHaveLength(4);
   });
 

@@ -14,7 +14,20 @@ function verdict(value: unknown): boolean {
 }
 
 const samples: Array<[string, unknown, boolean]> = [
-  ['the contract example', { version: 1, entries: [{ match: { request: 'composer', step: 0, contains: 'ballad' }, solution: { calls: [{ _tool: 'synth', sound: 'piano' }], output: null }, usage: { inputTokens: 120, outputTokens: 40 } }] }, true],
+  [
+    'the contract example',
+    {
+      version: 1,
+      entries: [
+        {
+          match: { request: 'composer', step: 0, contains: 'ballad' },
+          solution: { calls: [{ _tool: 'synth', sound: 'piano' }], output: null },
+          usage: { inputTokens: 120, outputTokens: 40 },
+        },
+      ],
+    },
+    true,
+  ],
   ['no entries', { version: 1, entries: [] }, true],
   ['a text entry that repeats, without match', { version: 1, entries: [{ text: 'oops', repeat: true }] }, true],
   ['extra entry fields', { version: 1, entries: [{ solution: {}, note: 'kept', model: 'openai:x', delayMs: 5 }] }, true],

@@ -27,7 +27,9 @@ interface Harness {
 }
 
 const price = { input: 2, output: 8, cacheRead: 0.5, cacheWrite: 2.5 };
-const costOf = (usage: Usage): number => (usage.inputTokens * price.input + usage.outputTokens * price.output + usage.cacheReadTokens * price.cacheRead + usage.cacheWriteTokens * price.cacheWrite) / 1e6;
+const costOf = (usage: Usage): number =>
+  (usage.inputTokens * price.input + usage.outputTokens * price.output + usage.cacheReadTokens * price.cacheRead + usage.cacheWriteTokens * price.cacheWrite) /
+  1e6;
 
 let servers: LoopbackServer[] = [];
 afterEach(async () => {
@@ -54,7 +56,13 @@ const harnesses: Harness[] = [
     name: 'OpenAI',
     prefix: 'openai:',
     start: async ({ solution, usage, hang }) => {
-      const url = await serve(openAIStream(pieces(JSON.stringify(solution), 9), openAIUsage(usage.inputTokens, usage.outputTokens, usage.cacheReadTokens), hang ? { holdAfter: 2, hang: true } : {}));
+      const url = await serve(
+        openAIStream(
+          pieces(JSON.stringify(solution), 9),
+          openAIUsage(usage.inputTokens, usage.outputTokens, usage.cacheReadTokens),
+          hang ? { holdAfter: 2, hang: true } : {},
+        ),
+      );
       const registry = new ModelRegistry({ models: { 'openai:test-model': { price } } });
       return { model: new OpenAIModel({ model: 'test-model', env: { OPENAI_API_KEY: 'k' }, baseUrl: url, registry }), expectedCost: costOf(usage) };
     },
@@ -66,16 +74,35 @@ const harnesses: Harness[] = [
       const wire = anthropicUsage(usage.inputTokens, usage.outputTokens, usage.cacheReadTokens, usage.cacheWriteTokens);
       const url = await serve(anthropicStream(pieces(JSON.stringify(solution), 9), wire, hang ? { holdAfter: 4, hang: true } : {}));
       const registry = new ModelRegistry({ models: { 'anthropic:test-model': { price } } });
-      return { model: new AnthropicModel({ model: 'test-model', env: { ANTHROPIC_API_KEY: 'k', ANTHROPIC_BASE_URL: url }, registry }), expectedCost: costOf(usage) };
+      return {
+        model: new AnthropicModel({ model: 'test-model', env: { ANTHROPIC_API_KEY: 'k', ANTHROPIC_BASE_URL: url }, registry }),
+        expectedCost: costOf(usage),
+      };
     },
   },
 ];
 
 const someUsage: Usage = { inputTokens: 120, outputTokens: 40, cacheReadTokens: 30, cacheWriteTokens: 0 };
-const withCalls: Solution = { calls: [{ _tool: 'synth', sound: 'piano' }, { _tool: 'mix', tracks: ['piano'] }], output: null };
+const withCalls: Solution = {
+  calls: [
+    { _tool: 'synth', sound: 'piano' },
+    { _tool: 'mix', tracks: ['piano'] },
+  ],
+  output: null,
+};
 
 function request(extra: Partial<ModelRequest> = {}): ModelRequest {
-  return { requestName: 'composer', step: 0, messages: [{ role: 'system', content: 'Compose.' }, { role: 'user', content: 'A ballad.' }], schema: solutionSchema, config: {}, ...extra };
+  return {
+    requestName: 'composer',
+    step: 0,
+    messages: [
+      { role: 'system', content: 'Compose.' },
+      { role: 'user', content: 'A ballad.' },
+    ],
+    schema: solutionSchema,
+    config: {},
+    ...extra,
+  };
 }
 
 describe.each(harnesses)('Model contract: $name', (harness) => {
@@ -93,7 +120,14 @@ describe.each(harnesses)('Model contract: $name', (harness) => {
     const { model } = await harness.start({ solution: withCalls, usage: someUsage });
     const seen: Array<[Call, number]> = [];
     let resolved = false;
-    const response = await model.generate(request({ onCall: (call, index) => { expect(resolved).toBe(false); seen.push([call, index]); } }));
+    const response = await model.generate(
+      request({
+        onCall: (call, index) => {
+          expect(resolved).toBe(false);
+          seen.push([call, index]);
+        },
+      }),
+    );
     resolved = true;
     expect(seen).toEqual(withCalls.calls.map((call, index) => [call, index]));
     expect(response.solution).toEqual(withCalls);

@@ -21,7 +21,10 @@ describe('CallsStreamParser', () => {
 
   it('reads keys with escapes and skips a code fence before the object', () => {
     expect(streamed(['```json\n{"cal', 'ls\\u0073": [1], "\\u0063alls": [true, "s", null, 2.5e3]}\n```'])).toEqual([
-      [0, true], [1, 's'], [2, null], [3, 2500],
+      [0, true],
+      [1, 's'],
+      [2, null],
+      [3, 2500],
     ]);
   });
 

@@ -18,22 +18,43 @@ afterEach(async () => {
 
 async function modelFor(handlers: Handler[], options: Partial<OpenAIModelOptions> = {}): Promise<OpenAIModel> {
   server = await startServer(handlers);
-  return new OpenAIModel({ model: 'gpt-4.1-mini', env: { OPENAI_API_KEY: 'test-key' }, baseUrl: server.url, retry: { initialDelayMs: 1, maxDelayMs: 50 }, ...options });
+  return new OpenAIModel({
+    model: 'gpt-4.1-mini',
+    env: { OPENAI_API_KEY: 'test-key' },
+    baseUrl: server.url,
+    retry: { initialDelayMs: 1, maxDelayMs: 50 },
+    ...options,
+  });
 }
 
 function request(extra: Partial<ModelRequest> = {}): ModelRequest {
   return {
     requestName: 'composer',
     step: 0,
-    messages: [{ role: 'system', content: 'You compose.' }, { role: 'user', content: 'A ballad, please.' }],
+    messages: [
+      { role: 'system', content: 'You compose.' },
+      { role: 'user', content: 'A ballad, please.' },
+    ],
     schema: solutionSchema,
     config: {},
     ...extra,
   };
 }
 
-const twoCalls = { calls: [{ _tool: 'synth', sound: 'piano', _outputPath: null }, { _tool: 'mix', tracks: ['a', 'b'] }], output: null };
-const twoCallsMapped = { calls: [{ _tool: 'synth', sound: 'piano' }, { _tool: 'mix', tracks: ['a', 'b'] }], output: null };
+const twoCalls = {
+  calls: [
+    { _tool: 'synth', sound: 'piano', _outputPath: null },
+    { _tool: 'mix', tracks: ['a', 'b'] },
+  ],
+  output: null,
+};
+const twoCallsMapped = {
+  calls: [
+    { _tool: 'synth', sound: 'piano' },
+    { _tool: 'mix', tracks: ['a', 'b'] },
+  ],
+  output: null,
+};
 
 describe('OpenAIModel', () => {
   it('asks for a strict json_schema answer and maps the nulls of optional properties back', async () => {
@@ -45,7 +66,10 @@ describe('OpenAIModel', () => {
     expect(received.path).toBe('/chat/completions');
     expect(received.headers.authorization).toBe('Bearer test-key');
     expect(received.body.model).toBe('gpt-4.1-mini');
-    expect(received.body.messages).toEqual([{ role: 'system', content: 'You compose.' }, { role: 'user', content: 'A ballad, please.' }]);
+    expect(received.body.messages).toEqual([
+      { role: 'system', content: 'You compose.' },
+      { role: 'user', content: 'A ballad, please.' },
+    ]);
     expect(received.body.temperature).toBe(0.2);
     expect(received.body.max_tokens).toBe(300); // a custom base URL gets the classic field
     const format = received.body.response_format;
@@ -75,14 +99,19 @@ describe('OpenAIModel', () => {
     const held = { value: undefined as boolean | undefined };
     const model = await modelFor([openAIStream([...head, ...tail], openAIUsage(10, 5), { holdAfter: 1 + head.length, hold: firstCall.promise, held })]);
     const seen: Array<[Call, number]> = [];
-    const response = await model.generate(request({
-      onCall: (call, index) => {
-        seen.push([call, index]);
-        if (index === 0) firstCall.resolve();
-      },
-    }));
+    const response = await model.generate(
+      request({
+        onCall: (call, index) => {
+          seen.push([call, index]);
+          if (index === 0) firstCall.resolve();
+        },
+      }),
+    );
     expect(held.value).toBe(true);
-    expect(seen).toEqual([[twoCallsMapped.calls[0], 0], [twoCallsMapped.calls[1], 1]]);
+    expect(seen).toEqual([
+      [twoCallsMapped.calls[0], 0],
+      [twoCallsMapped.calls[1], 1],
+    ]);
     expect(response.text).toBe(text);
     expect(response.solution).toEqual(twoCallsMapped);
     expect(server!.requests[0]!.body.stream).toBe(true);
@@ -91,10 +120,9 @@ describe('OpenAIModel', () => {
 
   it('retries a 429, waiting as long as retry-after says, then succeeds', async () => {
     const retries: RetryEvent[] = [];
-    const model = await modelFor(
-      [openAIError(429, 'Rate limit reached', { 'retry-after': '0.05' }), openAIStream([JSON.stringify(twoCalls)])],
-      { retry: { initialDelayMs: 1, onRetry: (event) => retries.push(event) } },
-    );
+    const model = await modelFor([openAIError(429, 'Rate limit reached', { 'retry-after': '0.05' }), openAIStream([JSON.stringify(twoCalls)])], {
+      retry: { initialDelayMs: 1, onRetry: (event) => retries.push(event) },
+    });
     const started = Date.now();
     const response = await model.generate(request());
     expect(response.solution).toEqual(twoCallsMapped);
@@ -105,10 +133,10 @@ describe('OpenAIModel', () => {
 
   it('honours retry-after-ms and retries connection resets', async () => {
     const retries: RetryEvent[] = [];
-    const model = await modelFor(
-      [openAIError(503, 'overloaded', { 'retry-after-ms': '20' }), reset(), openAICompletion('{"calls":[],"output":"ok"}')],
-      { stream: false, retry: { initialDelayMs: 5, random: () => 0, onRetry: (event) => retries.push(event) } },
-    );
+    const model = await modelFor([openAIError(503, 'overloaded', { 'retry-after-ms': '20' }), reset(), openAICompletion('{"calls":[],"output":"ok"}')], {
+      stream: false,
+      retry: { initialDelayMs: 5, random: () => 0, onRetry: (event) => retries.push(event) },
+    });
     const response = await model.generate(request());
     expect(response.solution).toEqual({ calls: [], output: 'ok' });
     expect(retries.map((event) => event.delayMs)).toEqual([20, 10]);

@@ -13,7 +13,9 @@ import { solutionSchema } from './support/solution-schema.js';
 
 let dir: string;
 let server: LoopbackServer | undefined;
-beforeEach(async () => { dir = await mkdtemp(join(tmpdir(), 'recording-')); });
+beforeEach(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'recording-'));
+});
 afterEach(async () => {
   await server?.close();
   server = undefined;
@@ -42,18 +44,24 @@ describe('RecordingModel', () => {
     const first = await live.generate(request('composer', 0));
     const afterFirst = JSON.parse(await readFile(path, 'utf8')) as { version: number; entries: unknown[] };
     expect(afterFirst.version).toBe(1);
-    expect(afterFirst.entries).toEqual([{
-      match: { request: 'composer', step: 0 },
-      solution: { calls: [{ _tool: 'synth', sound: 'piano' }], output: null },
-      usage: { inputTokens: 100, outputTokens: 20, cacheReadTokens: 10, cacheWriteTokens: 0 },
-      model: 'openai:gpt-4.1-mini-2025-04-14',
-    }]);
+    expect(afterFirst.entries).toEqual([
+      {
+        match: { request: 'composer', step: 0 },
+        solution: { calls: [{ _tool: 'synth', sound: 'piano' }], output: null },
+        usage: { inputTokens: 100, outputTokens: 20, cacheReadTokens: 10, cacheWriteTokens: 0 },
+        model: 'openai:gpt-4.1-mini-2025-04-14',
+      },
+    ]);
     const second = await live.generate(request('composer', 1));
     const third = await live.generate(request('composer', 1));
     expect(third.solution).toBeUndefined();
 
     const replay = await ReplayModel.fromFile(path);
-    const replayed = [await replay.generate(request('composer', 0)), await replay.generate(request('composer', 1)), await replay.generate(request('composer', 1))];
+    const replayed = [
+      await replay.generate(request('composer', 0)),
+      await replay.generate(request('composer', 1)),
+      await replay.generate(request('composer', 1)),
+    ];
     expect(replayed.map((response) => response.solution)).toEqual([first.solution, second.solution, third.solution]);
     expect(replayed[2]!.text).toBe('not json at all');
     expect(replayed.map((response) => response.usage)).toEqual([first.usage, second.usage, third.usage]);

@@ -12,8 +12,12 @@ import { builtinModelsPath, ModelProviders, ModelRegistry, MODELS_FILE_ENV, read
 import { ReplayModel } from '../../src/models/replay.js';
 
 let dir: string;
-beforeEach(async () => { dir = await mkdtemp(join(tmpdir(), 'registry-')); });
-afterEach(async () => { await rm(dir, { recursive: true, force: true }); });
+beforeEach(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'registry-'));
+});
+afterEach(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
 
 const usage = { inputTokens: 1_000_000, outputTokens: 100_000, cacheReadTokens: 2_000_000, cacheWriteTokens: 0 };
 
@@ -25,7 +29,11 @@ describe('ModelRegistry', () => {
       expect(registry.modelForTier(tier, { provider: 'openai' })).toMatch(/^openai:/);
       expect(registry.modelForTier(tier, { provider: 'anthropic' })).toMatch(/^anthropic:/);
     }
-    expect(registry.get('openai:gpt-4.1-mini')).toEqual({ tier: 'fast', can_delegate: false, price: { input: 0.4, output: 1.6, cacheRead: 0.1, cacheWrite: 0.4 } });
+    expect(registry.get('openai:gpt-4.1-mini')).toEqual({
+      tier: 'fast',
+      can_delegate: false,
+      price: { input: 0.4, output: 1.6, cacheRead: 0.1, cacheWrite: 0.4 },
+    });
     expect(registry.canDelegate('anthropic:claude-sonnet-4-6')).toBe(true);
     expect(registry.canDelegate('anthropic:claude-haiku-4-5')).toBe(false);
   });
@@ -49,14 +57,17 @@ describe('ModelRegistry', () => {
 
   it('merges a user file on top: fields replaced, prices merged, models added, null removes', async () => {
     const user = join(dir, 'models.json');
-    await writeFile(user, JSON.stringify({
-      models: {
-        'openai:gpt-4.1-mini': { price: { input: 1 } },
-        'openai:llama3.2': { tier: 'fast', price: { input: 0, output: 0 } },
-        'anthropic:claude-haiku-4-5': null,
-      },
-      tiers: { fast: ['openai:llama3.2'] },
-    }));
+    await writeFile(
+      user,
+      JSON.stringify({
+        models: {
+          'openai:gpt-4.1-mini': { price: { input: 1 } },
+          'openai:llama3.2': { tier: 'fast', price: { input: 0, output: 0 } },
+          'anthropic:claude-haiku-4-5': null,
+        },
+        tiers: { fast: ['openai:llama3.2'] },
+      }),
+    );
     const registry = ModelRegistry.load({ env: { [MODELS_FILE_ENV]: user } });
     expect(registry.get('openai:gpt-4.1-mini')?.price).toEqual({ input: 1, output: 1.6, cacheRead: 0.1, cacheWrite: 0.4 });
     expect(registry.get('anthropic:claude-haiku-4-5')).toBeUndefined();
@@ -68,8 +79,15 @@ describe('ModelRegistry', () => {
 
   it('names the file and the JSON pointer of each problem in a bad models file', async () => {
     const user = join(dir, 'bad.json');
-    await writeFile(user, JSON.stringify({ models: { 'openai:x': { tier: 'fastest', price: { input: -1, output: 1 } }, 'noprefix': {} } }));
-    const error = (() => { try { ModelRegistry.load({ userFile: user }); } catch (caught) { return caught; } return undefined; })();
+    await writeFile(user, JSON.stringify({ models: { 'openai:x': { tier: 'fastest', price: { input: -1, output: 1 } }, noprefix: {} } }));
+    const error = (() => {
+      try {
+        ModelRegistry.load({ userFile: user });
+      } catch (caught) {
+        return caught;
+      }
+      return undefined;
+    })();
     expect(error).toBeInstanceOf(ModelConfigError);
     const pointers = (error as ModelConfigError).problems.map((problem) => problem.pointer);
     expect(pointers).toEqual(expect.arrayContaining(['/models/openai:x/tier', '/models/openai:x/price/input']));
@@ -100,7 +118,10 @@ describe('ModelProviders', () => {
   });
 
   it('accepts registered providers and wraps live models for --record with one recorder per file', async () => {
-    const scripted: Model = { id: 'scripted:x', generate: async () => ({ text: '{"calls":[],"output":2}', solution: { calls: [], output: 2 }, model: 'scripted:x', usage: zeroUsage(), costUsd: null }) };
+    const scripted: Model = {
+      id: 'scripted:x',
+      generate: async () => ({ text: '{"calls":[],"output":2}', solution: { calls: [], output: 2 }, model: 'scripted:x', usage: zeroUsage(), costUsd: null }),
+    };
     const providers = new ModelProviders({ registry, builtins: false }).register('scripted:', () => scripted);
     expect(providers.prefixes()).toEqual(['scripted:']);
     const first = providers.create('scripted:x', { cwd: dir, env: {}, record: 'out.cassette.json' });

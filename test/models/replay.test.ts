@@ -10,7 +10,17 @@ import type { ModelRequest } from '../../src/models/model.js';
 import { ReplayModel } from '../../src/models/replay.js';
 
 function request(requestName: string, step: number, prompt = 'hello', extra: Partial<ModelRequest> = {}): ModelRequest {
-  return { requestName, step, messages: [{ role: 'system', content: 'You are a composer.' }, { role: 'user', content: prompt }], schema: { type: 'object' }, config: {}, ...extra };
+  return {
+    requestName,
+    step,
+    messages: [
+      { role: 'system', content: 'You are a composer.' },
+      { role: 'user', content: prompt },
+    ],
+    schema: { type: 'object' },
+    config: {},
+    ...extra,
+  };
 }
 
 describe('ReplayModel', () => {
@@ -69,9 +79,21 @@ describe('ReplayModel', () => {
     const calls: Array<[Call, number]> = [];
     const model = new ReplayModel([{ solution: { calls: [{ _tool: 'a' }, 'junk', { _tool: 'b', x: 1 }], output: null } }]);
     let resolved = false;
-    const pending = model.generate(request('r', 0, 'p', { onCall: (call, index) => { expect(resolved).toBe(false); calls.push([call, index]); } }));
-    await pending.then(() => { resolved = true; });
-    expect(calls).toEqual([[{ _tool: 'a' }, 0], [{ _tool: 'b', x: 1 }, 2]]);
+    const pending = model.generate(
+      request('r', 0, 'p', {
+        onCall: (call, index) => {
+          expect(resolved).toBe(false);
+          calls.push([call, index]);
+        },
+      }),
+    );
+    await pending.then(() => {
+      resolved = true;
+    });
+    expect(calls).toEqual([
+      [{ _tool: 'a' }, 0],
+      [{ _tool: 'b', x: 1 }, 2],
+    ]);
   });
 
   it('matches parallel children by their own request name and step, whatever the order', async () => {
@@ -81,7 +103,10 @@ describe('ReplayModel', () => {
       { match: { request: 'child-a', step: 1 }, solution: { calls: [], output: 'a1' } },
     ]);
     const [b0, a0] = await Promise.all([model.generate(request('child-b', 0)), model.generate(request('child-a', 0))]);
-    expect([b0.solution, a0.solution]).toEqual([{ calls: [], output: 'b0' }, { calls: [], output: 'a0' }]);
+    expect([b0.solution, a0.solution]).toEqual([
+      { calls: [], output: 'b0' },
+      { calls: [], output: 'a0' },
+    ]);
     expect((await model.generate(request('child-a', 1))).solution).toEqual({ calls: [], output: 'a1' });
   });
 
@@ -111,8 +136,12 @@ describe('ReplayModel', () => {
 
   describe('files', () => {
     let dir: string;
-    beforeEach(async () => { dir = await mkdtemp(join(tmpdir(), 'replay-')); });
-    afterEach(async () => { await rm(dir, { recursive: true, force: true }); });
+    beforeEach(async () => {
+      dir = await mkdtemp(join(tmpdir(), 'replay-'));
+    });
+    afterEach(async () => {
+      await rm(dir, { recursive: true, force: true });
+    });
 
     it('loads a cassette file and names the file in its id', async () => {
       const path = join(dir, 'ok.cassette.json');

@@ -3,7 +3,6 @@ import { describe, expect, it } from 'vitest';
 import { ModelError } from '../../src/protocol/errors.js';
 import { backoffDelay, describeFailure, retryAfterMs, withRetries } from '../../src/models/retry.js';
 
-
 describe('retryAfterMs', () => {
   it('reads retry-after-ms, retry-after seconds and retry-after HTTP dates', () => {
     const now = Date.parse('2026-01-01T00:00:00Z');
@@ -43,7 +42,10 @@ describe('backoffDelay', () => {
 describe('withRetries', () => {
   it('stops when canRetry says so', async () => {
     let attempts = 0;
-    const failing = () => { attempts += 1; return Promise.reject(Object.assign(new Error('busy'), { status: 503 })); };
+    const failing = () => {
+      attempts += 1;
+      return Promise.reject(Object.assign(new Error('busy'), { status: 503 }));
+    };
     await expect(withRetries(failing, { provider: 'Test', initialDelayMs: 1, canRetry: () => false })).rejects.toBeInstanceOf(ModelError);
     expect(attempts).toBe(1);
   });
@@ -51,7 +53,11 @@ describe('withRetries', () => {
   it('turns an aborted attempt into an AbortError without retrying', async () => {
     const controller = new AbortController();
     let attempts = 0;
-    const attempt = () => { attempts += 1; controller.abort(); return Promise.reject(new Error('socket closed')); };
+    const attempt = () => {
+      attempts += 1;
+      controller.abort();
+      return Promise.reject(new Error('socket closed'));
+    };
     await expect(withRetries(attempt, { provider: 'Test', signal: controller.signal })).rejects.toMatchObject({ name: 'AbortError' });
     expect(attempts).toBe(1);
   });

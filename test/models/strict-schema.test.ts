@@ -95,6 +95,7 @@ describe('toStrictSchema', () => {
     ['a value of any type', { type: 'object', properties: { output: {} } }],
     ['a boolean schema', { type: 'object', properties: { output: true } }],
     ['not', { type: 'object', properties: { a: { not: { type: 'string' } } } }],
+    // biome-ignore lint/suspicious/noThenProperty: a JSON Schema's if/then keyword, not a thenable.
     ['a conditional', { type: 'object', properties: { a: { type: 'string', if: { minLength: 1 }, then: { maxLength: 3 } } } }],
     ['a tuple', { type: 'object', properties: { a: { type: 'array', items: [{ type: 'string' }] } } }],
     ['an array without items', { type: 'object', properties: { a: { type: 'array' } } }],
@@ -130,13 +131,19 @@ describe('fromStrictValue', () => {
       maybe: null,
       nullable: null,
       where: { x: 1, label: null },
-      calls: [{ _tool: 'synth', sound: 'piano', _outputPath: null }, { _tool: 'mix', tracks: [] }],
+      calls: [
+        { _tool: 'synth', sound: 'piano', _outputPath: null },
+        { _tool: 'mix', tracks: [] },
+      ],
     };
     expect(fromStrictValue(value, schema)).toEqual({
       must: null,
       nullable: null,
       where: { x: 1 },
-      calls: [{ _tool: 'synth', sound: 'piano' }, { _tool: 'mix', tracks: [] }],
+      calls: [
+        { _tool: 'synth', sound: 'piano' },
+        { _tool: 'mix', tracks: [] },
+      ],
     });
   });
 
@@ -149,6 +156,9 @@ describe('fromStrictValue', () => {
   });
 
   it('leaves values that match no branch unchanged', () => {
-    expect(fromStrictValue({ calls: [{ _tool: 'unknown', x: null }], output: null }, solutionSchema)).toEqual({ calls: [{ _tool: 'unknown', x: null }], output: null });
+    expect(fromStrictValue({ calls: [{ _tool: 'unknown', x: null }], output: null }, solutionSchema)).toEqual({
+      calls: [{ _tool: 'unknown', x: null }],
+      output: null,
+    });
   });
 });

@@ -45,16 +45,22 @@ function feed(parser: CallsStreamParser, text: string, cuts: number[]): Complete
 describe('CallsStreamParser (property)', () => {
   it('yields exactly the calls of the final parse, in order, all of them by the end of the calls array', () => {
     fc.assert(
-      fc.property(solutionText, fc.constantFrom('', '```json\n', 'Here it is: '), fc.array(fc.nat(), { maxLength: 20 }), fc.array(fc.nat(), { maxLength: 5 }), ({ head, callsText, tail }, preamble, cuts, tailCuts) => {
-        const expected = (JSON.parse(`${head}${callsText}${tail}`) as { calls: unknown[] }).calls;
-        const parser = new CallsStreamParser();
-        const early = feed(parser, `${preamble}${head}${callsText}`, cuts);
-        const late = feed(parser, tail, tailCuts);
-        expect(late).toEqual([]);
-        expect(early.map((item) => item.index)).toEqual(expected.map((_, index) => index));
-        expect(early.map((item) => item.value)).toEqual(expected);
-        expect(parser.completed).toBe(expected.length);
-      }),
+      fc.property(
+        solutionText,
+        fc.constantFrom('', '```json\n', 'Here it is: '),
+        fc.array(fc.nat(), { maxLength: 20 }),
+        fc.array(fc.nat(), { maxLength: 5 }),
+        ({ head, callsText, tail }, preamble, cuts, tailCuts) => {
+          const expected = (JSON.parse(`${head}${callsText}${tail}`) as { calls: unknown[] }).calls;
+          const parser = new CallsStreamParser();
+          const early = feed(parser, `${preamble}${head}${callsText}`, cuts);
+          const late = feed(parser, tail, tailCuts);
+          expect(late).toEqual([]);
+          expect(early.map((item) => item.index)).toEqual(expected.map((_, index) => index));
+          expect(early.map((item) => item.value)).toEqual(expected);
+          expect(parser.completed).toBe(expected.length);
+        },
+      ),
       settings,
     );
   });

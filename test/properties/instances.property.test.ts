@@ -25,7 +25,12 @@ const scenarioArbitrary: fc.Arbitrary<Scenario> = fc.record({
   instances: fc.uniqueArray(fc.constantFrom(...NAMES), { minLength: 1, maxLength: 4 }).chain((names) =>
     fc.tuple(
       ...names.map((name) =>
-        fc.record({ name: fc.constant(name), notes: fc.boolean(), callsInPlan: fc.integer({ min: 0, max: 2 }), callsByModel: fc.integer({ min: 0, max: 2 }) }),
+        fc.record({
+          name: fc.constant(name),
+          notes: fc.boolean(),
+          callsInPlan: fc.integer({ min: 0, max: 2 }),
+          callsByModel: fc.integer({ min: 0, max: 2 }),
+        }),
       ),
     ),
   ),
@@ -39,11 +44,18 @@ const mark = (scenario: Scenario, what: string) => `MARK_${what}_${scenario.tag}
 
 function documentOf(scenario: Scenario) {
   const globals: object[] = [];
-  if (scenario.globalState) globals.push({ type: 'state', state: { g: mark(scenario, 'global'), ...(scenario.globalX ? { x: mark(scenario, 'globalx') } : {}) } });
+  if (scenario.globalState)
+    globals.push({ type: 'state', state: { g: mark(scenario, 'global'), ...(scenario.globalX ? { x: mark(scenario, 'globalx') } : {}) } });
   if (scenario.globalNotes) globals.push({ type: 'data', kind: 'notes', data: { shared: mark(scenario, 'globalnotes') } });
   const own = scenario.instances.flatMap((instance) => [
-    { type: 'state', _instance: instance.name, state: { x: mark(scenario, `${instance.name}x`), [`only_${instance.name}`]: mark(scenario, `${instance.name}y`) } },
-    ...(instance.notes ? [{ type: 'data', kind: 'notes', _instance: instance.name, data: { [`n_${instance.name}`]: mark(scenario, `${instance.name}notes`) } }] : []),
+    {
+      type: 'state',
+      _instance: instance.name,
+      state: { x: mark(scenario, `${instance.name}x`), [`only_${instance.name}`]: mark(scenario, `${instance.name}y`) },
+    },
+    ...(instance.notes
+      ? [{ type: 'data', kind: 'notes', _instance: instance.name, data: { [`n_${instance.name}`]: mark(scenario, `${instance.name}notes`) } }]
+      : []),
   ]);
   // Each instance's plan: read its x, write `seen`; a second call reads `seen` back (a dependency within the instance).
   const planned = scenario.instances.flatMap((instance) =>

@@ -38,10 +38,13 @@ const turnArbitrary: fc.Arbitrary<PairBuilder> = fc
   .map(({ role, form }) => (index, tag) => {
     const text = marker(index, tag, 'turn');
     const short =
-      form === 'message' ? { type: role, message: text }
-      : form === 'roleContent' ? { role, content: text }
-      : form === 'typeContent' ? { type: role, content: text }
-      : { type: role, text };
+      form === 'message'
+        ? { type: role, message: text }
+        : form === 'roleContent'
+          ? { role, content: text }
+          : form === 'typeContent'
+            ? { type: role, content: text }
+            : { type: role, text };
     return { short, canon: { type: role, text }, shown: [text] };
   });
 
@@ -164,7 +167,16 @@ const planArbitrary: fc.Arbitrary<PairBuilder> = fc
     };
   });
 
-const messageArbitrary = fc.oneof(turnArbitrary, textArbitrary, dataArbitrary, flatArbitrary('input'), flatArbitrary('state'), metaArbitrary, toolArbitrary, planArbitrary);
+const messageArbitrary = fc.oneof(
+  turnArbitrary,
+  textArbitrary,
+  dataArbitrary,
+  flatArbitrary('input'),
+  flatArbitrary('state'),
+  metaArbitrary,
+  toolArbitrary,
+  planArbitrary,
+);
 
 interface Generated {
   short: Json;

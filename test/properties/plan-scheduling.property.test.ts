@@ -29,8 +29,13 @@ const resolvedOf = (graph: Graph, node: number, dep: number) => (templated(graph
 /** Random DAGs: edges only go from a later node to an earlier one, then the calls are shuffled. */
 const dagArbitrary: fc.Arbitrary<Graph> = fc.integer({ min: 1, max: 7 }).chain((size) =>
   fc.record({
-    deps: fc.tuple(...Array.from({ length: size }, (_, node) => (node === 0 ? fc.constant([] as number[]) : fc.subarray(Array.from({ length: node }, (_, j) => j))))),
-    order: fc.shuffledSubarray(Array.from({ length: size }, (_, node) => node), { minLength: size, maxLength: size }),
+    deps: fc.tuple(
+      ...Array.from({ length: size }, (_, node) => (node === 0 ? fc.constant([] as number[]) : fc.subarray(Array.from({ length: node }, (_, j) => j)))),
+    ),
+    order: fc.shuffledSubarray(
+      Array.from({ length: size }, (_, node) => node),
+      { minLength: size, maxLength: size },
+    ),
     delays: fc.tuple(...Array.from({ length: size }, () => fc.integer({ min: 0, max: 4 }))),
     salt: fc.nat({ max: 2 }),
     stale: fc.subarray(Array.from({ length: size }, (_, node) => node)),
@@ -46,7 +51,10 @@ const cyclicArbitrary: fc.Arbitrary<Graph> = fc.integer({ min: 2, max: 7 }).chai
       from: fc.nat({ max: size - 2 }),
       span: fc.nat({ max: size - 1 }),
       extra: fc.array(fc.tuple(fc.nat({ max: size - 1 }), fc.nat({ max: size - 1 })), { maxLength: 3 }),
-      order: fc.shuffledSubarray(Array.from({ length: size }, (_, node) => node), { minLength: size, maxLength: size }),
+      order: fc.shuffledSubarray(
+        Array.from({ length: size }, (_, node) => node),
+        { minLength: size, maxLength: size },
+      ),
       delays: fc.tuple(...Array.from({ length: size }, () => fc.integer({ min: 0, max: 4 }))),
       salt: fc.nat({ max: 2 }),
     })
@@ -114,13 +122,23 @@ function documentOf(calls: Record<string, unknown>[] | undefined, stale: number[
   const state = Object.fromEntries(stale.map((node) => [`v${node}`, `stale${node}`]));
   return {
     meta: { name: 'planner' },
-    context: [{ type: 'system', text: 'Run the plan.' }, TOOL, ...(calls ? [{ type: 'plan', calls }] : []), ...(stale.length > 0 ? [{ type: 'state', state }] : [])],
+    context: [
+      { type: 'system', text: 'Run the plan.' },
+      TOOL,
+      ...(calls ? [{ type: 'plan', calls }] : []),
+      ...(stale.length > 0 ? [{ type: 'state', state }] : []),
+    ],
     schema: { type: 'string' },
   };
 }
 
 /** Every call that ran started after all its dependencies completed, saw their values, and was given them. */
-function expectDependencyOrder(graph: Graph, nodes: Iterable<number>, starts: ReturnType<typeof recorder>['starts'], ends: ReturnType<typeof recorder>['ends']) {
+function expectDependencyOrder(
+  graph: Graph,
+  nodes: Iterable<number>,
+  starts: ReturnType<typeof recorder>['starts'],
+  ends: ReturnType<typeof recorder>['ends'],
+) {
   const { deps } = graph;
   for (const node of nodes) {
     const start = starts.get(node);
@@ -136,7 +154,9 @@ function expectDependencyOrder(graph: Graph, nodes: Iterable<number>, starts: Re
 }
 
 function failures(events: TraceEvent[]): Map<string, { code: string; message: string }> {
-  return new Map(events.filter((event) => event.event === 'call.failed').map((event) => [String(event.call), event.error as { code: string; message: string }]));
+  return new Map(
+    events.filter((event) => event.event === 'call.failed').map((event) => [String(event.call), event.error as { code: string; message: string }]),
+  );
 }
 
 describe('plan scheduling', () => {
@@ -151,7 +171,12 @@ describe('plan scheduling', () => {
         expect(result.ok).toBe(true);
         expect(failures(sink.events).size).toBe(0);
         expect(starts.size).toBe(graph.deps.length);
-        expectDependencyOrder(graph, graph.deps.map((_, node) => node), starts, ends);
+        expectDependencyOrder(
+          graph,
+          graph.deps.map((_, node) => node),
+          starts,
+          ends,
+        );
         // The plan ran before the model was asked.
         const firstRequest = sink.events.findIndex((event) => event.event === 'model.request');
         const lastCompletion = sink.events.findLastIndex((event) => event.event === 'call.completed');

@@ -37,7 +37,10 @@ const scenarioArbitrary: fc.Arbitrary<Scenario> = fc.record({
 
 /** Every marker of the parent's global context, and which scope (if any) lets a child see it. */
 function globalMarkers(tag: string): { marker: string; visibleWith: (scopes: string[]) => boolean }[] {
-  const has = (...names: string[]) => (scopes: string[]) => names.some((name) => scopes.includes(name));
+  const has =
+    (...names: string[]) =>
+    (scopes: string[]) =>
+      names.some((name) => scopes.includes(name));
   return [
     { marker: `MARK_sys1_${tag}`, visibleWith: has('system') },
     { marker: `MARK_sys2_${tag}`, visibleWith: has('system') },
@@ -57,7 +60,10 @@ function globalMarkers(tag: string): { marker: string; visibleWith: (scopes: str
 
 /** The markers of one instance's own data. */
 function instanceMarkers(tag: string, instance: string): { marker: string; visibleWith: (scopes: string[]) => boolean }[] {
-  const has = (...names: string[]) => (scopes: string[]) => names.some((name) => scopes.includes(name));
+  const has =
+    (...names: string[]) =>
+    (scopes: string[]) =>
+      names.some((name) => scopes.includes(name));
   return [
     { marker: `MARK_${instance}a_${tag}`, visibleWith: has('state', 'state.a') },
     { marker: `MARK_${instance}b_${tag}`, visibleWith: has('state', 'state.b') },

@@ -31,25 +31,25 @@ interface ToolSpec {
 const TOOL_NAMES = ['alpha', 'beta', 'gamma', 'delta', 'epsilon'];
 const PARAM_NAMES = ['p', 'q', 'r'];
 
-const toolSpecs: fc.Arbitrary<ToolSpec[]> = fc
-  .uniqueArray(fc.constantFrom(...TOOL_NAMES), { minLength: 1, maxLength: 4 })
-  .chain((names) =>
-    fc.tuple(
-      ...names.map((name) =>
-        fc.record({
-          name: fc.constant(name),
-          kind: fc.constantFrom<ToolKind>('latent', 'latentBare', 'activity', 'namedActivity', 'activityWithOutput'),
-          params: fc
-            .uniqueArray(fc.constantFrom(...PARAM_NAMES), { maxLength: 3 })
-            .chain((params) => fc.tuple(...params.map((param) => fc.record({ name: fc.constant(param), type: fc.constantFrom(...SIMPLE_TYPES), required: fc.boolean() })))),
-          outputType: fc.constantFrom(...SIMPLE_TYPES),
-        }),
-      ),
+const toolSpecs: fc.Arbitrary<ToolSpec[]> = fc.uniqueArray(fc.constantFrom(...TOOL_NAMES), { minLength: 1, maxLength: 4 }).chain((names) =>
+  fc.tuple(
+    ...names.map((name) =>
+      fc.record({
+        name: fc.constant(name),
+        kind: fc.constantFrom<ToolKind>('latent', 'latentBare', 'activity', 'namedActivity', 'activityWithOutput'),
+        params: fc
+          .uniqueArray(fc.constantFrom(...PARAM_NAMES), { maxLength: 3 })
+          .chain((params) =>
+            fc.tuple(...params.map((param) => fc.record({ name: fc.constant(param), type: fc.constantFrom(...SIMPLE_TYPES), required: fc.boolean() }))),
+          ),
+        outputType: fc.constantFrom(...SIMPLE_TYPES),
+      }),
     ),
-  );
+  ),
+);
 
 /** A value of a type (integers are valid numbers too). */
-const valueOf = (type: SimpleType): fc.Arbitrary<unknown> => {
+const valuesFor = (type: SimpleType): fc.Arbitrary<unknown> => {
   switch (type) {
     case 'string':
       // Never a `†…` string: that is a reference, which the model schema also accepts.
@@ -80,7 +80,11 @@ const wrongValueOf = (type: SimpleType): fc.Arbitrary<unknown> => {
 /** The Request's output schemas and values for them. */
 const OUTPUTS: { schema: JsonSchema; valid: fc.Arbitrary<unknown>; invalid: fc.Arbitrary<unknown> }[] = [
   { schema: { type: 'string' }, valid: fc.constantFrom('done', 'ok'), invalid: fc.oneof(fc.integer(), fc.boolean(), fc.constant({})) },
-  { schema: { type: 'integer', minimum: 0 }, valid: fc.nat({ max: 99 }), invalid: fc.oneof(fc.integer({ min: -9, max: -1 }), fc.constant('3'), fc.constant(2.5)) },
+  {
+    schema: { type: 'integer', minimum: 0 },
+    valid: fc.nat({ max: 99 }),
+    invalid: fc.oneof(fc.integer({ min: -9, max: -1 }), fc.constant('3'), fc.constant(2.5)),
+  },
   {
     schema: { type: 'object', properties: { ok: { type: 'boolean' } }, required: ['ok'] },
     valid: fc.boolean().map((ok) => ({ ok })),
@@ -104,66 +108,70 @@ function callArbitrary(tools: ToolSpec[]): fc.Arbitrary<{ call: Record<string, u
     if (tool.params.length > 0) defects.push('wrongType');
     if (required.length > 0) defects.push('missingRequired');
     if (latentWithOutput) defects.push('missingOutput', 'wrongOutput');
-    return fc.record({
-      defect: fc.constantFrom(...defects),
-      present: fc.tuple(...tool.params.map((param) => (param.required ? fc.constant(true) : fc.boolean()))),
-      values: fc.tuple(...tool.params.map((param) => valueOf(param.type))),
-      wrong: fc.tuple(...tool.params.map((param) => wrongValueOf(param.type))),
-      victim: fc.nat(),
-      output: valueOf(tool.outputType),
-      wrongOutput: wrongValueOf(tool.outputType),
-      // An explicit tool's `_output` is hidden from the model; an extra one is still not forbidden.
-      extraOutput: fc.boolean(),
-      outputPath: fc.constantFrom(undefined, '†state.result', '†state.items[0]'),
-    }).map(({ defect, present, values, wrong, victim, output, wrongOutput, extraOutput, outputPath }) => {
-      const call: Record<string, unknown> = { _tool: defect === 'unknownTool' ? `${tool.name}_nope` : tool.name };
-      tool.params.forEach((param, index) => {
-        if (present[index]) call[param.name] = values[index];
+    return fc
+      .record({
+        defect: fc.constantFrom(...defects),
+        present: fc.tuple(...tool.params.map((param) => (param.required ? fc.constant(true) : fc.boolean()))),
+        values: fc.tuple(...tool.params.map((param) => valuesFor(param.type))),
+        wrong: fc.tuple(...tool.params.map((param) => wrongValueOf(param.type))),
+        victim: fc.nat(),
+        output: valuesFor(tool.outputType),
+        wrongOutput: wrongValueOf(tool.outputType),
+        // An explicit tool's `_output` is hidden from the model; an extra one is still not forbidden.
+        extraOutput: fc.boolean(),
+        outputPath: fc.constantFrom(undefined, '†state.result', '†state.items[0]'),
+      })
+      .map(({ defect, present, values, wrong, victim, output, wrongOutput, extraOutput, outputPath }) => {
+        const call: Record<string, unknown> = { _tool: defect === 'unknownTool' ? `${tool.name}_nope` : tool.name };
+        tool.params.forEach((param, index) => {
+          if (present[index]) call[param.name] = values[index];
+        });
+        if (defect === 'wrongType') {
+          const param = tool.params[victim % tool.params.length]!;
+          call[param.name] = wrong[tool.params.indexOf(param)];
+        }
+        if (defect === 'missingRequired') delete call[required[victim % required.length]!.name];
+        if (latentWithOutput && defect !== 'missingOutput') call._output = defect === 'wrongOutput' ? wrongOutput : output;
+        if (!latentWithOutput && extraOutput) call._output = output;
+        if (outputPath !== undefined) call._outputPath = outputPath;
+        if (defect === 'badOutputPath') call._outputPath = 'state.result';
+        return { call, defect };
       });
-      if (defect === 'wrongType') {
-        const param = tool.params[victim % tool.params.length]!;
-        call[param.name] = wrong[tool.params.indexOf(param)];
-      }
-      if (defect === 'missingRequired') delete call[required[victim % required.length]!.name];
-      if (latentWithOutput && defect !== 'missingOutput') call._output = defect === 'wrongOutput' ? wrongOutput : output;
-      if (!latentWithOutput && extraOutput) call._output = output;
-      if (outputPath !== undefined) call._outputPath = outputPath;
-      if (defect === 'badOutputPath') call._outputPath = 'state.result';
-      return { call, defect };
-    });
   });
 }
 
 const scenario = toolSpecs.chain((tools) =>
-  fc.record({
-    tools: fc.constant(tools),
-    output: fc.constantFrom(...OUTPUTS),
-  }).chain(({ tools, output }) =>
-    fc.record({
+  fc
+    .record({
       tools: fc.constant(tools),
-      outputSchema: fc.constant(output.schema),
-      fallback: output.valid,
-      candidate: fc
-        .record({
-          calls: fc.array(callArbitrary(tools), { maxLength: 3 }),
-          outputKind: fc.constantFrom('null', 'null', 'valid', 'invalid'),
-          validOutput: output.valid,
-          invalidOutput: output.invalid,
-          // The wrapper itself: `output` is required and nothing but calls/output is allowed.
-          shape: fc.constantFrom('sound', 'sound', 'sound', 'noOutput', 'extraKey'),
-        })
-        .map(({ calls, outputKind, validOutput, invalidOutput, shape }): Candidate => {
-          const outputValue = outputKind === 'null' ? null : outputKind === 'valid' ? validOutput : invalidOutput;
-          const solution: Candidate['solution'] = { calls: calls.map(({ call }) => call), output: outputValue };
-          if (shape === 'noOutput') delete solution.output;
-          if (shape === 'extraKey') solution.notes = 'extra';
-          return {
-            solution,
-            valid: shape === 'sound' && outputKind !== 'invalid' && calls.every(({ defect }) => defect === 'none'),
-          };
-        }),
-    }),
-  ),
+      output: fc.constantFrom(...OUTPUTS),
+    })
+    .chain(({ tools, output }) =>
+      fc.record({
+        tools: fc.constant(tools),
+        outputSchema: fc.constant(output.schema),
+        fallback: output.valid,
+        candidate: fc
+          .record({
+            calls: fc.array(callArbitrary(tools), { maxLength: 3 }),
+            outputKind: fc.constantFrom('null', 'null', 'valid', 'invalid'),
+            validOutput: output.valid,
+            invalidOutput: output.invalid,
+            // The wrapper itself: `output` is required and nothing but calls/output is allowed.
+            shape: fc.constantFrom('sound', 'sound', 'sound', 'noOutput', 'extraKey'),
+          })
+          .map(({ calls, outputKind, validOutput, invalidOutput, shape }): Candidate => {
+            const outputValue = outputKind === 'null' ? null : outputKind === 'valid' ? validOutput : invalidOutput;
+            const solution: Candidate['solution'] = { calls: calls.map(({ call }) => call), output: outputValue };
+            if (shape === 'noOutput') delete solution.output;
+            if (shape === 'extraKey') solution.notes = 'extra';
+            return {
+              solution,
+              valid: shape === 'sound' && outputKind !== 'invalid' && calls.every(({ defect }) => defect === 'none'),
+            };
+          }),
+      }),
+    ),
 );
 
 /** The tool message and the Activities of a generated tool set. */

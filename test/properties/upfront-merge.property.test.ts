@@ -18,16 +18,24 @@ type SimpleType = 'string' | 'integer' | 'number' | 'boolean';
 const propertySchema: fc.Arbitrary<Record<string, unknown>> = fc.oneof(
   fc.constant({ type: 'string' }),
   fc.uniqueArray(fc.constantFrom(...STRINGS.slice(0, 3)), { minLength: 1, maxLength: 3 }).map((values) => ({ type: 'string', enum: values })),
-  fc.record({ type: fc.constantFrom('integer', 'number'), minimum: fc.option(fc.integer({ min: -3, max: 6 }), { nil: undefined }), maximum: fc.option(fc.integer({ min: 0, max: 9 }), { nil: undefined }) }).map((schema) =>
-    Object.fromEntries(Object.entries(schema).filter(([, value]) => value !== undefined)),
-  ),
+  fc
+    .record({
+      type: fc.constantFrom('integer', 'number'),
+      minimum: fc.option(fc.integer({ min: -3, max: 6 }), { nil: undefined }),
+      maximum: fc.option(fc.integer({ min: 0, max: 9 }), { nil: undefined }),
+    })
+    .map((schema) => Object.fromEntries(Object.entries(schema).filter(([, value]) => value !== undefined))),
   fc.constant({ type: 'boolean' }),
 );
 
 /** An object schema over a few of the pooled property names, with an optional `required`. */
 const objectSchema: fc.Arbitrary<{ type: 'object'; properties: Record<string, Record<string, unknown>>; required?: string[] }> = fc
   .uniqueArray(fc.constantFrom(...PROPERTY_NAMES), { maxLength: 4 })
-  .chain((names) => fc.record({ schemas: fc.tuple(...names.map(() => propertySchema)), required: fc.subarray(names) }).map(({ schemas, required }) => ({ names, schemas, required })))
+  .chain((names) =>
+    fc
+      .record({ schemas: fc.tuple(...names.map(() => propertySchema)), required: fc.subarray(names) })
+      .map(({ schemas, required }) => ({ names, schemas, required })),
+  )
   .map(({ names, schemas, required }) => ({
     type: 'object' as const,
     properties: Object.fromEntries(names.map((name, index) => [name, schemas[index]!])),
@@ -77,34 +85,42 @@ describe('up-front schema merging', () => {
   it('accepts a value with the merged schema exactly when both the tool and the delegate input schema accept it, and throws only for real conflicts', () => {
     const tally = { merged: 0, conflicts: 0 };
     fc.assert(
-      fc.property(objectSchema, objectSchema, fc.array(fc.dictionary(fc.constantFrom(...PROPERTY_NAMES), propertyValue), { minLength: 1, maxLength: 12 }), (tool, input, values) => {
-        const toolSchema: ToolSchema = { ...structuredClone(tool), properties: { ...structuredClone(tool.properties), _delegate: { const: './child.json' } } };
-        let merged: ToolSchema;
-        try {
-          merged = mergeDelegateContract(toolSchema, structuredClone(input), { type: 'string' });
-        } catch (error) {
-          // A merge may only fail when some shared property really conflicts.
-          expect(hasConflict(tool, input), `unexpected failure: ${(error as Error).message}`).toBe(true);
-          tally.conflicts += 1;
-          return;
-        }
-        tally.merged += 1;
-        // The merged contract keeps the delegate's output as `_output` and the tool's meta-properties.
-        expect(merged.properties?._output).toEqual({ type: 'string' });
-        expect(merged.properties?._delegate).toEqual({ const: './child.json' });
-        const known = new Set([...Object.keys(tool.properties), ...Object.keys(input.properties)]);
-        const validateMerged = ajv.compile(parametersOf(merged) as object);
-        const validateTool = ajv.compile(tool);
-        const validateInput = ajv.compile(input);
-        for (const raw of values) {
-          // Only properties one side declares: the merged schema refuses any other (additionalProperties: false).
-          const value = Object.fromEntries(Object.entries(raw).filter(([key]) => known.has(key)));
-          const both = validateTool(value) && validateInput(value);
-          expect(validateMerged(value), `${JSON.stringify(value)} against ${JSON.stringify(parametersOf(merged))}`).toBe(both);
-        }
-        // A property neither side declares is refused.
-        expect(validateMerged({ zzz: 1 })).toBe(false);
-      }),
+      fc.property(
+        objectSchema,
+        objectSchema,
+        fc.array(fc.dictionary(fc.constantFrom(...PROPERTY_NAMES), propertyValue), { minLength: 1, maxLength: 12 }),
+        (tool, input, values) => {
+          const toolSchema: ToolSchema = {
+            ...structuredClone(tool),
+            properties: { ...structuredClone(tool.properties), _delegate: { const: './child.json' } },
+          };
+          let merged: ToolSchema;
+          try {
+            merged = mergeDelegateContract(toolSchema, structuredClone(input), { type: 'string' });
+          } catch (error) {
+            // A merge may only fail when some shared property really conflicts.
+            expect(hasConflict(tool, input), `unexpected failure: ${(error as Error).message}`).toBe(true);
+            tally.conflicts += 1;
+            return;
+          }
+          tally.merged += 1;
+          // The merged contract keeps the delegate's output as `_output` and the tool's meta-properties.
+          expect(merged.properties?._output).toEqual({ type: 'string' });
+          expect(merged.properties?._delegate).toEqual({ const: './child.json' });
+          const known = new Set([...Object.keys(tool.properties), ...Object.keys(input.properties)]);
+          const validateMerged = ajv.compile(parametersOf(merged) as object);
+          const validateTool = ajv.compile(tool);
+          const validateInput = ajv.compile(input);
+          for (const raw of values) {
+            // Only properties one side declares: the merged schema refuses any other (additionalProperties: false).
+            const value = Object.fromEntries(Object.entries(raw).filter(([key]) => known.has(key)));
+            const both = validateTool(value) && validateInput(value);
+            expect(validateMerged(value), `${JSON.stringify(value)} against ${JSON.stringify(parametersOf(merged))}`).toBe(both);
+          }
+          // A property neither side declares is refused.
+          expect(validateMerged({ zzz: 1 })).toBe(false);
+        },
+      ),
       fcOptions,
     );
     if (fcOptions.numRuns >= 20) expect(tally.merged).toBeGreaterThan(0);

@@ -68,11 +68,17 @@ const historyArbitrary = fc.array(recordArbitrary(INSTANCES), { maxLength: 25 })
 describe('readPath', () => {
   it('equals reading the path from the fold of the visible records', () => {
     fc.assert(
-      fc.property(historyArbitrary, fc.constantFrom(...KINDS), fc.constantFrom(...INSTANCES), fc.constantFrom(...READ_PATHS), (records, kind, instance, text) => {
-        const path = pathOf(text);
-        const expected = readAt(foldRecords(visibleRecords(records, kind, instance)), path);
-        return isDeepStrictEqual(readPath(records, kind, instance, path), expected);
-      }),
+      fc.property(
+        historyArbitrary,
+        fc.constantFrom(...KINDS),
+        fc.constantFrom(...INSTANCES),
+        fc.constantFrom(...READ_PATHS),
+        (records, kind, instance, text) => {
+          const path = pathOf(text);
+          const expected = readAt(foldRecords(visibleRecords(records, kind, instance)), path);
+          return isDeepStrictEqual(readPath(records, kind, instance, path), expected);
+        },
+      ),
       config,
     );
   });

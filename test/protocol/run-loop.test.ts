@@ -33,7 +33,14 @@ describe('the execution loop', () => {
 
   it('runs an Activity with its resolved parameters and writes the result at the output path', async () => {
     const seen: Call[] = [];
-    const runtime = new Runtime({ activities: { echo: (call) => { seen.push(call); return `echo:${String(call.text)}`; } } });
+    const runtime = new Runtime({
+      activities: {
+        echo: (call) => {
+          seen.push(call);
+          return `echo:${String(call.text)}`;
+        },
+      },
+    });
     const model = new ReplayModel([
       { match: { step: 0 }, solution: { calls: [{ _tool: 'echo', text: '†input.word', _outputPath: '†state.echoed' }], output: null } },
       { match: { step: 1, contains: 'echo:hi' }, solution: { calls: [], output: 'done: echo:hi' } },
@@ -102,7 +109,12 @@ describe('the execution loop', () => {
 
   it('cancels promptly when the signal aborts', async () => {
     const controller = new AbortController();
-    const runtime = new Runtime({ activities: { echo: (_call, _tool, _context, environment) => new Promise((_resolve, reject) => environment.signal.addEventListener('abort', () => reject(new Error('aborted')))) } });
+    const runtime = new Runtime({
+      activities: {
+        echo: (_call, _tool, _context, environment) =>
+          new Promise((_resolve, reject) => environment.signal.addEventListener('abort', () => reject(new Error('aborted')))),
+      },
+    });
     const model = new ReplayModel([{ solution: { calls: [{ _tool: 'echo', text: 'x' }], output: null } }]);
     const { tracer, events } = traced();
     const running = runtime.run(runtime.validate(loopDocument()), { model, signal: controller.signal, tracer });
@@ -125,7 +137,13 @@ describe('the execution loop', () => {
   });
 
   it('returns an unexecuted plan in lazy mode', async () => {
-    const runtime = new Runtime({ activities: { echo: () => { throw new Error('must not run'); } } });
+    const runtime = new Runtime({
+      activities: {
+        echo: () => {
+          throw new Error('must not run');
+        },
+      },
+    });
     const model = new ReplayModel([{ solution: { calls: [{ _tool: 'echo', text: '†input.word', _outputPath: '†output' }], output: null } }]);
     const result = await runtime.run(runtime.validate(loopDocument([{ type: 'plan', mode: 'lazy', calls: [] }])), { model });
     expect(result.ok && result.output).toEqual({ type: 'plan', mode: 'eager', calls: [{ _tool: 'echo', text: '†input.word', _outputPath: '†output' }] });
@@ -133,17 +151,27 @@ describe('the execution loop', () => {
 
   it('keeps instances apart: reads, writes and scoped context', async () => {
     const contexts: unknown[] = [];
-    const runtime = new Runtime({ activities: { echo: (call, _tool, context) => { contexts.push({ instance: call._instance, context }); return `${String(call.text)}!`; } } });
+    const runtime = new Runtime({
+      activities: {
+        echo: (call, _tool, context) => {
+          contexts.push({ instance: call._instance, context });
+          return `${String(call.text)}!`;
+        },
+      },
+    });
     const document = {
       context: [
         { type: 'tool', tool: { echo: { properties: { text: { type: 'string' } }, _scopes: ['state'] } } },
         { type: 'state', state: { word: 'global' } },
         { type: 'state', _instance: 'a', state: { word: 'alpha' } },
         { type: 'state', _instance: 'b', state: { word: 'beta' } },
-        { type: 'plan', calls: [
-          { _tool: 'echo', _instance: 'a', text: '†state.word', _outputPath: '†state.out' },
-          { _tool: 'echo', _instance: 'b', text: '†state.word', _outputPath: '†state.out' },
-        ] },
+        {
+          type: 'plan',
+          calls: [
+            { _tool: 'echo', _instance: 'a', text: '†state.word', _outputPath: '†state.out' },
+            { _tool: 'echo', _instance: 'b', text: '†state.word', _outputPath: '†state.out' },
+          ],
+        },
       ],
       schema: { type: 'string' },
     };
@@ -170,15 +198,34 @@ describe('bounds and guards', () => {
 
   it('never lets a call choose an Activity, delegate or scopes its tool does not offer', async () => {
     const ran: string[] = [];
-    const runtime = new Runtime({ activities: { privileged: () => { ran.push('privileged'); return 'x'; } } });
+    const runtime = new Runtime({
+      activities: {
+        privileged: () => {
+          ran.push('privileged');
+          return 'x';
+        },
+      },
+    });
     const model = new ReplayModel([
-      { match: { step: 0 }, solution: { calls: [{ _tool: 'echo', text: 'a', _output: 'b', _activity: 'privileged' }, { _tool: 'echo', text: 'a', _output: 'b', _scopes: ['state'] }], output: null } },
+      {
+        match: { step: 0 },
+        solution: {
+          calls: [
+            { _tool: 'echo', text: 'a', _output: 'b', _activity: 'privileged' },
+            { _tool: 'echo', text: 'a', _output: 'b', _scopes: ['state'] },
+          ],
+          output: null,
+        },
+      },
       { match: { step: 1 }, solution: { calls: [], output: 'done' } },
     ]);
     const { tracer, events } = traced();
     await runtime.run(runtime.validate(loopDocument()), { model, tracer });
     expect(ran).toEqual([]);
-    expect(events.filter((event) => event.event === 'call.failed').map((event) => (event.error as { code: string }).code)).toEqual(['invalid_params', 'invalid_params']);
+    expect(events.filter((event) => event.event === 'call.failed').map((event) => (event.error as { code: string }).code)).toEqual([
+      'invalid_params',
+      'invalid_params',
+    ]);
   });
 });
 

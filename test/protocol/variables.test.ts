@@ -43,8 +43,10 @@ const write = (kind: string, path: PathSegment[], method: OutputMethod, value: u
 });
 
 /** A lookup over a fixed object of kinds, as a loop would give one. */
-const lookupIn = (data: Record<string, unknown>): ReferenceLookup => (reference) =>
-  reference.kind in data ? readAt(data[reference.kind], reference.segments) : { found: false };
+const lookupIn =
+  (data: Record<string, unknown>): ReferenceLookup =>
+  (reference) =>
+    reference.kind in data ? readAt(data[reference.kind], reference.segments) : { found: false };
 
 describe('parseReference', () => {
   it('parses a kind with a dotted path', () => {
@@ -75,7 +77,21 @@ describe('parseReference', () => {
   });
 
   it('rejects text that is not exactly one reference', () => {
-    for (const text of ['input.userName', '†', '†1abc', '†input.', '†input..a', '†input[x]', '†input[-1]', '†input[01]', ' †input', '†input.a b', '†input.a[*]', '†input["a]', '†input.a || †input.b']) {
+    for (const text of [
+      'input.userName',
+      '†',
+      '†1abc',
+      '†input.',
+      '†input..a',
+      '†input[x]',
+      '†input[-1]',
+      '†input[01]',
+      ' †input',
+      '†input.a b',
+      '†input.a[*]',
+      '†input["a]',
+      '†input.a || †input.b',
+    ]) {
       expect(parseReference(text), text).toBeUndefined();
     }
   });
@@ -288,7 +304,13 @@ describe('dataRecordOf', () => {
   });
 
   it('turns input and state messages into records of their own kind', () => {
-    expect(dataRecordOf({ type: 'input', input: { q: 'x' }, _instance: 'i1' })).toEqual({ kind: 'input', instance: 'i1', path: [], method: 'merge', value: { q: 'x' } });
+    expect(dataRecordOf({ type: 'input', input: { q: 'x' }, _instance: 'i1' })).toEqual({
+      kind: 'input',
+      instance: 'i1',
+      path: [],
+      method: 'merge',
+      value: { q: 'x' },
+    });
     expect(dataRecordOf({ type: 'state', state: { n: 0 } })).toEqual({ kind: 'state', path: [], method: 'merge', value: { n: 0 } });
   });
 
@@ -298,8 +320,25 @@ describe('dataRecordOf', () => {
   });
 
   it('reads the path, method, call and date of a write message', () => {
-    const message = { type: 'data', kind: 'state', data: 'x', _path: 'items[0].name', _outputMethod: 'push', _call: 'c1', _date: '2024-01-01T00:00:00.000Z', _instance: 'i2' } as const;
-    expect(dataRecordOf(message)).toEqual({ kind: 'state', instance: 'i2', path: ['items', 0, 'name'], method: 'push', value: 'x', call: 'c1', date: '2024-01-01T00:00:00.000Z' });
+    const message = {
+      type: 'data',
+      kind: 'state',
+      data: 'x',
+      _path: 'items[0].name',
+      _outputMethod: 'push',
+      _call: 'c1',
+      _date: '2024-01-01T00:00:00.000Z',
+      _instance: 'i2',
+    } as const;
+    expect(dataRecordOf(message)).toEqual({
+      kind: 'state',
+      instance: 'i2',
+      path: ['items', 0, 'name'],
+      method: 'push',
+      value: 'x',
+      call: 'c1',
+      date: '2024-01-01T00:00:00.000Z',
+    });
   });
 
   it('defaults the method of a write to set and reads an empty path as the root', () => {
@@ -540,7 +579,10 @@ describe('createLookup', () => {
       makeWrite(ref('†state.step'), 2, { instance: 'i1', date: 'D' }),
     ];
     const records = messages.map(dataRecordOf).filter((record): record is DataRecord => record !== undefined);
-    expect(resolveValue({ who: '†input.name', step: '†state.step' }, createLookup(records, 'i1'))).toEqual({ status: 'resolved', value: { who: 'Ada', step: 2 } });
+    expect(resolveValue({ who: '†input.name', step: '†state.step' }, createLookup(records, 'i1'))).toEqual({
+      status: 'resolved',
+      value: { who: 'Ada', step: 2 },
+    });
     expect(resolveValue('†state.step', createLookup(records, 'i2'))).toEqual({ status: 'resolved', value: 1 });
   });
 });

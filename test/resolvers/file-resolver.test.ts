@@ -15,7 +15,11 @@ describe('FileResolver', () => {
   let root: string;
   let resolver: FileResolver;
   /** A context whose referring document is `<root>/<relativeBase>`. */
-  const from = (relativeBase: string | undefined): ResolveContext => ({ ...(relativeBase === undefined ? {} : { base: join(root, relativeBase) }), toolName: 't', tool });
+  const from = (relativeBase: string | undefined): ResolveContext => ({
+    ...(relativeBase === undefined ? {} : { base: join(root, relativeBase) }),
+    toolName: 't',
+    tool,
+  });
 
   beforeAll(async () => {
     dir = await makeTempDir('file-resolver-');

@@ -29,7 +29,12 @@ describe('integrity pins', () => {
   });
 
   it('refuses a malformed pin instead of ignoring it', () => {
-    for (const reference of ['a.json#sha256-', 'a.json#sha256-abc', 'a.json#sha256-!!!!', `a.json#sha384-${createHash('sha256').update('x').digest('base64')}`]) {
+    for (const reference of [
+      'a.json#sha256-',
+      'a.json#sha256-abc',
+      'a.json#sha256-!!!!',
+      `a.json#sha384-${createHash('sha256').update('x').digest('base64')}`,
+    ]) {
       expect(() => splitIntegrity(reference), reference).toThrowError(DelegateError);
     }
   });

@@ -225,7 +225,16 @@ describe('404 for everything that is not a servable document', () => {
     }
   });
 
-  const refusedRaw = ['/../outside/secret.json', '/music/../hello.json', '/./hello.json', '/%2e%2e/outside/secret.json', '/music/%2E%2e/hello.json', '/music/%2e/producer.json', '/music\\producer.json', '/..\\outside\\secret.json'];
+  const refusedRaw = [
+    '/../outside/secret.json',
+    '/music/../hello.json',
+    '/./hello.json',
+    '/%2e%2e/outside/secret.json',
+    '/music/%2E%2e/hello.json',
+    '/music/%2e/producer.json',
+    '/music\\producer.json',
+    '/..\\outside\\secret.json',
+  ];
 
   it.each(refusedRaw)('refuses the raw target %s, which a URL parser would have normalised', async (path) => {
     const response = await call(path, { raw: true });

@@ -68,7 +68,14 @@ describe('serve()', () => {
 
   it('hands the raw target to the handler, so dot segments are refused as written', async () => {
     const server = await start(folderHandler());
-    for (const target of ['/../outside/secret.json', '/%2e%2e/outside/secret.json', '/music/../hello.json', '/linkdir-out/secret.json', '/music/..%2f..%2foutside%2fsecret.json', '/./hello.json']) {
+    for (const target of [
+      '/../outside/secret.json',
+      '/%2e%2e/outside/secret.json',
+      '/music/../hello.json',
+      '/linkdir-out/secret.json',
+      '/music/..%2f..%2foutside%2fsecret.json',
+      '/./hello.json',
+    ]) {
       const response = await rawRequest(server.port, target);
       expect(response.status, target).toBe(404);
       expect(response.body).not.toContain(SECRET);

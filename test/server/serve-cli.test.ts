@@ -42,7 +42,10 @@ async function startMain(argv: string[], extra: ServeCommandIo = {}) {
   });
   const captured = captureIo({ ...extra, onListening: listening });
   const exit = main(argv, captured.io);
-  const server = await Promise.race([ready, exit.then((code) => Promise.reject(new Error(`main exited early with ${code}: ${captured.stderrLines().join(' | ')}`)))]);
+  const server = await Promise.race([
+    ready,
+    exit.then((code) => Promise.reject(new Error(`main exited early with ${code}: ${captured.stderrLines().join(' | ')}`))),
+  ]);
   return { ...captured, server, exit };
 }
 

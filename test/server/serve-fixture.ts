@@ -22,7 +22,10 @@ export const PRODUCER = JSON.stringify(
 
 /** A valid document whose input is given, not a slot (so the catalog's `input` is null). */
 export const DEEP = JSON.stringify({
-  context: [{ type: 'system', text: 'Deep.' }, { type: 'input', input: { topic: 'x' } }],
+  context: [
+    { type: 'system', text: 'Deep.' },
+    { type: 'input', input: { topic: 'x' } },
+  ],
   schema: { type: 'number' },
 });
 

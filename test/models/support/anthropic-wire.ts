@@ -35,11 +35,22 @@ export function anthropicStreamEvents(jsonPieces: string[], usage: AnthropicWire
   return [
     event('message_start', {
       type: 'message_start',
-      message: { id: 'msg_1', type: 'message', role: 'assistant', model, content: [], stop_reason: null, stop_sequence: null, usage: { ...usage, output_tokens: 1 } },
+      message: {
+        id: 'msg_1',
+        type: 'message',
+        role: 'assistant',
+        model,
+        content: [],
+        stop_reason: null,
+        stop_sequence: null,
+        usage: { ...usage, output_tokens: 1 },
+      },
     }),
     event('content_block_start', { type: 'content_block_start', index: 0, content_block: { type: 'tool_use', id: 'toolu_1', name: 'solution', input: {} } }),
     event('ping', { type: 'ping' }),
-    ...jsonPieces.map((partial) => event('content_block_delta', { type: 'content_block_delta', index: 0, delta: { type: 'input_json_delta', partial_json: partial } })),
+    ...jsonPieces.map((partial) =>
+      event('content_block_delta', { type: 'content_block_delta', index: 0, delta: { type: 'input_json_delta', partial_json: partial } }),
+    ),
     event('content_block_stop', { type: 'content_block_stop', index: 0 }),
     event('message_delta', { type: 'message_delta', delta: { stop_reason: 'tool_use', stop_sequence: null }, usage: { output_tokens: usage.output_tokens } }),
     event('message_stop', { type: 'message_stop' }),

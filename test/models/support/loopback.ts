@@ -7,6 +7,7 @@ export interface ReceivedRequest {
   method: string;
   path: string;
   headers: IncomingMessage['headers'];
+  // biome-ignore lint/suspicious/noExplicitAny: the parsed JSON body of a wire request, read freely by each test.
   body: any;
   /** Resolves when the client goes away before the response ended (abort). */
   closed: Promise<void>;
@@ -31,8 +32,18 @@ export async function startServer(handlers: Handler[]): Promise<LoopbackServer> 
     incoming.on('data', (chunk: Buffer) => chunks.push(chunk));
     incoming.on('end', () => {
       const text = Buffer.concat(chunks).toString('utf8');
-      const closed = new Promise<void>((resolve) => response.on('close', () => { if (!response.writableEnded) resolve(); }));
-      const request: ReceivedRequest = { method: incoming.method ?? 'GET', path: incoming.url ?? '/', headers: incoming.headers, body: text ? JSON.parse(text) : undefined, closed };
+      const closed = new Promise<void>((resolve) =>
+        response.on('close', () => {
+          if (!response.writableEnded) resolve();
+        }),
+      );
+      const request: ReceivedRequest = {
+        method: incoming.method ?? 'GET',
+        path: incoming.url ?? '/',
+        headers: incoming.headers,
+        body: text ? JSON.parse(text) : undefined,
+        closed,
+      };
       const handler = handlers[Math.min(requests.length, handlers.length - 1)];
       requests.push(request);
       Promise.resolve(handler?.(request, response)).catch((error: unknown) => {
@@ -46,10 +57,11 @@ export async function startServer(handlers: Handler[]): Promise<LoopbackServer> 
   return {
     url: `http://127.0.0.1:${port}`,
     requests,
-    close: () => new Promise<void>((resolve) => {
-      server.closeAllConnections();
-      server.close(() => resolve());
-    }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
   };
 }
 
@@ -71,7 +83,9 @@ export function reset(): Handler {
 /** A promise with its resolver, for servers that wait on the test. */
 export function deferred<T = void>(): { promise: Promise<T>; resolve: (value: T) => void } {
   let resolve!: (value: T) => void;
-  const promise = new Promise<T>((done) => { resolve = done; });
+  const promise = new Promise<T>((done) => {
+    resolve = done;
+  });
   return { promise, resolve };
 }
 
