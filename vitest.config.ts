@@ -8,5 +8,7 @@ export default defineConfig({
     hookTimeout: 30_000,
     // Two cores: keep parallel test files to what the machine can run without starving spawned CLIs.
     maxWorkers: 2,
+    // The default report, then one plain closing line ("N passed, M failed") for CI logs.
+    reporters: ['default', './test/support/summary-reporter.ts'],
   },
 });
