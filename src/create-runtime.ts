@@ -1,6 +1,8 @@
 /** The batteries-included Runtime: built-in handlers, the Delegation Activity, resolvers, up-front resolution. */
 import { createDelegateActivity, type ChildModelChooser } from './activities/delegate.js';
 import { createUpfrontPreparer } from './activities/upfront.js';
+import type { Model, ModelFactoryOptions } from './models/model.js';
+import { ModelProviders } from './models/registry.js';
 import type { HandlerRegistry } from './protocol/handlers.js';
 import { DELEGATE_ACTIVITY, Runtime, type Activity } from './protocol/runtime.js';
 import { createDefaultResolvers, type ResolverRegistry } from './resolvers/resolvers.js';
@@ -17,8 +19,13 @@ export interface CreateRuntimeOptions {
   activities?: Record<string, Activity>;
   /** Message handlers (default: the built-in ones). */
   handlers?: HandlerRegistry;
-  /** Picks a child run's model (default: the caller's model). */
+  /**
+   * Picks a child run's model. Default: the child's own `config.model` (created through
+   * `models`), else the caller's; a replayed cassette plays every run's part.
+   */
   chooseModel?: ChildModelChooser;
+  /** Creates the models documents name (default: the built-in providers, with `process.env`). */
+  models?: { providers: ModelProviders; options: ModelFactoryOptions };
   /** Fetch timeout and size cap of URL delegates. */
   fetchTimeoutMs?: number;
   maxBytes?: number;
@@ -27,6 +34,25 @@ export interface CreateRuntimeOptions {
 /** A Runtime that can delegate: it owns its resolvers too. */
 export interface DelegatingRuntime extends Runtime {
   readonly resolvers: ResolverRegistry;
+}
+
+/**
+ * The default model choice of a child run (PROTOCOL.md section 12): its own `config.model`, else
+ * the caller's model. When the caller replays a cassette, the cassette plays every part, so an
+ * offline run never turns into a live one. Models are created once per spec.
+ */
+export function ownModelOrInherited(models: { providers: ModelProviders; options: ModelFactoryOptions }): ChildModelChooser {
+  const created = new Map<string, Model>();
+  return (document, inherited) => {
+    const own = document.config?.model;
+    if (!own || inherited?.id.startsWith('replay:')) return inherited;
+    let model = created.get(own);
+    if (!model) {
+      model = models.providers.create(own, models.options);
+      created.set(own, model);
+    }
+    return model;
+  };
 }
 
 /** Creates a Runtime with everything the protocol defines registered. */
@@ -40,7 +66,9 @@ export function createRuntime(options: CreateRuntimeOptions = {}): DelegatingRun
     ...(options.fetchTimeoutMs ? { fetchTimeoutMs: options.fetchTimeoutMs } : {}),
     ...(options.maxBytes ? { maxBytes: options.maxBytes } : {}),
   });
-  runtime.registerActivity(DELEGATE_ACTIVITY, createDelegateActivity({ resolvers, ...(options.chooseModel ? { chooseModel: options.chooseModel } : {}) }));
+  const chooseModel =
+    options.chooseModel ?? ownModelOrInherited(options.models ?? { providers: new ModelProviders(), options: { cwd: process.cwd(), env: process.env } });
+  runtime.registerActivity(DELEGATE_ACTIVITY, createDelegateActivity({ resolvers, chooseModel }));
   runtime.preparers.push(createUpfrontPreparer(resolvers));
   return Object.assign(runtime, { resolvers });
 }

@@ -215,7 +215,7 @@ function isUrl(reference: string): boolean {
   return /^https?:\/\//i.test(reference);
 }
 
-/** Picks the top run's model (CONTRACTS.md section 1); `pinned` models play every run (replay). */
+/** Picks the top run's model (CONTRACTS.md section 1): --model, else a key, else a sibling cassette. */
 function chooseModel(
   args: ParsedArguments,
   loaded: LoadedRequest,
@@ -223,20 +223,20 @@ function chooseModel(
   factoryOptions: ModelFactoryOptions,
   io: CliIo,
   say: (line: string) => void,
-): { model: Model | undefined; pinned: boolean } {
+): Model | undefined {
   const create = (spec: string) => providers.create(spec, factoryOptions);
-  if (args.model) return { model: create(args.model), pinned: args.model.startsWith('replay:') };
+  if (args.model) return create(args.model);
   const own = loaded.document.config?.model;
-  if (io.env.OPENAI_API_KEY) return { model: create(own?.startsWith('openai:') ? own : DEFAULT_MODELS.openai), pinned: false };
-  if (io.env.ANTHROPIC_API_KEY) return { model: create(own?.startsWith('anthropic:') ? own : DEFAULT_MODELS.anthropic), pinned: false };
+  if (io.env.OPENAI_API_KEY) return create(own?.startsWith('openai:') ? own : DEFAULT_MODELS.openai);
+  if (io.env.ANTHROPIC_API_KEY) return create(own?.startsWith('anthropic:') ? own : DEFAULT_MODELS.anthropic);
   if (!isUrl(loaded.location)) {
     const cassette = join(dirname(loaded.location), `${basename(loaded.location, extname(loaded.location))}.cassette.json`);
     if (existsSync(cassette)) {
       say(`No --model given and no API key set: replaying ${cassette}.`);
-      return { model: create(`replay:${cassette}`), pinned: true };
+      return create(`replay:${cassette}`);
     }
   }
-  return { model: undefined, pinned: false };
+  return undefined;
 }
 
 /** Runs the command line; resolves to the exit status. */
@@ -278,20 +278,12 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
       ...(args.baseUrl ? { baseUrl: args.baseUrl } : {}),
       ...(args.record ? { record: resolve(io.cwd, args.record) } : {}),
     };
-    let pinned = false;
-    const childModels = new Map<string, Model>();
     runtime = createRuntime({
       root,
       allowHosts,
       trustHosts: args.trustHosts,
       activities,
-      chooseModel: (document, inherited) => {
-        const own = document.config?.model;
-        if (pinned || !own) return inherited;
-        const cached = childModels.get(own) ?? providers.create(own, factoryOptions);
-        childModels.set(own, cached);
-        return cached;
-      },
+      models: { providers, options: factoryOptions },
     });
     const loaded = isUrl(requestPath)
       ? await (async () => {
@@ -299,10 +291,9 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
           return { loaded: { document: resolved.document, location: resolved.location, name: resolved.name }, trusted: resolved.trusted };
         })()
       : { loaded: await runtime.load(requestPath), trusted: true };
-    const chosen = chooseModel(args, loaded.loaded, providers, factoryOptions, io, say);
-    pinned = chosen.pinned;
+    const model = chooseModel(args, loaded.loaded, providers, factoryOptions, io, say);
     result = await runtime.run(loaded.loaded, {
-      ...(chosen.model ? { model: chosen.model } : {}),
+      ...(model ? { model } : {}),
       noModelMessage: NO_MODEL,
       ...(args.input === undefined ? {} : { input: args.input }),
       ...(args.maxSteps === undefined ? {} : { maxSteps: args.maxSteps }),

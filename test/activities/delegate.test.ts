@@ -1,7 +1,11 @@
-import { resolve } from 'node:path';
+import { writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createRuntime } from '../../src/create-runtime.js';
+import type { ModelRequest } from '../../src/models/model.js';
+import { ModelProviders } from '../../src/models/registry.js';
 import { ReplayModel } from '../../src/models/replay.js';
+import { tempDir } from '../helpers/cli.js';
 import { Tracer, memorySink } from '../../src/protocol/trace.js';
 
 const music = resolve('requests/music');
@@ -83,5 +87,58 @@ describe('delegation examples', () => {
     expect(events.find((event) => event.event === 'delegate.started')).toMatchObject({ resolution: 'upfront' });
     const schema = JSON.stringify(events.find((event) => event.event === 'model.request')?.schema);
     expect(schema).toContain('recipientId');
+  });
+});
+
+describe('model choice of child runs', () => {
+  const files = (childConfig: object) => {
+    const root = tempDir('models-');
+    writeFileSync(
+      join(root, 'parent.json'),
+      JSON.stringify({
+        meta: { name: 'parent' },
+        context: [{ type: 'tool', tool: { ask: { properties: {}, _delegate: './child.json' } } }],
+        schema: { type: 'string' },
+      }),
+    );
+    writeFileSync(
+      join(root, 'child.json'),
+      JSON.stringify({ meta: { name: 'child' }, config: childConfig, context: [{ type: 'system', text: 'Child.' }], schema: { type: 'string' } }),
+    );
+    return root;
+  };
+  const entries = [
+    { match: { request: 'parent', step: 0 }, solution: { calls: [{ _tool: 'ask', _outputPath: '†output' }], output: null } },
+    { match: { request: 'child' }, solution: { calls: [], output: 'from child' } },
+  ];
+  /** A scripted model that is not a replay (as a live provider would be), answering from entries. */
+  const scripted = (id: string) => {
+    const replay = new ReplayModel(entries);
+    return { id, requests: replay.requests, generate: (request: ModelRequest) => replay.generate(request).then((response) => ({ ...response, model: id })) };
+  };
+
+  it("uses the child's own config.model, created through the providers", async () => {
+    const providers = new ModelProviders().register('fake', (name) => scripted(`fake:${name}`));
+    const root = files({ model: 'fake:child-model' });
+    const runtime = createRuntime({ root, models: { providers, options: { cwd: root, env: {} } } });
+    const sink = memorySink();
+    const result = await runtime.run(await runtime.load(join(root, 'parent.json')), { model: scripted('live:parent'), tracer: new Tracer([sink]) });
+    expect(result.ok && result.output).toBe('from child');
+    expect(sink.events.find((event) => event.event === 'delegate.started')).toMatchObject({ model: 'fake:child-model' });
+  });
+
+  it('inherits the caller model when the child names none, and keeps a replayed cassette for every run', async () => {
+    const root = files({});
+    const runtime = createRuntime({ root });
+    const sink = memorySink();
+    await runtime.run(await runtime.load(join(root, 'parent.json')), { model: scripted('live:parent'), tracer: new Tracer([sink]) });
+    expect(sink.events.find((event) => event.event === 'delegate.started')).toMatchObject({ model: 'live:parent' });
+
+    const pinnedRoot = files({ model: 'openai:gpt-4.1-mini' });
+    const pinned = createRuntime({ root: pinnedRoot });
+    const replaySink = memorySink();
+    const result = await pinned.run(await pinned.load(join(pinnedRoot, 'parent.json')), { model: new ReplayModel(entries), tracer: new Tracer([replaySink]) });
+    expect(result.ok).toBe(true);
+    expect(replaySink.events.find((event) => event.event === 'delegate.started')).toMatchObject({ model: 'replay:inline' });
   });
 });
