@@ -19,7 +19,8 @@ export function parseJson(text: string): ParseResult {
 function conciseMessage(message: string): string {
   return message
     .replace(/\s*in JSON at position \d+.*$/s, '')
-    .replace(/, "[\s\S]*" is not valid JSON$/, '')
+    .replace(/\s*at position \d+.*$/s, '')
+    .replace(/, (?:\.\.\.)?"[\s\S]*"(?:\.\.\.)? is not valid JSON$/, '')
     .replace(/\.$/, '');
 }
 
@@ -46,7 +47,12 @@ function firstBadOffset(text: string): number {
       JSON.parse(text.slice(0, length));
       return false;
     } catch (error) {
-      return !/end of JSON input|Unterminated/i.test((error as Error).message);
+      const message = (error as Error).message;
+      if (/end of JSON input|Unterminated/i.test(message)) return false;
+      // A prefix cut short fails at its very end ("Expected ',' or '}' after property value in JSON
+      // at position <length>"): more text could still make it valid.
+      const position = /at position (\d+)/.exec(message);
+      return !(position && Number(position[1]) >= length);
     }
   };
   let low = 1;

@@ -5,7 +5,7 @@ import { CallBatch, type BatchEntry } from './call-batch.js';
 import { DEFAULT_MAX_STEPS, MAX_REASKS, SOLUTION_INSTRUCTIONS } from './constants.js';
 import { BudgetMeter } from './budget.js';
 import { ContextStore } from './data-store.js';
-import { BoundError, CallError, ModelError, ProtocolError, UsageError, UserError, toProtocolError } from './errors.js';
+import { BoundError, ModelError, ProtocolError, UsageError, UserError, toProtocolError } from './errors.js';
 import { executeCall, prepareCall, recordFailure, type CallScope } from './execute-call.js';
 import { declaredInputSchema, type LoadedRequest } from './load-request.js';
 import { describeCycle, findCycle } from './plan-graph.js';
@@ -158,8 +158,15 @@ export async function runRequest(runtime: Runtime, loaded: LoadedRequest, given:
       });
       options.meter?.check();
       if (lazy) {
-        completed = new Completed(lazyPlan(solution.calls));
-        break;
+        // A plan that could not run goes back to the model as errors, to be planned again.
+        const problems = planProblems(solution.calls);
+        if (problems.length === 0) {
+          completed = new Completed({ type: 'plan', mode: 'eager', calls: solution.calls } satisfies PlanMessage);
+          break;
+        }
+        scope.errors.push(...problems);
+        flushErrors(scope);
+        continue;
       }
       for (const [index, call] of solution.calls.entries()) startCall(call, index);
       batch?.close();
@@ -209,11 +216,16 @@ function flushErrors(scope: CallScope): void {
   for (const error of errors) scope.store.append(error);
 }
 
-/** A lazy run returns its calls as an unexecuted plan, after checking they could run. */
-function lazyPlan(calls: Call[]): PlanMessage {
+/**
+ * Why a plan the model returned could not run, as error messages. Unknown tools and malformed
+ * calls never get this far (the Solution schema refuses them); what is left is a dependency cycle.
+ */
+function planProblems(calls: Call[]): ErrorMessage[] {
   const cycle = findCycle(calls);
-  if (cycle) throw new CallError('invalid_params', `The plan the model returned cannot run: ${describeCycle(calls, cycle)}.`);
-  return { type: 'plan', mode: 'eager', calls };
+  if (!cycle) return [];
+  return [
+    { type: 'error', call: { _tool: '(plan)' }, error: { code: 'unresolved_reference', message: `The plan cannot run: ${describeCycle(calls, cycle)}.` } },
+  ];
 }
 
 /**

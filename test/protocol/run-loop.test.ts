@@ -241,3 +241,19 @@ describe('latent scopes', () => {
     expect(JSON.stringify(model.requests[0]?.schema)).toContain('Guesses. When you write _output, rely only on: state.user.');
   });
 });
+
+describe('lazy plans', () => {
+  it('sends a plan whose calls wait on each other back to the model, then returns the corrected plan', async () => {
+    const runtime = new Runtime();
+    const cyclic = [
+      { _tool: 'echo', text: '†state.b', _outputPath: '†state.a' },
+      { _tool: 'echo', text: '†state.a', _outputPath: '†state.b' },
+    ];
+    const model = new ReplayModel([
+      { match: { step: 0 }, solution: { calls: cyclic, output: null } },
+      { match: { step: 1, contains: 'cycle' }, solution: { calls: [{ _tool: 'echo', text: 'x' }], output: null } },
+    ]);
+    const result = await runtime.run(runtime.validate(loopDocument([{ type: 'plan', mode: 'lazy', calls: [] }])), { model });
+    expect(result.ok && result.output).toEqual({ type: 'plan', mode: 'eager', calls: [{ _tool: 'echo', text: 'x' }] });
+  });
+});
