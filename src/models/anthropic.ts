@@ -1,5 +1,5 @@
 /** The Anthropic provider: the Solution as the input of a forced `solution` tool, streamed, with our retry policy. */
-import Anthropic from '@anthropic-ai/sdk';
+import type Anthropic from '@anthropic-ai/sdk';
 import type { MessageCreateParamsBase, MessageParam, TextBlockParam, Usage as AnthropicUsage } from '@anthropic-ai/sdk/resources/messages/messages';
 import { ModelError, UsageError } from '../protocol/errors.js';
 import type { Usage } from '../protocol/types.js';
@@ -42,7 +42,8 @@ export interface AnthropicModelOptions extends LiveModelOptions {
 export class AnthropicModel implements Model {
   /** `anthropic:<model>`. */
   readonly id: string;
-  private readonly client: Anthropic;
+  private client: Promise<Anthropic> | undefined;
+  private readonly clientOptions: ConstructorParameters<typeof Anthropic>[0];
 
   constructor(private readonly options: AnthropicModelOptions) {
     const env = options.env ?? {};
@@ -52,12 +53,18 @@ export class AnthropicModel implements Model {
       throw new UsageError(`Cannot use the model "anthropic:${options.model}": ANTHROPIC_API_KEY is not set.`);
     }
     this.id = `anthropic:${options.model}`;
-    this.client = new Anthropic({
+    this.clientOptions = {
       ...(apiKey ? { apiKey } : { authToken: authToken ?? null }),
       baseURL: options.baseUrl ?? env.ANTHROPIC_BASE_URL ?? ANTHROPIC_DEFAULT_BASE_URL,
       maxRetries: 0, // the retry policy is ours (retry.ts)
       timeout: options.timeoutMs ?? 600_000,
-    });
+    };
+  }
+
+  /** The SDK client, loaded on first use so offline runs never pay for loading the SDK. */
+  private sdk(): Promise<Anthropic> {
+    this.client ??= import('@anthropic-ai/sdk').then(({ default: Client }) => new Client(this.clientOptions));
+    return this.client;
   }
 
   /** Asks for a Solution; retries transient failures; streams calls to `onCall`. */
@@ -98,7 +105,7 @@ export class AnthropicModel implements Model {
   }
 
   private async whole(body: MessageCreateParamsBase, request: ModelRequest): Promise<RawAnswer> {
-    const message = await this.client.messages.create({ ...body, stream: false }, { signal: request.signal });
+    const message = await (await this.sdk()).messages.create({ ...body, stream: false }, { signal: request.signal });
     const tool = message.content.find((block) => block.type === 'tool_use' && block.name === SOLUTION_TOOL);
     const text = message.content.map((block) => (block.type === 'text' ? block.text : '')).join('');
     return {
@@ -111,7 +118,7 @@ export class AnthropicModel implements Model {
   }
 
   private async streamed(body: MessageCreateParamsBase, request: ModelRequest, calls: StreamedCalls): Promise<RawAnswer> {
-    const stream = await this.client.messages.create({ ...body, stream: true }, { signal: request.signal });
+    const stream = await (await this.sdk()).messages.create({ ...body, stream: true }, { signal: request.signal });
     const answer: RawAnswer = { text: '', usage: zeroUsage() };
     let toolIndex: number | undefined;
     let usage: Partial<AnthropicUsage> = {};

@@ -1,5 +1,5 @@
 /** The OpenAI provider: chat completions with a json_schema response format (strict where possible), streamed, with our retry policy. */
-import OpenAI from 'openai';
+import type OpenAI from 'openai';
 import type { ChatCompletionCreateParamsBase } from 'openai/resources/chat/completions/completions';
 import type { CompletionUsage } from 'openai/resources/completions';
 import { ModelError, UsageError } from '../protocol/errors.js';
@@ -33,7 +33,8 @@ export type OpenAIModelOptions = LiveModelOptions;
 export class OpenAIModel implements Model {
   /** `openai:<model>`. */
   readonly id: string;
-  private readonly client: OpenAI;
+  private client: Promise<OpenAI> | undefined;
+  private readonly clientOptions: ConstructorParameters<typeof OpenAI>[0];
   private readonly name: string;
   private readonly customServer: boolean;
   private readonly strictSchemas = new WeakMap<object, StrictSchemaResult>();
@@ -54,14 +55,20 @@ export class OpenAIModel implements Model {
     }
     this.name = options.model;
     this.id = `openai:${options.model}`;
-    this.client = new OpenAI({
+    this.clientOptions = {
       apiKey,
       baseURL,
       organization: env.OPENAI_ORG_ID ?? null,
       project: env.OPENAI_PROJECT_ID ?? null,
       maxRetries: 0, // the retry policy is ours (retry.ts)
       timeout: options.timeoutMs ?? 600_000,
-    });
+    };
+  }
+
+  /** The SDK client, loaded on first use so offline runs never pay for loading the SDK. */
+  private sdk(): Promise<OpenAI> {
+    this.client ??= import('openai').then(({ default: Client }) => new Client(this.clientOptions));
+    return this.client;
   }
 
   /** Asks for a Solution; retries transient failures; streams calls to `onCall`. */
@@ -101,13 +108,16 @@ export class OpenAIModel implements Model {
   }
 
   private async whole(body: ChatCompletionCreateParamsBase, request: ModelRequest): Promise<RawAnswer> {
-    const completion = await this.client.chat.completions.create({ ...body, stream: false }, { signal: request.signal });
+    const completion = await (await this.sdk()).chat.completions.create({ ...body, stream: false }, { signal: request.signal });
     const message = completion.choices[0]?.message;
     return { text: message?.content ?? '', refusal: message?.refusal ?? '', usage: completion.usage, model: completion.model };
   }
 
   private async streamed(body: ChatCompletionCreateParamsBase, request: ModelRequest, calls: StreamedCalls): Promise<RawAnswer> {
-    const stream = await this.client.chat.completions.create({ ...body, stream: true, stream_options: { include_usage: true } }, { signal: request.signal });
+    const stream = await (await this.sdk()).chat.completions.create(
+      { ...body, stream: true, stream_options: { include_usage: true } },
+      { signal: request.signal },
+    );
     const answer: RawAnswer = { text: '', refusal: '' };
     for await (const chunk of stream) {
       answer.model ??= chunk.model;
