@@ -127,8 +127,9 @@ export class CallBatch {
       return;
     }
     // Fail the calls that wait on no other pending call; their dependants get their turn after.
-    for (const entry of [...this.pending]) {
-      if (this.waitsForOthers(entry)) continue;
+    // Chosen before any is removed: a dependant freed by a failure here may now run.
+    const stuck = this.pending.filter((entry) => !this.waitsForOthers(entry));
+    for (const entry of stuck) {
       let missing: Reference[] = [];
       try {
         const prepared = this.hooks.prepare(entry);

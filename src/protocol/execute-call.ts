@@ -9,7 +9,7 @@ import type { ActivityEnvironment, RunInfo, RunOptions, Runtime, UsageSummary } 
 import { DELEGATE_ACTIVITY } from './runtime.js';
 import { validateAgainst } from './schemas.js';
 import { scopeContext } from './scopes.js';
-import { TOOL_META_PROPERTIES, callValidationSchema, metaConst, metaSchema, metaValue } from './tools.js';
+import { TOOL_META_PROPERTIES, callValidationSchema, metaConst, metaSchema, metaValue, outputSchemaOf } from './tools.js';
 import type { Call, ErrorMessage, Message, ToolSchema } from './types.js';
 import { makeWrite, parseOutputPath, resolveValue, type Reference } from './variables.js';
 
@@ -150,7 +150,7 @@ function checkParams(call: Call, tool: ToolSchema, explicit: boolean): void {
 }
 
 function checkOutput(tool: ToolSchema, result: unknown, toolName: string): void {
-  const schema = metaSchema(tool, '_output');
+  const schema = outputSchemaOf(tool);
   if (schema === undefined) return;
   const issues = validateAgainst(schema, result);
   if (issues.length > 0) {

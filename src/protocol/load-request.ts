@@ -7,6 +7,7 @@ import { parseJson, pointer } from './json.js';
 import { withType } from './normalize.js';
 import { findCycle, describeCycle } from './plan-graph.js';
 import { compileSchema, describeErrors, documentSchema, schemaProblem } from './schemas.js';
+import { outputSchemaOf } from './tools.js';
 import type { Call, InputMessage, JsonSchema, Message, PlanMessage, RequestDocument, ToolMessage } from './types.js';
 import { validateExpression } from './variables.js';
 
@@ -130,7 +131,7 @@ function checkSemantics(document: RequestDocument, add: (pointer: string, messag
       for (const [name, tool] of Object.entries((message as ToolMessage).tool)) {
         const problem = schemaProblem(tool);
         if (problem) add(`${at}/tool/${name}`, problem);
-        const output = tool.properties?._output;
+        const output = outputSchemaOf(tool);
         if (output !== undefined) {
           const outputProblem = schemaProblem(output);
           if (outputProblem) add(`${at}/tool/${name}/properties/_output`, outputProblem);

@@ -100,12 +100,11 @@ export function describeErrors(errors: ErrorObject[] | null | undefined, prefix 
   if (!errors) return [];
   const issues: SchemaIssue[] = [];
   const seen = new Set<string>();
-  for (const error of errors) {
-    // An anyOf/oneOf summary is dropped when its branches reported what went wrong, which says more.
-    if (
-      (error.keyword === 'anyOf' || error.keyword === 'oneOf') &&
-      errors.some((other) => other !== error && other.schemaPath.startsWith(`${error.schemaPath}/`))
-    )
+  for (const [index, error] of errors.entries()) {
+    // An anyOf/oneOf summary is dropped when its branches reported what went wrong, which says
+    // more. ajv reports the branches just before the summary; a branch that is a $ref reports at
+    // the referenced schema's path, so branches are recognised by where in the value they point.
+    if ((error.keyword === 'anyOf' || error.keyword === 'oneOf') && errors.slice(0, index).some((other) => isWithin(other.instancePath, error.instancePath)))
       continue;
     const pointer =
       prefix + error.instancePath + (error.keyword === 'additionalProperties' ? `/${pointerSegment(String(error.params.additionalProperty))}` : '');
@@ -116,6 +115,10 @@ export function describeErrors(errors: ErrorObject[] | null | undefined, prefix 
     issues.push({ pointer, message });
   }
   return issues;
+}
+
+function isWithin(path: string, parent: string): boolean {
+  return path === parent || path.startsWith(`${parent}/`);
 }
 
 function describeOne(error: ErrorObject): string {

@@ -19,6 +19,13 @@ export function metaSchema(tool: ToolSchema, key: string): JsonSchema | undefine
   return tool.properties?.[key];
 }
 
+/** A tool's `_output` schema, standalone: it may use the tool's own `$defs`, which it then carries along. */
+export function outputSchemaOf(tool: ToolSchema): JsonSchema | undefined {
+  const declared = metaSchema(tool, '_output');
+  if (typeof declared !== 'object' || tool.$defs === undefined || declared.$defs !== undefined) return declared;
+  return { ...declared, $defs: tool.$defs };
+}
+
 /** The value a tool fixes for a meta-property with `const`, if it does. */
 export function metaConst(tool: ToolSchema, key: string): unknown {
   const schema = metaSchema(tool, key);
@@ -116,21 +123,54 @@ export function callValidationSchema(name: string, tool: ToolSchema): JsonSchema
   return { type: 'object', ...rest, properties: checked, required };
 }
 
+/**
+ * Places a user schema inside the composed Solution schema. A schema with local references
+ * (`#/$defs/...`, or `#` itself) would resolve them against the Solution schema's root once
+ * embedded, so it moves to the root's `$defs` under `key`, its local references rewritten to point
+ * there, and is embedded as a `$ref`. Schemas without local references are embedded as they are.
+ */
+function embed(schema: JsonSchema, key: string, definitions: Record<string, JsonSchema>): JsonSchema {
+  if (typeof schema !== 'object' || !hasLocalReference(schema)) return schema;
+  definitions[key] = rewriteLocalReferences(schema, `#/$defs/${key}`) as JsonSchema;
+  return { $ref: `#/$defs/${key}` };
+}
+
+function hasLocalReference(value: unknown): boolean {
+  if (Array.isArray(value)) return value.some(hasLocalReference);
+  if (typeof value !== 'object' || value === null) return false;
+  return Object.entries(value).some(([key, item]) => (key === '$ref' && typeof item === 'string' && item.startsWith('#')) || hasLocalReference(item));
+}
+
+function rewriteLocalReferences(value: unknown, base: string): unknown {
+  if (Array.isArray(value)) return value.map((item) => rewriteLocalReferences(item, base));
+  if (typeof value !== 'object' || value === null) return value;
+  return Object.fromEntries(
+    Object.entries(value).map(([key, item]) => [
+      key,
+      key === '$ref' && typeof item === 'string' && item.startsWith('#') ? `${base}${item.slice(1)}` : rewriteLocalReferences(item, base),
+    ]),
+  );
+}
+
 /** The composed Solution schema: `calls` as `anyOf` the tools, `output` nullable, plus handler-added properties. */
 export function composeSolutionSchema(
-  tools: Map<string, ToolSchema>,
+  tools: ReadonlyMap<string, ToolSchema>,
   outputSchema: JsonSchema,
   hasActivity: (name: string) => boolean,
   extraProperties: Record<string, JsonSchema> = {},
   instances: readonly string[] = [],
 ): JsonSchema {
-  const toolSchemas = [...tools].map(([name, tool]) => modelToolSchema(name, tool, isExplicitTool(name, tool, hasActivity), instances));
+  const definitions: Record<string, JsonSchema> = {};
+  const toolSchemas = [...tools].map(([name, tool]) =>
+    embed(modelToolSchema(name, tool, isExplicitTool(name, tool, hasActivity), instances), `tool_${name}`, definitions),
+  );
   const calls: JsonSchema = toolSchemas.length > 0 ? { type: 'array', items: { anyOf: toolSchemas } } : { type: 'array', maxItems: 0 };
-  const output: JsonSchema = outputSchema === true ? true : { anyOf: [{ type: 'null' }, outputSchema] };
+  const output: JsonSchema = outputSchema === true ? true : { anyOf: [{ type: 'null' }, embed(outputSchema, 'output', definitions)] };
   return {
     type: 'object',
     properties: { calls, output, ...extraProperties },
     required: ['calls', 'output'],
     additionalProperties: false,
+    ...(Object.keys(definitions).length > 0 ? { $defs: definitions } : {}),
   };
 }

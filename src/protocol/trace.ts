@@ -49,9 +49,10 @@ export class RunTrace {
     readonly depth: number,
   ) {}
 
-  /** Emits `event` with the common fields. */
+  /** Emits `event` with the common fields; a field of the same name never overrides them (TRACE-1). */
   emit(event: string, fields: Record<string, unknown> = {}): void {
-    this.tracer.emit({ ts: new Date().toISOString(), event, run: this.run, parent: this.parent, depth: this.depth, ...fields });
+    const { ts: _ts, event: _event, run: _run, parent: _parent, depth: _depth, ...own } = fields;
+    this.tracer.emit({ ts: new Date().toISOString(), event, run: this.run, parent: this.parent, depth: this.depth, ...own });
   }
 }
 

@@ -257,3 +257,35 @@ describe('lazy plans', () => {
     expect(result.ok && result.output).toEqual({ type: 'plan', mode: 'eager', calls: [{ _tool: 'echo', text: 'x' }] });
   });
 });
+
+describe('schemas with local references', () => {
+  it('runs a Request whose output schema and tools use $defs', async () => {
+    const runtime = new Runtime({ activities: { lookup: () => ({ name: 'Ada' }) } });
+    const document = runtime.validate({
+      context: [
+        {
+          type: 'tool',
+          tool: {
+            lookup: {
+              $defs: { person: { type: 'object', properties: { name: { type: 'string' } }, required: ['name'] } },
+              properties: { who: { $ref: '#/$defs/person' } },
+              _output: { $ref: '#/$defs/person' },
+            },
+          },
+        },
+      ],
+      schema: { $defs: { name: { type: 'string', minLength: 2 } }, type: 'object', properties: { name: { $ref: '#/$defs/name' } }, required: ['name'] },
+    });
+    const model = new ReplayModel([
+      { match: { step: 0 }, solution: { calls: [{ _tool: 'lookup', who: { name: 'A' }, _outputPath: '†state.person' }], output: null } },
+      { match: { step: 1 }, solution: { calls: [], output: { name: 'x' } } },
+      { match: { step: 1 }, solution: { calls: [], output: { name: 'Ada' } } },
+    ]);
+    const { tracer, events } = traced();
+    const result = await runtime.run(document, { model, tracer });
+    expect(result.ok && result.output).toEqual({ name: 'Ada' });
+    expect(events.filter((event) => event.event === 'call.completed')).toHaveLength(1);
+    // The too-short name was re-asked: the output schema's $ref was enforced.
+    expect(model.requests.map((request) => request.step)).toEqual([0, 1, 1]);
+  });
+});

@@ -1,0 +1,77 @@
+/** Unit tests of src/protocol/data-store.ts: the run's growing context, its data records, tools and instances. */
+import { describe, expect, it } from 'vitest';
+import { ContextStore } from '../../src/protocol/data-store.js';
+import type { Message } from '../../src/protocol/types.js';
+import { makeWrite, parseReference, type Reference } from '../../src/protocol/variables.js';
+
+const ref = (text: string) => parseReference(text) as Reference;
+
+describe('ContextStore', () => {
+  it('keeps the messages it is built with, in order', () => {
+    const messages: Message[] = [
+      { type: 'user', text: 'a' },
+      { type: 'state', state: { n: 1 } },
+    ];
+    expect(new ContextStore(messages).messages).toEqual(messages);
+  });
+
+  it('keeps a record for each data-like message with a value, and none for a template slot or other messages', () => {
+    const store = new ContextStore([
+      { type: 'user', text: 'a' },
+      { type: 'input', schema: { type: 'object' } },
+      { type: 'input', input: { x: 1 } },
+      { type: 'state', state: { n: 1 } },
+      { type: 'data', kind: 'hr', data: [] },
+      { type: 'tool', tool: {} },
+    ]);
+    expect(store.records.map((record) => record.kind)).toEqual(['input', 'state', 'hr']);
+  });
+
+  it('appends without changing earlier messages (VAR-12)', () => {
+    const first: Message = { type: 'state', state: { n: 1 } };
+    const store = new ContextStore([first]);
+    store.append(makeWrite(ref('†state.n'), 2, { call: '0.0' }));
+    expect(first).toEqual({ type: 'state', state: { n: 1 } });
+    expect(store.messages).toHaveLength(2);
+    expect(store.view('state', undefined)).toEqual({ found: true, value: { n: 2 } });
+  });
+
+  it('reads a reference for an instance: global data plus that instance only (DATA-3)', () => {
+    const store = new ContextStore([
+      { type: 'state', state: { glossary: 'g', language: 'none' } },
+      { type: 'state', _instance: 'fr', state: { language: 'French' } },
+      { type: 'state', _instance: 'de', state: { language: 'German' } },
+    ]);
+    expect(store.read(ref('†state.language'), 'fr')).toEqual({ found: true, value: 'French' });
+    expect(store.read(ref('†state.language'), undefined)).toEqual({ found: true, value: 'none' });
+    expect(store.read(ref('†state.glossary'), 'de')).toEqual({ found: true, value: 'g' });
+    expect(store.read(ref('†state.missing'), 'fr')).toEqual({ found: false });
+  });
+
+  it('finds null as a value (VAR-5)', () => {
+    const store = new ContextStore([{ type: 'data', kind: 'k', data: { v: null } }]);
+    expect(store.read(ref('†k.v'), undefined)).toEqual({ found: true, value: null });
+  });
+
+  it('views a kind that does not exist as not found', () => {
+    expect(new ContextStore().view('state', undefined)).toEqual({ found: false });
+  });
+
+  it('collects tools as messages arrive, the last definition winning and moving to the end (TOOL-4)', () => {
+    const store = new ContextStore([{ type: 'tool', tool: { a: { type: 'object' }, b: { type: 'object' } } }]);
+    store.append({ type: 'tool', tool: { a: { type: 'object', description: 'new' } } });
+    expect([...store.tools.keys()]).toEqual(['b', 'a']);
+    expect(store.tools.get('a')?.description).toBe('new');
+  });
+
+  it('lists every instance named in the context, in messages or in writes, sorted and once (DATA-6)', () => {
+    const store = new ContextStore([
+      { type: 'state', _instance: 'fr', state: {} },
+      { type: 'input', _instance: 'de', schema: true },
+    ]);
+    store.append(makeWrite(ref('†output.x'), 1, { instance: 'at' }));
+    store.append(makeWrite(ref('†output.y'), 1, { instance: 'fr' }));
+    expect(store.instances()).toEqual(['at', 'de', 'fr']);
+    expect(new ContextStore([{ type: 'user', text: 'x' }]).instances()).toEqual([]);
+  });
+});

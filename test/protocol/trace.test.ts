@@ -1,0 +1,120 @@
+/** Unit tests of src/protocol/trace.ts: common event fields (TRACE-1), listeners, the JSONL file written as it happens (TRACE-2). */
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { RunTrace, type TraceEvent, Tracer, jsonlFileSink, memorySink } from '../../src/protocol/trace.js';
+
+const event = (name: string): TraceEvent => ({ ts: new Date(0).toISOString(), event: name, run: 'run_1', parent: null, depth: 0 });
+
+describe('RunTrace (TRACE-1)', () => {
+  it('gives every event ts, event, run, parent and depth, plus its own fields', () => {
+    const sink = memorySink();
+    const trace = new RunTrace(new Tracer([sink]), 'run_child', 'run_parent', 1);
+    const before = Date.now();
+    trace.emit('call.started', { call: '0.0', tool: 'greet' });
+    const [emitted] = sink.events;
+    expect(emitted).toMatchObject({ event: 'call.started', run: 'run_child', parent: 'run_parent', depth: 1, call: '0.0', tool: 'greet' });
+    expect(new Date(emitted!.ts).toISOString()).toBe(emitted!.ts);
+    expect(Date.parse(emitted!.ts)).toBeGreaterThanOrEqual(before - 1000);
+  });
+
+  it('gives the top run a null parent and depth 0', () => {
+    const sink = memorySink();
+    new RunTrace(new Tracer([sink]), 'run_top', null, 0).emit('run.started');
+    expect(sink.events[0]).toMatchObject({ event: 'run.started', run: 'run_top', parent: null, depth: 0 });
+  });
+
+  it('keeps the common fields bound to its run: fields of the same name (from an Activity, say) never override them', () => {
+    const sink = memorySink();
+    new RunTrace(new Tracer([sink]), 'run_1', null, 0).emit('x', { event: 'y', run: 'run_other', parent: 'run_p', depth: 7, ts: 'yesterday', kept: true });
+    expect(sink.events[0]).toMatchObject({ event: 'x', run: 'run_1', parent: null, depth: 0, kept: true });
+    expect(sink.events[0]?.ts).not.toBe('yesterday');
+  });
+
+  it('shares one Tracer between a run and its children: both reach the same listeners, in order', () => {
+    const sink = memorySink();
+    const tracer = new Tracer([sink]);
+    new RunTrace(tracer, 'run_parent', null, 0).emit('delegate.started');
+    new RunTrace(tracer, 'run_child', 'run_parent', 1).emit('run.started');
+    expect(sink.events.map((item) => `${item.run} ${item.event}`)).toEqual(['run_parent delegate.started', 'run_child run.started']);
+  });
+});
+
+describe('Tracer', () => {
+  it('sends each event to every listener', () => {
+    const first = memorySink();
+    const second = memorySink();
+    const tracer = new Tracer([first]);
+    tracer.subscribe(second);
+    tracer.emit(event('run.started'));
+    expect(first.events).toHaveLength(1);
+    expect(second.events).toHaveLength(1);
+  });
+
+  it('stops sending to a listener once it unsubscribes', () => {
+    const sink = memorySink();
+    const tracer = new Tracer();
+    const unsubscribe = tracer.subscribe(sink);
+    tracer.emit(event('a'));
+    unsubscribe();
+    tracer.emit(event('b'));
+    expect(sink.events.map((item) => item.event)).toEqual(['a']);
+  });
+
+  it('never lets a failing listener break emit or keep events from the others', () => {
+    const sink = memorySink();
+    const tracer = new Tracer([
+      () => {
+        throw new Error('observer bug');
+      },
+      sink,
+    ]);
+    expect(() => tracer.emit(event('run.started'))).not.toThrow();
+    expect(() => new RunTrace(tracer, 'run_1', null, 0).emit('run.completed')).not.toThrow();
+    expect(sink.events.map((item) => item.event)).toEqual(['run.started', 'run.completed']);
+  });
+});
+
+describe('memorySink', () => {
+  it('keeps the events it receives, in order', () => {
+    const sink = memorySink();
+    sink(event('a'));
+    sink(event('b'));
+    expect(sink.events.map((item) => item.event)).toEqual(['a', 'b']);
+  });
+});
+
+describe('jsonlFileSink (TRACE-2)', () => {
+  const folder = mkdtempSync(join(tmpdir(), 'trace-'));
+  afterAll(() => rmSync(folder, { recursive: true, force: true }));
+
+  it('writes each event as one JSON line before emit returns', () => {
+    const path = join(folder, 'sync.jsonl');
+    const sink = jsonlFileSink(path);
+    sink(event('run.started'));
+    expect(readFileSync(path, 'utf8')).toBe(`${JSON.stringify(event('run.started'))}\n`);
+    sink(event('run.completed'));
+    const lines = readFileSync(path, 'utf8').trimEnd().split('\n');
+    expect(lines.map((line) => (JSON.parse(line) as TraceEvent).event)).toEqual(['run.started', 'run.completed']);
+    sink.close();
+  });
+
+  it('replaces an existing file rather than appending to it', () => {
+    const path = join(folder, 'replaced.jsonl');
+    writeFileSync(path, 'old content\n');
+    const sink = jsonlFileSink(path);
+    sink.close();
+    expect(readFileSync(path, 'utf8')).toBe('');
+  });
+
+  it('writes nothing after close, and closing twice is harmless', () => {
+    const path = join(folder, 'closed.jsonl');
+    const sink = jsonlFileSink(path);
+    sink(event('a'));
+    sink.close();
+    expect(() => sink.close()).not.toThrow();
+    expect(() => sink(event('b'))).not.toThrow();
+    expect(readFileSync(path, 'utf8').trimEnd().split('\n')).toHaveLength(1);
+  });
+});
