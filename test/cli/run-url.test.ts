@@ -53,20 +53,7 @@ describe('URL delegates, end to end', () => {
 
 describe('composition across hosts through delegate-serve', () => {
   it('runs a served producer whose relative delegates resolve against its URL', async () => {
-    const serve = spawn(process.execPath, [SERVE_BIN, 'requests', '--port', '0'], { env: offlineEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
-    let stderr = '';
-    serve.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-    try {
-      const url = await new Promise<string>((found, failed) => {
-        const timer = setTimeout(() => failed(new Error(`delegate-serve did not start: ${stderr}`)), 10_000);
-        serve.stderr.on('data', () => {
-          const match = /http:\/\/127\.0\.0\.1:\d+/.exec(stderr);
-          if (match) {
-            clearTimeout(timer);
-            found(match[0]);
-          }
-        });
-      });
+    await withServe('requests', async (url, log) => {
       const trace = join(tempDir(), 'trace.jsonl');
       const result = await runCli([`${url}/music/producer.json`, '--input', input, '--model', cassette, '--trace', trace, '--json']);
       expect(result.code).toBe(0);
@@ -77,38 +64,45 @@ describe('composition across hosts through delegate-serve', () => {
       ).toEqual(expect.arrayContaining([`${url}/music/composer.json`, `${url}/music/sound-designer.json`]));
       // Each document is downloaded once; the sound designer, wanted twice at nearly the same
       // moment, is either shared in flight or revalidated with a 304.
-      const lines = stderr.split('\n').filter((line) => / \/music\//.test(line));
+      const lines = log()
+        .split('\n')
+        .filter((line) => / \/music\//.test(line));
       for (const name of ['producer', 'composer', 'sound-designer']) {
         expect(lines.filter((line) => line.includes(`/music/${name}.json 200`))).toHaveLength(1);
       }
       expect(lines.filter((line) => / 304 /.test(line)).every((line) => line.includes('/music/sound-designer.json'))).toBe(true);
-    } finally {
-      serve.kill('SIGTERM');
-      await new Promise((done) => serve.on('close', done));
-    }
+    });
   });
 });
 
 describe('revalidation through delegate-serve', () => {
   it('logs one download per document and a 304 for each later load', async () => {
-    const serve = spawn(process.execPath, [SERVE_BIN, 'test/fixtures', '--port', '0'], { env: offlineEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
-    let stderr = '';
-    serve.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-    try {
-      const url = await waitForUrl(() => stderr);
+    await withServe('test/fixtures', async (url, log) => {
       const result = await runCli([`${url}/twice/parent.json`, '--model', 'replay:test/fixtures/twice/parent.cassette.json', '--json']);
       expect(result.code).toBe(0);
-      const lines = stderr
+      const lines = log()
         .split('\n')
         .filter((line) => line.includes(' /twice/'))
         .map((line) => line.replace(/^\S+ GET (\S+) (\d+) .*$/, '$2 $1'));
       expect(lines).toEqual(['200 /twice/parent.json', '200 /twice/helper.json', '304 /twice/helper.json']);
-    } finally {
-      serve.kill('SIGTERM');
-      await new Promise((done) => serve.on('close', done));
-    }
+    });
   });
 });
+
+/** Runs `work` against `delegate-serve <folder>` on an ephemeral port; `log()` is its stderr so far. */
+async function withServe(folder: string, work: (url: string, log: () => string) => Promise<void>): Promise<void> {
+  const serve = spawn(process.execPath, [SERVE_BIN, folder, '--port', '0'], { env: offlineEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
+  let stderr = '';
+  serve.stderr.on('data', (chunk: Buffer) => {
+    stderr += chunk.toString();
+  });
+  try {
+    await work(await waitForUrl(() => stderr), () => stderr);
+  } finally {
+    serve.kill('SIGTERM');
+    await new Promise((done) => serve.on('close', done));
+  }
+}
 
 async function waitForUrl(read: () => string): Promise<string> {
   const started = Date.now();
@@ -122,11 +116,7 @@ async function waitForUrl(read: () => string): Promise<string> {
 
 describe('trust of URL documents', () => {
   it('refuses local Activities to an untrusted host and allows them with --trust-host', async () => {
-    const serve = spawn(process.execPath, [SERVE_BIN, 'test/fixtures', '--port', '0'], { env: offlineEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
-    let stderr = '';
-    serve.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-    try {
-      const url = await waitForUrl(() => stderr);
+    await withServe('test/fixtures', async (url) => {
       const common = [
         `${url}/trust/remote.json`,
         '--activities',
@@ -139,9 +129,6 @@ describe('trust of URL documents', () => {
       expect(JSON.parse(untrusted.stdout)).toMatchObject({ ok: true, output: 'forbidden' });
       const trusted = await runCli([...common, '--trust-host', new URL(url).host]);
       expect(JSON.parse(trusted.stdout)).toMatchObject({ ok: true, output: 'ran' });
-    } finally {
-      serve.kill('SIGTERM');
-      await new Promise((done) => serve.on('close', done));
-    }
+    });
   });
 });
