@@ -3,6 +3,7 @@ import { createDelegateActivity, type ChildModelChooser } from './activities/del
 import { createUpfrontPreparer } from './activities/upfront.js';
 import type { Model, ModelFactoryOptions } from './models/model.js';
 import { ModelProviders } from './models/registry.js';
+import { DelegateError } from './protocol/errors.js';
 import type { HandlerRegistry } from './protocol/handlers.js';
 import { DELEGATE_ACTIVITY, Runtime, type Activity } from './protocol/runtime.js';
 import { createDefaultResolvers, type ResolverRegistry } from './resolvers/resolvers.js';
@@ -37,21 +38,47 @@ export interface DelegatingRuntime extends Runtime {
 }
 
 /**
- * The default model choice of a child run (PROTOCOL.md section 12): its own `config.model`, else
- * the caller's model. When the caller replays a cassette, the cassette plays every part, so an
- * offline run never turns into a live one. Models are created once per spec.
+ * The default model choice of a child run (PROTOCOL.md section 12): its own `config.model`; else
+ * a model of its own `config.tier` from the model registry (the caller's provider first, and only
+ * models that can be created here, e.g. whose API key is set; none →
+ * `no_model_available_for_tier`); else the caller's model. When the caller replays a cassette, the
+ * cassette plays every part, so an offline run never turns into a live one. Models are created
+ * once per spec.
  */
 export function ownModelOrInherited(models: { providers: ModelProviders; options: ModelFactoryOptions }): ChildModelChooser {
   const created = new Map<string, Model>();
-  return (document, inherited) => {
-    const own = document.config?.model;
-    if (!own || inherited?.id.startsWith('replay:')) return inherited;
-    let model = created.get(own);
+  const create = (spec: string): Model => {
+    let model = created.get(spec);
     if (!model) {
-      model = models.providers.create(own, models.options);
-      created.set(own, model);
+      model = models.providers.create(spec, models.options);
+      created.set(spec, model);
     }
     return model;
+  };
+  const creatable = (spec: string): boolean => {
+    try {
+      create(spec);
+      return true;
+    } catch {
+      return false;
+    }
+  };
+  return (document, inherited) => {
+    if (inherited?.id.startsWith('replay:')) return inherited;
+    const own = document.config?.model;
+    if (own) return create(own);
+    const tier = document.config?.tier;
+    if (!tier) return inherited;
+    const provider = inherited?.id.slice(0, inherited.id.indexOf(':'));
+    const spec = models.providers.registry.modelForTier(tier, { ...(provider ? { provider } : {}), filter: creatable });
+    if (!spec) {
+      throw new DelegateError(
+        'no_model_available_for_tier',
+        `No model of tier "${tier}" is available: none is listed in the model registry that can be used here (check the API keys, or add one to models.json).`,
+        { tier },
+      );
+    }
+    return create(spec);
   };
 }
 

@@ -226,9 +226,15 @@ function chooseModel(
 ): Model | undefined {
   const create = (spec: string) => providers.create(spec, factoryOptions);
   if (args.model) return create(args.model);
-  const own = loaded.document.config?.model;
-  if (io.env.OPENAI_API_KEY) return create(own?.startsWith('openai:') ? own : DEFAULT_MODELS.openai);
-  if (io.env.ANTHROPIC_API_KEY) return create(own?.startsWith('anthropic:') ? own : DEFAULT_MODELS.anthropic);
+  // With a key, the document's own model of that provider, else one of its tier, else the default.
+  const config = loaded.document.config;
+  const pick = (provider: 'openai' | 'anthropic') => {
+    if (config?.model?.startsWith(`${provider}:`)) return config.model;
+    const ofTier = config?.tier ? providers.registry.modelForTier(config.tier, { filter: (model) => model.startsWith(`${provider}:`) }) : null;
+    return ofTier ?? DEFAULT_MODELS[provider];
+  };
+  if (io.env.OPENAI_API_KEY) return create(pick('openai'));
+  if (io.env.ANTHROPIC_API_KEY) return create(pick('anthropic'));
   if (!isUrl(loaded.location)) {
     const cassette = join(dirname(loaded.location), `${basename(loaded.location, extname(loaded.location))}.cassette.json`);
     if (existsSync(cassette)) {

@@ -3,7 +3,7 @@ import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createRuntime } from '../../src/create-runtime.js';
 import type { ModelRequest } from '../../src/models/model.js';
-import { ModelProviders } from '../../src/models/registry.js';
+import { ModelProviders, ModelRegistry } from '../../src/models/registry.js';
 import { ReplayModel } from '../../src/models/replay.js';
 import { tempDir } from '../helpers/cli.js';
 import { Tracer, memorySink } from '../../src/protocol/trace.js';
@@ -140,5 +140,35 @@ describe('model choice of child runs', () => {
     const result = await pinned.run(await pinned.load(join(pinnedRoot, 'parent.json')), { model: new ReplayModel(entries), tracer: new Tracer([replaySink]) });
     expect(result.ok).toBe(true);
     expect(replaySink.events.find((event) => event.event === 'delegate.started')).toMatchObject({ model: 'replay:inline' });
+  });
+
+  it("picks a model of the child's own tier from the registry, the caller's provider first", async () => {
+    const registry = new ModelRegistry({
+      models: {
+        'other:huge': { tier: 'deep' },
+        'fake:small': { tier: 'fast' },
+        'fake:big': { tier: 'deep' },
+      },
+    });
+    const providers = new ModelProviders({ registry, builtins: false })
+      .register('fake', (name) => scripted(`fake:${name}`))
+      .register('other', (name) => scripted(`other:${name}`));
+    const root = files({ tier: 'deep' });
+    const runtime = createRuntime({ root, models: { providers, options: { cwd: root, env: {} } } });
+    const sink = memorySink();
+    await runtime.run(await runtime.load(join(root, 'parent.json')), { model: scripted('fake:parent'), tracer: new Tracer([sink]) });
+    expect(sink.events.find((event) => event.event === 'delegate.started')).toMatchObject({ model: 'fake:big', tier: 'deep' });
+  });
+
+  it('fails the call with no_model_available_for_tier when no model of the tier can be used', async () => {
+    const registry = new ModelRegistry({ models: { 'keyless:big': { tier: 'deep' } } });
+    const providers = new ModelProviders({ registry, builtins: false }).register('keyless', () => {
+      throw new Error('no key');
+    });
+    const root = files({ tier: 'deep' });
+    const runtime = createRuntime({ root, models: { providers, options: { cwd: root, env: {} } } });
+    const sink = memorySink();
+    await runtime.run(await runtime.load(join(root, 'parent.json')), { model: scripted('fake:parent'), tracer: new Tracer([sink]) });
+    expect(sink.events.find((event) => event.event === 'call.failed')).toMatchObject({ error: { code: 'no_model_available_for_tier' } });
   });
 });
