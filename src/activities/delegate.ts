@@ -69,7 +69,9 @@ export function createDelegateActivity(options: DelegateActivityOptions): Activi
       model: model?.id ?? null,
       tier: resolved.document.config?.tier ?? null,
     });
-    const { runId: _parentRunId, name: _parentName, input: _parentInput, maxSteps: _parentSteps, ...inherited } = environment.options;
+    // The child inherits the caller's options (signal, tracer, confirm, bounds, budget meter) but
+    // not its identity or input; its own config.maxSteps bounds it, else the caller's option does.
+    const { runId: _runId, name: _name, input: _input, maxSteps: callerMaxSteps, ...inherited } = environment.options;
     const result = await environment.runtime.run(
       { document, location: resolved.location, name: resolved.name },
       {
@@ -80,7 +82,7 @@ export function createDelegateActivity(options: DelegateActivityOptions): Activi
         input: delegateInput(call),
         trusted,
         parent: { run: environment.run.id, depth: environment.run.depth, callId: environment.callId },
-        ...(resolved.document.config?.maxSteps === undefined && _parentSteps !== undefined ? { maxSteps: _parentSteps } : {}),
+        ...(resolved.document.config?.maxSteps === undefined && callerMaxSteps !== undefined ? { maxSteps: callerMaxSteps } : {}),
       },
     );
     environment.addDescendantUsage(result.usageTotal);
