@@ -1,9 +1,16 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { readTrace, runCli, startCli, tempDir } from '../helpers/cli.js';
+import { offlineEnv, readTrace, runCli, startCli, tempDir } from '../helpers/cli.js';
 
 describe('delegate-run, end to end through the built binary', () => {
+  it('runs as `npx delegate-run` from the project folder (the bin is linked and executable)', async () => {
+    const { spawnSync } = await import('node:child_process');
+    const result = spawnSync('npx', ['--no-install', 'delegate-run', '--help'], { encoding: 'utf8', env: offlineEnv() });
+    expect(result.status).toBe(0);
+    expect(result.stdout).toContain('Usage: delegate-run');
+  });
+
   it('runs the fully planned example with no model', async () => {
     const result = await runCli(['requests/plan/welcome.json', '--input', '{"name":"Ada","team":"Search"}', '--json']);
     expect(result.code).toBe(0);
