@@ -92,7 +92,12 @@ export async function runRequest(runtime: Runtime, loaded: LoadedRequest, given:
       },
     };
 
+    // †output is checked whenever new writes to it arrived, so an invalid value is reported once.
+    let outputWrites = 0;
     const checkOutput = (): Completed | undefined => {
+      const writes = store.records.filter((record) => record.kind === 'output').length;
+      if (writes === outputWrites) return undefined;
+      outputWrites = writes;
       const written = store.view('output', undefined);
       if (!written.found) return undefined;
       const issues = validateAgainst(document.schema, written.value);
@@ -134,13 +139,7 @@ export async function runRequest(runtime: Runtime, loaded: LoadedRequest, given:
       const rendered = renderContext(store.messages, runtime.handlers, document.config ?? {});
       const schema = composeSolutionSchema(store.tools, document.schema, (name) => runtime.hasActivity(name), rendered.solutionProperties, store.instances());
       const messages: ProviderMessage[] = [{ role: 'system', content: SOLUTION_INSTRUCTIONS }, ...rendered.messages];
-      const batch = lazy
-        ? undefined
-        : new CallBatch({
-            prepare: (entry) => prepareCall(scope, entry),
-            execute: (entry, call) => executeCall(scope, entry, call),
-            fail: (entry, error) => recordFailure(scope, entry, entry.call, error),
-          });
+      const batch = lazy ? undefined : batchFor(scope);
       const started = new Set<string>();
       const startCall = (call: Call, index: number) => {
         if (!batch || !isCallShaped(call)) return;
@@ -198,13 +197,18 @@ function isCallShaped(call: unknown): call is Call {
   return typeof call === 'object' && call !== null && typeof (call as Call)._tool === 'string';
 }
 
-/** Runs calls as one batch (a plan, or a step's calls) and waits for all of them. */
-async function runBatch(scope: CallScope, entries: BatchEntry[]): Promise<void> {
-  const batch = new CallBatch({
+/** A batch whose calls are prepared, executed and failed in this run's scope. */
+function batchFor(scope: CallScope): CallBatch {
+  return new CallBatch({
     prepare: (entry) => prepareCall(scope, entry),
     execute: (entry, call) => executeCall(scope, entry, call),
     fail: (entry, error) => recordFailure(scope, entry, entry.call, error),
   });
+}
+
+/** Runs calls as one batch (a plan, or a step's calls) and waits for all of them. */
+async function runBatch(scope: CallScope, entries: BatchEntry[]): Promise<void> {
+  const batch = batchFor(scope);
   batch.addAll(entries);
   batch.close();
   await batch.settled();
