@@ -2,7 +2,7 @@
 import { isDataLike } from './builtin-handlers.js';
 import type { BatchEntry } from './call-batch.js';
 import type { ContextStore } from './data-store.js';
-import { ActivityError, CallError, ProtocolError, UserError, toProtocolError } from './errors.js';
+import { ActivityError, CallError, DelegateError, ProtocolError, toProtocolError, UserError } from './errors.js';
 import { normalizeMessage } from './load-request.js';
 import type { RunTrace } from './trace.js';
 import type { ActivityEnvironment, RunInfo, RunOptions, Runtime, UsageSummary } from './runtime.js';
@@ -192,7 +192,7 @@ async function runActivity(scope: CallScope, entry: BatchEntry, call: Call, tool
     });
   }
   if (!scope.run.trusted && activityName !== DELEGATE_ACTIVITY) {
-    throw new ProtocolError(
+    throw new DelegateError(
       'delegate_forbidden',
       `"${scope.run.location}" is not trusted to run the local Activity "${activityName}"; trust its host with --trust-host to allow it.`,
     );
@@ -233,7 +233,13 @@ function writeResult(scope: CallScope, entry: BatchEntry, call: Call, result: un
       problems.push(`${pointer || '/'} ${text}`),
     );
     if (!message) throw new ActivityError('activity_error', `The Activity of "${call._tool}" returned an invalid message: ${problems.join(' ')}`);
-    // A message written for an instance stays with that instance.
+    // A message written for an instance stays with that instance, and never reaches another one.
+    if (instance !== undefined && message._instance !== undefined && message._instance !== instance) {
+      throw new ActivityError(
+        'activity_error',
+        `The Activity of "${call._tool}" on instance "${instance}" returned a message for instance "${String(message._instance)}".`,
+      );
+    }
     if (isDataLike(message) && instance !== undefined && message._instance === undefined) message._instance = instance;
     scope.store.append(message);
     return;

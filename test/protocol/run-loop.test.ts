@@ -289,3 +289,23 @@ describe('schemas with local references', () => {
     expect(model.requests.map((request) => request.step)).toEqual([0, 1, 1]);
   });
 });
+
+describe('instance isolation of Activity results', () => {
+  it('refuses a message an Activity on one instance returns for another instance', async () => {
+    const runtime = new Runtime({ activities: { echo: () => ({ type: 'state', _instance: 'b', state: { stolen: true } }) } });
+    const document = runtime.validate({
+      context: [
+        { type: 'tool', tool: { echo: { properties: { text: { type: 'string' } } } } },
+        { type: 'state', _instance: 'a', state: {} },
+        { type: 'state', _instance: 'b', state: {} },
+        { type: 'plan', calls: [{ _tool: 'echo', _instance: 'a', text: 'x' }] },
+      ],
+      schema: { type: 'string' },
+    });
+    const model = new ReplayModel([{ solution: { calls: [], output: 'done' } }]);
+    const { tracer, events } = traced();
+    await runtime.run(document, { model, tracer });
+    expect(events.find((event) => event.event === 'call.failed')).toMatchObject({ error: { code: 'activity_error' } });
+    expect(JSON.stringify(model.requests[0]?.messages)).not.toContain('stolen');
+  });
+});
