@@ -63,7 +63,8 @@ export async function loadRequestFile(path: string, handlers: HandlerRegistry): 
  */
 export function validateRequest(input: unknown, location: string, handlers: HandlerRegistry): LoadedRequest {
   const problems: Problem[] = [];
-  const add = (at: string, message: string) => problems.push({ document: location, pointer: at, message });
+  // Problems are found in the canonical form; each pointer is translated back to the document as written.
+  const add = (at: string, message: string) => problems.push({ document: location, pointer: asWritten(input, at), message });
   // Plain chat messages (`{role, content}`) get their type before the document schema requires one.
   const value = withTypes(input);
   const validateTop = documentSchema('request.schema.json');
@@ -95,6 +96,41 @@ function withTypes(value: unknown): unknown {
     typeof message === 'object' && message !== null && !Array.isArray(message) ? withType(message as Record<string, unknown>) : message,
   );
   return { ...value, context: typed };
+}
+
+/** True when a JSON pointer names something in `value`. */
+function exists(value: unknown, at: string): boolean {
+  let node = value;
+  for (const raw of at === '' ? [] : at.slice(1).split('/')) {
+    const key = raw.replace(/~1/g, '/').replace(/~0/g, '~');
+    if (typeof node !== 'object' || node === null || !Object.hasOwn(node, key)) return false;
+    node = (node as Record<string, unknown>)[key];
+  }
+  return true;
+}
+
+/**
+ * Translates a pointer into the canonical form of a document back into the document as written:
+ * undoes the shorthand moves of normalisation (a tool's top-level meta-property moved into
+ * `properties` as a `const`, flat input/state/meta fields folded into one field, `message` or
+ * `content` for `text`), and otherwise names the deepest part of the written document that exists.
+ */
+export function asWritten(written: unknown, at: string): string {
+  if (exists(written, at)) return at;
+  const candidates = [
+    at.replace(/^(\/context\/\d+\/tool\/[^/]+)\/properties\/(_[^/]+)\/const(?=\/|$)/, '$1/$2'),
+    at.replace(/^(\/context\/\d+\/tool\/[^/]+)\/properties\/(_output)(?=\/|$)/, '$1/$2'),
+    at.replace(/^(\/context\/\d+)\/(input|state|meta)(?=\/)/, '$1'),
+    at.replace(/^(\/context\/\d+)\/text$/, '$1/message'),
+    at.replace(/^(\/context\/\d+)\/text$/, '$1/content'),
+  ];
+  const found = candidates.find((candidate) => candidate !== at && exists(written, candidate));
+  if (found !== undefined) return found;
+  let ancestor = at;
+  while (ancestor !== '' && !exists(written, ancestor)) ancestor = ancestor.replace(/\/[^/]*$/, '');
+  // A missing property is named where it belongs, below its existing parent.
+  const parent = at.replace(/\/[^/]*$/, '');
+  return parent === ancestor ? at : ancestor;
 }
 
 /** Normalises and validates one message; reports problems at `at`. */

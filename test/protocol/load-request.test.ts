@@ -121,8 +121,17 @@ describe('validateRequest: messages (MSG-1, DOC-5 step 3)', () => {
     expect(new Set(pointers)).toEqual(new Set(['/context/0/tool']));
   });
 
-  it('reports a top-level _output that is not a schema at its canonical place (TOOL-3)', () => {
-    expect(pointersOf({ context: [{ type: 'tool', tool: { t: { _output: 5 } } }], schema: true })).toEqual(['/context/0/tool/t/properties/_output']);
+  it('reports a top-level _output that is not a schema where the document wrote it (TOOL-3, DOC-5)', () => {
+    expect(pointersOf({ context: [{ type: 'tool', tool: { t: { _output: 5 } } }], schema: true })).toEqual(['/context/0/tool/t/_output']);
+    expect(pointersOf({ context: [{ type: 'tool', tool: { t: { properties: { _output: 5 } } } }], schema: true })).toEqual([
+      '/context/0/tool/t/properties/_output',
+    ]);
+  });
+
+  it('names flat input fields and message shorthands where the document wrote them (DOC-5)', () => {
+    expect(pointersOf({ context: [{ type: 'input', _instance: 5 }], schema: true })).toEqual(['/context/0/_instance']);
+    expect(pointersOf({ context: [{ type: 'user', message: 5 }], schema: true })).toEqual(['/context/0/message']);
+    expect(pointersOf({ context: [{ type: 'tool', tool: { t: { _delegate: 5 } } }], schema: true })).toEqual(['/context/0/tool/t/_delegate']);
   });
 
   it('validates a custom message type against its handler schema, with the handler shorthand applied first', () => {
@@ -166,9 +175,9 @@ describe('validateRequest: semantic checks (DOC-5 step 4)', () => {
     expect(problems[0]).toMatchObject({ pointer: '/context/0/tool/t', message: expect.stringMatching(/^Expected a valid JSON Schema: .*properties\/x\/type/) });
   });
 
-  it('reports an _output schema that does not compile at properties/_output', () => {
+  it('reports an _output schema that does not compile where the document wrote it', () => {
     const pointers = pointersOf({ context: [{ type: 'tool', tool: { t: { _output: { type: 'nope' } } } }], schema: true });
-    expect(pointers).toContain('/context/0/tool/t/properties/_output');
+    expect(pointers).toContain('/context/0/tool/t/_output');
   });
 
   it.each(['data', 'input', 'state'])("reports a %s message's schema that does not compile at its schema", (type) => {
