@@ -26,6 +26,9 @@ export function terminalPrompt(streams: PromptStreams): ApprovalPrompt {
     streams.aside(async () => {
       // Opened per prompt and closed after, so a waiting reader never keeps the process alive.
       const lines = createInterface({ input: streams.input, output: streams.output, terminal: false });
+      // A cancelled run stops asking: closing the interface ends the question as unanswered.
+      const stop = () => lines.close();
+      request.signal.addEventListener('abort', stop, { once: true });
       // Input that ends before an answer counts as a rejection, never as a silent approval.
       const closed = new Promise<undefined>((resolve) => lines.once('close', () => resolve(undefined)));
       const ask = async (question: string): Promise<string> => {
@@ -40,6 +43,7 @@ export function terminalPrompt(streams: PromptStreams): ApprovalPrompt {
         if (error instanceof InputClosed) return { decision: 'rejected', reason: 'No answer: the terminal input closed.' };
         throw error;
       } finally {
+        request.signal.removeEventListener('abort', stop);
         lines.close();
       }
     });

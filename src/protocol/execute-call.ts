@@ -165,10 +165,11 @@ function checkOutput(tool: ToolSchema, result: unknown, toolName: string): void 
 async function confirm(scope: CallScope, entry: BatchEntry, call: Call, tool: ToolSchema): Promise<Call> {
   const hook = scope.options.confirm;
   if (!hook) return call;
-  const request = { call, callId: entry.id, tool, toolName: call._tool, run: scope.run };
+  const request = { call, callId: entry.id, tool, toolName: call._tool, run: scope.run, signal: scope.signal };
   if (hook.appliesTo && !hook.appliesTo(request)) return call;
   scope.trace.emit('approval.requested', { call: entry.id, tool: call._tool, params: paramsOf(call) });
-  const decision = await hook(request);
+  // A cancelled run does not wait for an answer that may never come.
+  const decision = await untilAborted(Promise.resolve(hook(request)), scope.signal);
   const reason = 'reason' in decision ? (decision.reason ?? null) : null;
   scope.trace.emit('approval.decided', { call: entry.id, tool: call._tool, decision: decision.decision, reason });
   if (decision.decision === 'rejected') {
@@ -180,6 +181,25 @@ async function confirm(scope: CallScope, entry: BatchEntry, call: Call, tool: To
     return edited;
   }
   return call;
+}
+
+/** Resolves like `work`, or rejects with cancelled_by_user as soon as `signal` aborts. */
+function untilAborted<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) return Promise.reject(new UserError('cancelled_by_user', 'The run was cancelled.'));
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(new UserError('cancelled_by_user', 'The run was cancelled.'));
+    signal.addEventListener('abort', onAbort, { once: true });
+    work.then(
+      (value) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(value);
+      },
+      (error: unknown) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(error);
+      },
+    );
+  });
 }
 
 async function runActivity(scope: CallScope, entry: BatchEntry, call: Call, tool: ToolSchema, activityName: string): Promise<unknown> {
@@ -211,7 +231,11 @@ async function runActivity(scope: CallScope, entry: BatchEntry, call: Call, tool
     addDescendantUsage: (usage) => scope.addDescendantUsage(usage),
   };
   try {
-    return await activity(call, tool, context, environment);
+    // An Activity that ignores its signal must not hold a cancelled run: the run stops waiting.
+    return await untilAborted(
+      Promise.resolve().then(() => activity(call, tool, context, environment)),
+      scope.signal,
+    );
   } catch (error) {
     if (error instanceof ProtocolError) throw error;
     if (scope.signal.aborted) throw new UserError('cancelled_by_user', 'The run was cancelled.');

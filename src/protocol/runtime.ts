@@ -68,6 +68,8 @@ export interface ConfirmRequest {
   tool: ToolSchema;
   toolName: string;
   run: RunInfo;
+  /** Aborts when the run is cancelled; a prompt should stop asking then. */
+  signal: AbortSignal;
 }
 
 /**

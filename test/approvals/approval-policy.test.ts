@@ -11,7 +11,7 @@ function run(id: string, depth = 0): RunInfo {
 }
 
 function request(runInfo: RunInfo, to = 'a@example.com'): ConfirmRequest {
-  return { call: { _tool: 'send', to }, callId: '0.0', tool: guarded, toolName: 'send', run: runInfo };
+  return { call: { _tool: 'send', to }, callId: '0.0', tool: guarded, toolName: 'send', run: runInfo, signal: new AbortController().signal };
 }
 
 describe('approval policy', () => {

@@ -115,3 +115,24 @@ async function waitFor(condition: () => boolean, timeoutMs = 10_000): Promise<vo
     await new Promise((resolve) => setTimeout(resolve, 10));
   }
 }
+
+describe('cancelling while an approval is asked', () => {
+  it('stops asking and ends the run cancelled', async () => {
+    const stdin = Object.assign(new PassThrough(), { isTTY: true });
+    const stderr = sink(true);
+    const controller = new AbortController();
+    const trace = join(tempDir(), 'trace.jsonl');
+    const running = main([...fixture, '--trace', trace, '--json'], {
+      stdout: sink(false),
+      stderr,
+      env: {},
+      cwd: process.cwd(),
+      stdin,
+      signal: controller.signal,
+    });
+    await waitFor(() => stderr.text().includes('[y] approve once'));
+    controller.abort();
+    expect(await running).toBe(130);
+    expect(readTrace(trace).at(-1)).toMatchObject({ event: 'run.failed', code: 'cancelled_by_user' });
+  });
+});

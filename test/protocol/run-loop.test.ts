@@ -309,3 +309,15 @@ describe('instance isolation of Activity results', () => {
     expect(JSON.stringify(model.requests[0]?.messages)).not.toContain('stolen');
   });
 });
+
+describe('cancellation and Activities that ignore the signal', () => {
+  it('stops waiting for an Activity that never looks at its signal', async () => {
+    const controller = new AbortController();
+    const runtime = new Runtime({ activities: { echo: () => new Promise(() => undefined) } });
+    const model = new ReplayModel([{ solution: { calls: [{ _tool: 'echo', text: 'x' }], output: null } }]);
+    const running = runtime.run(runtime.validate(loopDocument()), { model, signal: controller.signal });
+    setTimeout(() => controller.abort(), 20);
+    const result = await running;
+    expect(!result.ok && result.error.code).toBe('cancelled_by_user');
+  });
+});
