@@ -232,10 +232,10 @@ async function runActivity(scope: CallScope, entry: BatchEntry, call: Call, tool
   };
   try {
     // An Activity that ignores its signal must not hold a cancelled run: the run stops waiting.
-    return await untilAborted(
-      Promise.resolve().then(() => activity(call, tool, context, environment)),
-      scope.signal,
-    );
+    // The Delegation Activity is awaited: its child shares the signal and ends first, so every
+    // child's run.failed is traced before its parent's.
+    const running = Promise.resolve().then(() => activity(call, tool, context, environment));
+    return await (activityName === DELEGATE_ACTIVITY ? running : untilAborted(running, scope.signal));
   } catch (error) {
     if (error instanceof ProtocolError) throw error;
     if (scope.signal.aborted) throw new UserError('cancelled_by_user', 'The run was cancelled.');
