@@ -92,10 +92,15 @@ export class UsageError extends ProtocolError {
   }
 }
 
+/** The error a cancelled run ends with (`cause`: what was interrupted, when known). */
+export function cancelled(cause?: unknown): UserError {
+  return new UserError('cancelled_by_user', 'The run was cancelled.', {}, cause === undefined ? undefined : { cause });
+}
+
 /** Wraps anything thrown into a ProtocolError, keeping the original as `cause`. */
 export function toProtocolError(error: unknown, fallback: ErrorCode = 'activity_error'): ProtocolError {
   if (error instanceof ProtocolError) return error;
-  if (error instanceof Error && error.name === 'AbortError') return new UserError('cancelled_by_user', 'The run was cancelled.', {}, { cause: error });
+  if (error instanceof Error && error.name === 'AbortError') return cancelled(error);
   const message = error instanceof Error ? error.message : String(error);
   return new ProtocolError(fallback, message, {}, { cause: error });
 }

@@ -1,8 +1,9 @@
 /** Executing one call: reference resolution, validation, confirmation, the Activity (or latent result), writing the result. */
+import { abortable } from './abort.js';
 import { isDataLike } from './builtin-handlers.js';
 import type { BatchEntry } from './call-batch.js';
 import type { ContextStore } from './data-store.js';
-import { ActivityError, CallError, DelegateError, ProtocolError, toProtocolError, UserError } from './errors.js';
+import { ActivityError, CallError, cancelled, DelegateError, ProtocolError, toProtocolError, UserError } from './errors.js';
 import { normalizeMessage } from './load-request.js';
 import type { RunTrace } from './trace.js';
 import type { ActivityEnvironment, RunInfo, RunOptions, Runtime, UsageSummary } from './runtime.js';
@@ -169,7 +170,7 @@ async function confirm(scope: CallScope, entry: BatchEntry, call: Call, tool: To
   if (hook.appliesTo && !hook.appliesTo(request)) return call;
   scope.trace.emit('approval.requested', { call: entry.id, tool: call._tool, params: paramsOf(call) });
   // A cancelled run does not wait for an answer that may never come.
-  const decision = await untilAborted(Promise.resolve(hook(request)), scope.signal);
+  const decision = await abortable(Promise.resolve(hook(request)), scope.signal, cancelled);
   const reason = 'reason' in decision ? (decision.reason ?? null) : null;
   scope.trace.emit('approval.decided', { call: entry.id, tool: call._tool, decision: decision.decision, reason });
   if (decision.decision === 'rejected') {
@@ -181,25 +182,6 @@ async function confirm(scope: CallScope, entry: BatchEntry, call: Call, tool: To
     return edited;
   }
   return call;
-}
-
-/** Resolves like `work`, or rejects with cancelled_by_user as soon as `signal` aborts. */
-function untilAborted<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
-  if (signal.aborted) return Promise.reject(new UserError('cancelled_by_user', 'The run was cancelled.'));
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(new UserError('cancelled_by_user', 'The run was cancelled.'));
-    signal.addEventListener('abort', onAbort, { once: true });
-    work.then(
-      (value) => {
-        signal.removeEventListener('abort', onAbort);
-        resolve(value);
-      },
-      (error: unknown) => {
-        signal.removeEventListener('abort', onAbort);
-        reject(error);
-      },
-    );
-  });
 }
 
 async function runActivity(scope: CallScope, entry: BatchEntry, call: Call, tool: ToolSchema, activityName: string): Promise<unknown> {
@@ -235,10 +217,10 @@ async function runActivity(scope: CallScope, entry: BatchEntry, call: Call, tool
     // The Delegation Activity is awaited: its child shares the signal and ends first, so every
     // child's run.failed is traced before its parent's.
     const running = Promise.resolve().then(() => activity(call, tool, context, environment));
-    return await (activityName === DELEGATE_ACTIVITY ? running : untilAborted(running, scope.signal));
+    return await (activityName === DELEGATE_ACTIVITY ? running : abortable(running, scope.signal, cancelled));
   } catch (error) {
     if (error instanceof ProtocolError) throw error;
-    if (scope.signal.aborted) throw new UserError('cancelled_by_user', 'The run was cancelled.');
+    if (scope.signal.aborted) throw cancelled(error);
     throw new ActivityError(
       'activity_error',
       `The Activity "${activityName}" failed: ${error instanceof Error ? error.message : String(error)}`,

@@ -1,11 +1,12 @@
 /** The execution loop: plans first, then model steps, calls in parallel, errors fed back, until a valid output. */
 import { randomUUID } from 'node:crypto';
-import { addUsage, zeroUsage, type Model, type ModelResponse, type ProviderMessage } from '../models/model.js';
+import { addCost, addUsage, zeroUsage, type Model, type ModelResponse, type ProviderMessage } from '../models/model.js';
 import { CallBatch, type BatchEntry } from './call-batch.js';
 import { DEFAULT_MAX_STEPS, MAX_REASKS, SOLUTION_INSTRUCTIONS } from './constants.js';
+import { throwIfCancelled } from './abort.js';
 import { BudgetMeter } from './budget.js';
 import { ContextStore } from './data-store.js';
-import { BoundError, ModelError, ProtocolError, UsageError, UserError, toProtocolError } from './errors.js';
+import { BoundError, cancelled, ModelError, ProtocolError, UsageError, toProtocolError } from './errors.js';
 import { executeCall, prepareCall, recordFailure, type CallScope } from './execute-call.js';
 import { declaredInputSchema, type LoadedRequest } from './load-request.js';
 import { describeCycle, findCycle } from './plan-graph.js';
@@ -23,11 +24,6 @@ export function newId(prefix: string): string {
 
 function summary(usage: Usage, costUsd: number | null, steps: number, toolCalls: number, ms: number): UsageSummary {
   return { ...usage, costUsd, steps, toolCalls, ms };
-}
-
-/** Adds costs; unknown (`null`) stays unknown. */
-export function addCost(a: number | null, b: number | null): number | null {
-  return a === null || b === null ? null : a + b;
 }
 
 /** Why the loop stopped with an output. */
@@ -119,7 +115,7 @@ export async function runRequest(runtime: Runtime, loaded: LoadedRequest, given:
     let completed: Completed | undefined;
     for (const [planIndex, plan] of plans.entries()) {
       if (plan.mode !== 'eager' || plan.calls.length === 0) continue;
-      throwIfAborted(signal);
+      throwIfCancelled(signal);
       await runBatch(
         scope,
         plan.calls.map((call, index) => ({ id: typeof call._id === 'string' ? call._id : `plan${planIndex}.${index}`, call })),
@@ -130,7 +126,7 @@ export async function runRequest(runtime: Runtime, loaded: LoadedRequest, given:
     flushErrors(scope);
 
     while (!completed) {
-      throwIfAborted(signal);
+      throwIfCancelled(signal);
       if (steps >= maxSteps) throw new BoundError('max_steps_exceeded', `The run took ${maxSteps} model steps without producing a valid output.`, { maxSteps });
       options.meter?.check();
       const model = options.model;
@@ -170,7 +166,7 @@ export async function runRequest(runtime: Runtime, loaded: LoadedRequest, given:
       for (const [index, call] of solution.calls.entries()) startCall(call, index);
       batch?.close();
       await batch?.settled();
-      throwIfAborted(signal);
+      throwIfCancelled(signal);
       if (solution.output !== null && solution.output !== undefined) completed = new Completed(solution.output);
       else completed = checkOutput();
       flushErrors(scope);
@@ -180,17 +176,10 @@ export async function runRequest(runtime: Runtime, loaded: LoadedRequest, given:
     trace.emit('run.completed', { output: completed.output ?? null, usage, usageTotal });
     return { ok: true, run: runId, output: completed.output, usage, usageTotal };
   } catch (thrown) {
-    const error =
-      signal.aborted && !(thrown instanceof UsageError)
-        ? new UserError('cancelled_by_user', 'The run was cancelled.', {}, { cause: thrown })
-        : toProtocolError(thrown, 'model_error');
+    const error = signal.aborted && !(thrown instanceof UsageError) ? cancelled(thrown) : toProtocolError(thrown, 'model_error');
     trace.emit('run.failed', { code: error.code, message: error.message });
     return { ok: false, run: runId, error, usage: usageNow(), usageTotal: usageTotalNow() };
   }
-}
-
-function throwIfAborted(signal: AbortSignal): void {
-  if (signal.aborted) throw new UserError('cancelled_by_user', 'The run was cancelled.');
 }
 
 function isCallShaped(call: unknown): call is Call {
@@ -257,7 +246,7 @@ async function askModel(
     try {
       response = await model.generate({ requestName: info.name, step, messages: conversation, schema, config, signal: scope.signal, onCall });
     } catch (error) {
-      if (scope.signal.aborted) throw new UserError('cancelled_by_user', 'The run was cancelled.', {}, { cause: error });
+      if (scope.signal.aborted) throw cancelled(error);
       if (error instanceof ProtocolError) throw error;
       throw new ModelError('model_error', `The model ${model.id} failed: ${error instanceof Error ? error.message : String(error)}`, {}, { cause: error });
     }

@@ -1,6 +1,7 @@
 /** The URL resolver: fetches http(s) Request documents with undici under a host allow-list, with limits and an ETag cache. */
 import { Agent, request, type Dispatcher } from 'undici';
 import { DelegateError, RequestError, type ErrorCode } from '../protocol/errors.js';
+import { abortable } from '../protocol/abort.js';
 import { parseJson } from '../protocol/json.js';
 import type { HandlerRegistry } from '../protocol/handlers.js';
 import { parseRequestText } from '../protocol/load-request.js';
@@ -341,23 +342,4 @@ function header(headers: Record<string, string | string[] | undefined>, name: st
 export function isJsonMediaType(contentType: string): boolean {
   const type = (contentType.split(';')[0] ?? '').trim().toLowerCase();
   return type === 'application/json' || /^[a-z0-9!#$&^_.+-]+\/[a-z0-9!#$&^_.+-]+\+json$/.test(type);
-}
-
-/** Settles with `promise`, or rejects with the signal's reason as soon as it aborts. */
-function abortable<T>(promise: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
-  if (!signal) return promise;
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(signal.reason);
-    signal.addEventListener('abort', onAbort, { once: true });
-    promise.then(
-      (value) => {
-        signal.removeEventListener('abort', onAbort);
-        resolve(value);
-      },
-      (error: unknown) => {
-        signal.removeEventListener('abort', onAbort);
-        reject(error);
-      },
-    );
-  });
 }
