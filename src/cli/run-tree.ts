@@ -1,16 +1,10 @@
 /** The run tree: a pure model of a run and its delegations, built from trace events, for the progress views and the summary. */
+import { addCost, addUsage, zeroUsage } from '../models/model.js';
 import type { TraceEvent } from '../protocol/trace.js';
+import type { Usage } from '../protocol/types.js';
 
 /** Where a run is: still going, finished with an output, failed, or cancelled by the user. */
 export type RunStatus = 'running' | 'done' | 'failed' | 'cancelled';
-
-/** Token counts of model answers. */
-export interface TokenCounts {
-  input: number;
-  output: number;
-  cacheRead: number;
-  cacheWrite: number;
-}
 
 /** The calls a run has started, by where they are. */
 export interface CallCounts {
@@ -21,7 +15,7 @@ export interface CallCounts {
 
 /** A run's usage as the trace reports it when the run ends (`run.completed`, `delegate.completed`). */
 export interface ReportedUsage {
-  tokens: TokenCounts;
+  tokens: Usage;
   /** `null` when some answer had no known price. */
   costUsd: number | null;
   steps: number;
@@ -48,7 +42,7 @@ export interface RunNode {
   /** Why the run failed or was cancelled. */
   error?: { code: string; message: string };
   /** Tokens of this run's own model answers (not its children's). */
-  tokens: TokenCounts;
+  tokens: Usage;
   /** Cost of this run's own answers; `null` when some answer had no known price. */
   costUsd: number | null;
   /** Epoch milliseconds. */
@@ -59,11 +53,6 @@ export interface RunNode {
   children: string[];
   /** Own plus descendants' usage as reported when the run ended; absent while running or after a failure. */
   usageTotal?: ReportedUsage;
-}
-
-/** Zero token counts. */
-export function zeroTokens(): TokenCounts {
-  return { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 };
 }
 
 function record(value: unknown): Record<string, unknown> | undefined {
@@ -79,13 +68,13 @@ function text(value: unknown): string | undefined {
 }
 
 /** Reads `{inputTokens, outputTokens, cacheReadTokens, cacheWriteTokens}` leniently. */
-function tokensOf(value: unknown): TokenCounts {
+function tokensOf(value: unknown): Usage {
   const usage = record(value) ?? {};
   return {
-    input: count(usage.inputTokens),
-    output: count(usage.outputTokens),
-    cacheRead: count(usage.cacheReadTokens),
-    cacheWrite: count(usage.cacheWriteTokens),
+    inputTokens: count(usage.inputTokens),
+    outputTokens: count(usage.outputTokens),
+    cacheReadTokens: count(usage.cacheReadTokens),
+    cacheWriteTokens: count(usage.cacheWriteTokens),
   };
 }
 
@@ -99,16 +88,6 @@ function reportedUsage(value: unknown): ReportedUsage | undefined {
     toolCalls: count(usage.toolCalls),
     ms: count(usage.ms),
   };
-}
-
-/** Adds token counts. */
-export function addTokens(a: TokenCounts, b: TokenCounts): TokenCounts {
-  return { input: a.input + b.input, output: a.output + b.output, cacheRead: a.cacheRead + b.cacheRead, cacheWrite: a.cacheWrite + b.cacheWrite };
-}
-
-/** Adds costs; unknown (`null`) wins, since a total with an unpriced part is unknown. */
-export function addCost(a: number | null, b: number | null): number | null {
-  return a === null || b === null ? null : a + b;
 }
 
 function lastSegment(reference: string): string {
@@ -163,7 +142,7 @@ export class RunTree {
       }
       case 'model.response': {
         const node = this.ensure(event.run, event.parent, event.depth, at);
-        node.tokens = addTokens(node.tokens, tokensOf(event.usage));
+        node.tokens = addUsage(node.tokens, tokensOf(event.usage));
         node.costUsd = addCost(node.costUsd, typeof event.costUsd === 'number' ? event.costUsd : null);
         node.model = text(event.model) ?? node.model;
         return true;
@@ -279,7 +258,7 @@ export class RunTree {
       model: null,
       step: 0,
       status: 'running',
-      tokens: zeroTokens(),
+      tokens: zeroUsage(),
       costUsd: 0,
       startedAt: at,
       calls: { running: 0, done: 0, failed: 0 },
@@ -311,10 +290,10 @@ export function elapsedMs(node: RunNode, now: number): number {
  * Used where the trace has no report, e.g. after a failure.
  */
 export function subtreeUsage(tree: RunTree, node: RunNode, now: number): ReportedUsage {
-  let tokens = zeroTokens();
+  let tokens = zeroUsage();
   let costUsd: number | null = 0;
   const visit = (current: RunNode) => {
-    tokens = addTokens(tokens, current.tokens);
+    tokens = addUsage(tokens, current.tokens);
     costUsd = addCost(costUsd, current.costUsd);
     for (const child of tree.childrenOf(current)) visit(child);
   };

@@ -1,6 +1,7 @@
 /** The end-of-run summary on stderr: outcome, total tokens and cost, elapsed time, and a line per delegate. */
 import type { UsageSummary } from '../protocol/runtime.js';
-import { subtreeUsage, type RunNode, type RunStatus, type RunTree, type TokenCounts } from './run-tree.js';
+import { subtreeUsage, type RunNode, type RunStatus, type RunTree } from './run-tree.js';
+import type { Usage } from '../protocol/types.js';
 import { STATUS_GLYPHS, formatCost, formatElapsed, formatModel, paint, type Style } from './tree-renderer.js';
 
 /** What the summary needs of a run's result (a `RunResult` fits). */
@@ -19,7 +20,7 @@ export interface DelegateLine {
   /** The failure code, for failed and cancelled delegates. */
   code?: string;
   steps: number;
-  tokens: TokenCounts;
+  tokens: Usage;
   costUsd: number | null;
   ms: number;
 }
@@ -32,7 +33,7 @@ export interface Summary {
   output?: unknown;
   error?: { code: string; message: string };
   /** Tokens of the whole run tree. */
-  tokens: TokenCounts;
+  tokens: Usage;
   costUsd: number | null;
   ms: number;
   /** Runs in the tree (the top run and every delegation). */
@@ -58,7 +59,12 @@ export function summarize(tree: RunTree, outcome: RunOutcome, now: number = tree
     ok: outcome.ok,
     ...(root && root.name !== root.run ? { name: root.name } : {}),
     ...(outcome.ok ? { output: outcome.output } : { error: { code: outcome.error.code, message: outcome.error.message } }),
-    tokens: { input: total.inputTokens, output: total.outputTokens, cacheRead: total.cacheReadTokens, cacheWrite: total.cacheWriteTokens },
+    tokens: {
+      inputTokens: total.inputTokens,
+      outputTokens: total.outputTokens,
+      cacheReadTokens: total.cacheReadTokens,
+      cacheWriteTokens: total.cacheWriteTokens,
+    },
     costUsd: total.costUsd,
     ms: total.ms,
     runs: Math.max(1, nodes.length),
@@ -146,7 +152,7 @@ export function formatSummary(summary: Summary, options: FormatSummaryOptions = 
   const lines = [`${paint(STATUS_GLYPHS[status], STATUS_STYLE[status], color)} ${paint(`${who}${verdict}`, 'bold', color)}${outcome}`];
   const tokens = summary.tokens;
   lines.push(
-    `  tokens ${formatCount(tokens.input)} in · ${formatCount(tokens.output)} out · cache ${formatCount(tokens.cacheRead)} read · ${formatCount(tokens.cacheWrite)} written`,
+    `  tokens ${formatCount(tokens.inputTokens)} in · ${formatCount(tokens.outputTokens)} out · cache ${formatCount(tokens.cacheReadTokens)} read · ${formatCount(tokens.cacheWriteTokens)} written`,
   );
   const plural = (count: number, word: string) => `${formatCount(count)} ${word}${count === 1 ? '' : 's'}`;
   const unknownCost = summary.costUsd === null ? paint(' (some model has no known price)', 'dim', color) : '';
@@ -159,8 +165,8 @@ export function formatSummary(summary: Summary, options: FormatSummaryOptions = 
     `${'  '.repeat(line.depth - 1)}${line.status === 'done' ? '' : `${STATUS_GLYPHS[line.status === 'running' ? 'cancelled' : line.status]} `}${line.name}`,
     formatModel(line.model),
     plural(line.steps, 'step'),
-    `${formatCount(line.tokens.input)} in`,
-    `${formatCount(line.tokens.output)} out`,
+    `${formatCount(line.tokens.inputTokens)} in`,
+    `${formatCount(line.tokens.outputTokens)} out`,
     formatCost(line.costUsd),
     formatElapsed(line.ms),
     line.code ?? '',

@@ -95,7 +95,7 @@ function fit(segments: Segment[], width: number | undefined, color: boolean): st
 function nodeSegments(node: RunNode, now: number): Segment[] {
   const details = [
     node.step === 0 && node.status === 'running' ? 'starting' : `step ${node.step}`,
-    `${formatTokens(node.tokens.input)}→${formatTokens(node.tokens.output)} tok`,
+    `${formatTokens(node.tokens.inputTokens)}→${formatTokens(node.tokens.outputTokens)} tok`,
     formatCost(node.costUsd),
     formatElapsed(elapsedMs(node, now)),
   ];

@@ -66,6 +66,11 @@ export function zeroUsage(): Usage {
   return { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0 };
 }
 
+/** Adds costs; unknown (`null`) stays unknown, since a total with an unpriced part is unknown. */
+export function addCost(a: number | null, b: number | null): number | null {
+  return a === null || b === null ? null : a + b;
+}
+
 /** Adds usage records field by field. */
 export function addUsage(total: Usage, more: Partial<Usage>): Usage {
   const sum: Usage = {

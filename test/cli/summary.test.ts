@@ -69,12 +69,12 @@ describe('summary', () => {
 
   it("takes each delegate's numbers from its delegate.completed report, including its own delegates", () => {
     const summary = summarize(treeOf(musicEvents), succeeded);
-    expect(summary.delegates.map((line) => [line.name, line.depth, line.tokens.input, line.costUsd, line.steps])).toEqual([
+    expect(summary.delegates.map((line) => [line.name, line.depth, line.tokens.inputTokens, line.costUsd, line.steps])).toEqual([
       ['composer', 1, 1490, 0.0042, 2],
       ['sound-designer', 2, 210, 0.0007, 1],
       ['sound-designer', 1, 205, 0.0006, 1],
     ]);
-    expect(summary).toMatchObject({ ok: true, tokens: { input: 3515, output: 514 }, costUsd: 0.0104, runs: 4, steps: 6, toolCalls: 4 });
+    expect(summary).toMatchObject({ ok: true, tokens: { inputTokens: 3515, outputTokens: 514 }, costUsd: 0.0104, runs: 4, steps: 6, toolCalls: 4 });
   });
 
   it('marks a failed delegate with its code and reports what the tree saw of it', () => {

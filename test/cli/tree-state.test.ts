@@ -38,9 +38,9 @@ describe('RunTree', () => {
 
   it("counts each run's own tokens, cost and steps, and marks every run done at the end", () => {
     const tree = treeOf(musicEvents);
-    expect(tree.get('run_producer')).toMatchObject({ status: 'done', step: 2, tokens: { input: 1820, output: 208 }, costUsd: 0.0056 });
-    expect(tree.get('run_composer')).toMatchObject({ status: 'done', step: 2, tokens: { input: 1280, output: 170 }, costUsd: 0.0035 });
-    expect(tree.get('run_composer')?.usageTotal).toMatchObject({ tokens: { input: 1490, output: 240 }, costUsd: 0.0042, steps: 2 });
+    expect(tree.get('run_producer')).toMatchObject({ status: 'done', step: 2, tokens: { inputTokens: 1820, outputTokens: 208 }, costUsd: 0.0056 });
+    expect(tree.get('run_composer')).toMatchObject({ status: 'done', step: 2, tokens: { inputTokens: 1280, outputTokens: 170 }, costUsd: 0.0035 });
+    expect(tree.get('run_composer')?.usageTotal).toMatchObject({ tokens: { inputTokens: 1490, outputTokens: 240 }, costUsd: 0.0042, steps: 2 });
     expect(tree.running).toBe(false);
     expect(elapsedMs(tree.get('run_producer')!, Number.POSITIVE_INFINITY)).toBe(musicEnd - musicStart);
   });
@@ -49,7 +49,7 @@ describe('RunTree', () => {
     const tree = treeOf(eventsUntil((event) => event.event === 'call.completed' && event.run === 'run_composer'));
     expect(tree.running).toBe(true);
     expect(tree.get('run_composer')).toMatchObject({ status: 'running', step: 1, calls: { running: 1, done: 1, failed: 0 } });
-    expect(tree.get('run_producer')).toMatchObject({ step: 1, tokens: { input: 640, output: 88 }, calls: { running: 2, done: 0, failed: 0 } });
+    expect(tree.get('run_producer')).toMatchObject({ step: 1, tokens: { inputTokens: 640, outputTokens: 88 }, calls: { running: 2, done: 0, failed: 0 } });
     expect(tree.get('run_composer')?.endedAt).toBeUndefined();
   });
 
@@ -88,7 +88,7 @@ describe('RunTree', () => {
   it("sums a run's subtree when no usage was reported, and cancelRunning ends what is left running", () => {
     const tree = treeOf(eventsUntil((event) => event.event === 'model.response' && event.run === 'run_sound_direct'));
     const producer = tree.get('run_producer')!;
-    expect(subtreeUsage(tree, producer, musicEnd)).toMatchObject({ tokens: { input: 640 + 520 + 205, output: 88 + 110 + 66 }, steps: 1 });
+    expect(subtreeUsage(tree, producer, musicEnd)).toMatchObject({ tokens: { inputTokens: 640 + 520 + 205, outputTokens: 88 + 110 + 66 }, steps: 1 });
     tree.cancelRunning(musicEnd);
     expect(tree.nodes().map((node) => node.status)).toEqual(['cancelled', 'cancelled', 'cancelled']);
   });
