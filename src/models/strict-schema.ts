@@ -2,6 +2,7 @@
 import mergeAllOf from 'json-schema-merge-allof';
 import type { JsonSchema } from '../protocol/types.js';
 import { isJsonObject } from './parse-json.js';
+import { atPointer } from '../protocol/json.js';
 
 /** The outcome of `toStrictSchema`. */
 export interface StrictSchemaResult {
@@ -431,14 +432,5 @@ function resolvePointer(root: unknown, ref: string): unknown {
   } catch {
     return undefined;
   }
-  if (fragment === '') return root;
-  if (!fragment.startsWith('/')) return undefined;
-  let node: unknown = root;
-  for (const token of fragment.slice(1).split('/')) {
-    const key = token.replace(/~1/g, '/').replace(/~0/g, '~');
-    if (Array.isArray(node)) node = node[Number(key)];
-    else if (isJsonObject(node) && Object.hasOwn(node, key)) node = node[key];
-    else return undefined;
-  }
-  return node;
+  return atPointer(root, fragment).value;
 }

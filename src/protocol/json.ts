@@ -84,6 +84,19 @@ export function pointerSegment(segment: string | number): string {
   return String(segment).replace(/~/g, '~0').replace(/\//g, '~1');
 }
 
+/** What a JSON pointer (RFC 6901, `''` for the whole value) names in `value`, if anything. */
+export function atPointer(value: unknown, at: string): { found: boolean; value?: unknown } {
+  if (at === '') return { found: true, value };
+  if (!at.startsWith('/')) return { found: false };
+  let node = value;
+  for (const token of at.slice(1).split('/')) {
+    const key = token.replace(/~1/g, '/').replace(/~0/g, '~');
+    if (typeof node !== 'object' || node === null || !Object.hasOwn(node, key)) return { found: false };
+    node = (node as Record<string, unknown>)[key];
+  }
+  return { found: true, value: node };
+}
+
 /** Joins segments into a JSON pointer. */
 export function pointer(...segments: (string | number)[]): string {
   return segments.map((segment) => `/${pointerSegment(segment)}`).join('');

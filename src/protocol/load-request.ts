@@ -3,7 +3,7 @@ import { basename } from 'node:path';
 import { readFile } from 'node:fs/promises';
 import { RequestError, type Problem } from './errors.js';
 import type { HandlerRegistry } from './handlers.js';
-import { parseJson, pointer } from './json.js';
+import { atPointer, parseJson, pointer } from './json.js';
 import { withType } from './normalize.js';
 import { findCycle, describeCycle } from './plan-graph.js';
 import { compileSchema, describeErrors, documentSchema, schemaProblem } from './schemas.js';
@@ -100,13 +100,7 @@ function withTypes(value: unknown): unknown {
 
 /** True when a JSON pointer names something in `value`. */
 function exists(value: unknown, at: string): boolean {
-  let node = value;
-  for (const raw of at === '' ? [] : at.slice(1).split('/')) {
-    const key = raw.replace(/~1/g, '/').replace(/~0/g, '~');
-    if (typeof node !== 'object' || node === null || !Object.hasOwn(node, key)) return false;
-    node = (node as Record<string, unknown>)[key];
-  }
-  return true;
+  return atPointer(value, at).found;
 }
 
 /**

@@ -2,22 +2,11 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { defaultHandlers } from '../../src/protocol/builtin-handlers.js';
 import { RequestError } from '../../src/protocol/errors.js';
+import { atPointer } from '../../src/protocol/json.js';
 import { validateRequest } from '../../src/protocol/load-request.js';
 
 const fcOptions = { seed: Number(process.env.FC_SEED ?? 42), numRuns: Number(process.env.FC_NUM_RUNS ?? 200) };
 const handlers = defaultHandlers();
-
-/** The value at a JSON pointer, or undefined when the pointer names nothing. */
-function at(value: unknown, pointer: string): { found: boolean } {
-  if (pointer === '') return { found: true };
-  let node: unknown = value;
-  for (const raw of pointer.slice(1).split('/')) {
-    const key = raw.replace(/~1/g, '/').replace(/~0/g, '~');
-    if (typeof node !== 'object' || node === null || !Object.hasOwn(node, key)) return { found: false };
-    node = (node as Record<string, unknown>)[key];
-  }
-  return { found: true };
-}
 
 const valid = {
   meta: { name: 'sample' },
@@ -86,7 +75,7 @@ describe('loading bad documents', () => {
             expect(problem.message).toMatch(/\.$/);
             // The pointer names something in the document, or a property that should be there.
             const parent = problem.pointer.replace(/\/[^/]*$/, '');
-            expect(at(document, problem.pointer).found || at(document, parent).found).toBe(true);
+            expect(atPointer(document, problem.pointer).found || atPointer(document, parent).found).toBe(true);
           }
         }
       }),
