@@ -5,6 +5,7 @@ import { basename, dirname, extname, join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { createRuntime, type DelegatingRuntime } from '../create-runtime.js';
+import { isHttpUrl } from '../resolvers/reference-forms.js';
 import type { Model, ModelFactoryOptions } from '../models/model.js';
 import { ModelProviders } from '../models/registry.js';
 import { ProtocolError, RequestError, UsageError, formatProblem } from '../protocol/errors.js';
@@ -211,10 +212,6 @@ async function loadActivities(modules: string[], cwd: string): Promise<Record<st
   return activities;
 }
 
-function isUrl(reference: string): boolean {
-  return /^https?:\/\//i.test(reference);
-}
-
 /** Picks the top run's model (CONTRACTS.md section 1): --model, else a key, else a sibling cassette. */
 function chooseModel(
   args: ParsedArguments,
@@ -235,7 +232,7 @@ function chooseModel(
   };
   if (io.env.OPENAI_API_KEY) return create(pick('openai'));
   if (io.env.ANTHROPIC_API_KEY) return create(pick('anthropic'));
-  if (!isUrl(loaded.location)) {
+  if (!isHttpUrl(loaded.location)) {
     const cassette = join(dirname(loaded.location), `${basename(loaded.location, extname(loaded.location))}.cassette.json`);
     if (existsSync(cassette)) {
       say(`No --model given and no API key set: replaying ${cassette}.`);
@@ -271,10 +268,10 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
   let result: RunResult | undefined;
   let runtime: DelegatingRuntime | undefined;
   try {
-    const requestPath = isUrl(args.request) ? args.request : resolve(io.cwd, args.request);
-    const root = args.root ? resolve(io.cwd, args.root) : isUrl(args.request) ? io.cwd : dirname(requestPath);
+    const requestPath = isHttpUrl(args.request) ? args.request : resolve(io.cwd, args.request);
+    const root = args.root ? resolve(io.cwd, args.root) : isHttpUrl(args.request) ? io.cwd : dirname(requestPath);
     const allowHosts = [...args.allowHosts];
-    if (isUrl(args.request)) allowHosts.push(new URL(args.request).host);
+    if (isHttpUrl(args.request)) allowHosts.push(new URL(args.request).host);
     const activities = await loadActivities(args.activities, io.cwd);
     const confirm = approvalHook(args.approve, io, progress);
     const providers = new ModelProviders();
@@ -291,7 +288,7 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
       activities,
       models: { providers, options: factoryOptions },
     });
-    const loaded = isUrl(requestPath)
+    const loaded = isHttpUrl(requestPath)
       ? await (async () => {
           const resolved = await runtime.resolvers.resolve(requestPath, { toolName: '(request)', tool: {} });
           return { loaded: { document: resolved.document, location: resolved.location, name: resolved.name }, trusted: resolved.trusted };
