@@ -113,6 +113,17 @@ function latentScopeHint(tool: ToolSchema): string | undefined {
  * part of it: a latent result is checked against the tool's `_output` schema separately.
  */
 export function callValidationSchema(name: string, tool: ToolSchema): JsonSchema {
+  // Built once per tool: every call of it is validated against the same object (and compiled validator).
+  const cached = validationSchemas.get(tool);
+  if (cached?.name === name) return cached.schema;
+  const schema = buildCallValidationSchema(name, tool);
+  validationSchemas.set(tool, { name, schema });
+  return schema;
+}
+
+const validationSchemas = new WeakMap<ToolSchema, { name: string; schema: JsonSchema }>();
+
+function buildCallValidationSchema(name: string, tool: ToolSchema): JsonSchema {
   const { properties = {}, type: _type, ...rest } = tool;
   const checked: Record<string, JsonSchema> = { ...callMetaProperties([]), _instance: { type: 'string' }, _id: { type: 'string' } };
   for (const [key, schema] of Object.entries(properties)) {
