@@ -51,10 +51,14 @@ export function createDelegateActivity(options: DelegateActivityOptions): Activi
         { maxDepth },
       );
     }
-    const resolved = await options.resolvers.resolve(reference, { base: environment.run.location, toolName: call._tool, tool, signal: environment.signal });
+    const resolved = await options.resolvers.resolve(reference, {
+      base: environment.run.location,
+      toolName: call._tool,
+      tool,
+      signal: environment.signal,
+      trusted: environment.run.trusted,
+    });
     const document: RequestDocument = { ...resolved.document, context: isolatedContext(resolved.document, context) };
-    // An anonymous delegate is built from the caller's own tool: it is exactly as trusted as the caller.
-    const trusted = resolved.trusted && (resolved.location.startsWith('anonymous:') ? environment.run.trusted : true);
     const model = options.chooseModel ? options.chooseModel(resolved.document, environment.run.model, environment) : environment.run.model;
     const child = newId('run');
     const resolution = metaValue(call, tool, '_resolve') === 'upfront' ? 'upfront' : 'runtime';
@@ -80,7 +84,7 @@ export function createDelegateActivity(options: DelegateActivityOptions): Activi
         runId: child,
         name: resolved.name,
         input: delegateInput(call),
-        trusted,
+        trusted: resolved.trusted,
         parent: { run: environment.run.id, depth: environment.run.depth, callId: environment.callId },
         ...(resolved.document.config?.maxSteps === undefined && callerMaxSteps !== undefined ? { maxSteps: callerMaxSteps } : {}),
       },

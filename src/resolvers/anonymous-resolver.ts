@@ -59,7 +59,7 @@ export function anonymousLocation(toolName: string): string {
  * Resolves `"anonymous"` (optionally pinned, `anonymous#sha256-…`) by building a Request from
  * `context.tool` with {@link anonymousRequest} and validating it, so the document is canonical and
  * a tool with an invalid parameter or output schema is a RequestError naming `anonymous:<tool>`
- * and the pointer. The result is trusted: it is the parent's own tool.
+ * and the pointer. The result is exactly as trusted as the referring document: it is that document's own tool.
  */
 export class AnonymousResolver implements Resolver {
   /** The registry name of this resolver. */
@@ -84,6 +84,6 @@ export class AnonymousResolver implements Resolver {
     const raw = anonymousRequest(context.toolName, context.tool);
     checkIntegrity(JSON.stringify(raw), pin, reference, location);
     const loaded = validateRequest(raw, location, this.handlers);
-    return { location, name: location, document: loaded.document, trusted: true };
+    return { location, name: location, document: loaded.document, trusted: context.trusted ?? true };
   }
 }

@@ -9,6 +9,8 @@ export interface ResolveContext {
   toolName: string;
   tool: ToolSchema;
   signal?: AbortSignal;
+  /** Whether the referring document is trusted to run local Activities (default true). */
+  trusted?: boolean;
 }
 
 /** A resolved, loaded and validated delegate. */

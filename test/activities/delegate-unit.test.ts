@@ -129,7 +129,9 @@ describe('the Delegation Activity: a child that completes (DEL-2, DEL-10, DEL-11
     const tool = delegating();
     const output = await createDelegateActivity({ resolvers: resolver })({ _tool: 'ask', x: 42, _reasoningForCall: 'why' }, tool, [], environment);
     expect(output).toBe(42);
-    expect(resolver.calls).toEqual([{ reference: './child.json', context: { base: '/root/parent.json', toolName: 'ask', tool, signal: environment.signal } }]);
+    expect(resolver.calls).toEqual([
+      { reference: './child.json', context: { base: '/root/parent.json', toolName: 'ask', tool, signal: environment.signal, trusted: true } },
+    ]);
     expect(runtime.runs).toHaveLength(1);
     expect(runtime.runs[0]?.options).toMatchObject({ input: { x: 42 }, name: 'child', parent: { run: 'run_parent', depth: 0, callId: '0.0' } });
   });
@@ -235,9 +237,13 @@ describe('the Delegation Activity: trust (DEL-15)', () => {
     return runtime.runs[0]?.options.trusted;
   };
 
-  it('gives an anonymous delegate the trust of the run whose tool it is', async () => {
-    expect(await childTrust({ location: 'anonymous:ask', name: 'anonymous:ask', trusted: true }, false)).toBe(false);
-    expect(await childTrust({ location: 'anonymous:ask', name: 'anonymous:ask', trusted: true }, true)).toBe(true);
+  it("tells the resolver the caller's trust, so an anonymous delegate can take it on", async () => {
+    for (const callerTrusted of [false, true]) {
+      const resolvers = fakeResolver();
+      const { environment } = environmentFor({ trusted: callerTrusted });
+      await createDelegateActivity({ resolvers })({ _tool: 'ask', x: 1 }, delegating(), [], environment);
+      expect(resolvers.calls[0]?.context.trusted).toBe(callerTrusted);
+    }
   });
 
   it('gives any other delegate the trust of where it was loaded from, whatever the caller', async () => {

@@ -22,6 +22,8 @@ describe('AnonymousResolver', () => {
     };
     const resolved = await resolver.resolve('anonymous', { toolName: 'translate', tool });
     expect(resolved).toMatchObject({ name: 'anonymous:translate', location: 'anonymous:translate', trusted: true });
+    // It is the referring document's own tool: exactly as trusted as that document.
+    expect((await resolver.resolve('anonymous', { toolName: 'translate', tool, trusted: false })).trusted).toBe(false);
     const [system, input] = resolved.document.context;
     expect(system).toEqual({ type: 'system', text: 'Translate the text into French.' });
     expect(input).toMatchObject({
