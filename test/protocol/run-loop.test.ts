@@ -85,16 +85,22 @@ describe('the execution loop', () => {
     expect(model.requests).toHaveLength(3);
   });
 
-  it('feeds an unknown tool back to the model as an error message', async () => {
+  it('feeds a reference that never resolves back to the model as an unresolved_reference error', async () => {
     const runtime = new Runtime();
-    const model = new ReplayModel([
-      { match: { step: 0 }, solution: { calls: [{ _tool: 'echo', text: 'x', _output: 'y' }], output: null } },
-      { match: { step: 1, contains: 'unresolved_reference' }, solution: { calls: [], output: 'saw it' } },
-    ]);
-    // The echo call's text references nothing missing; add a call with a missing reference through a plan.
+    const model = new ReplayModel([{ match: { step: 0, contains: 'unresolved_reference' }, solution: { calls: [], output: 'saw it' } }]);
     const document = loopDocument([{ type: 'plan', calls: [{ _tool: 'echo', text: '†state.missing', _output: 'z' }] }]);
     const result = await runtime.run(runtime.validate(document), { model });
     expect(result.ok && result.output).toBe('saw it');
+    expect(model.requests[0]?.messages.map((message) => message.content).join('\n')).toContain('†state.missing');
+  });
+
+  it('feeds a call of an unknown tool back to the model as an unknown_tool error listing the known tools', async () => {
+    const runtime = new Runtime();
+    const model = new ReplayModel([{ match: { step: 0, contains: 'unknown_tool' }, solution: { calls: [], output: 'saw it' } }]);
+    const document = loopDocument([{ type: 'plan', calls: [{ _tool: 'ecko', text: 'x' }] }]);
+    const result = await runtime.run(runtime.validate(document), { model });
+    expect(result.ok && result.output).toBe('saw it');
+    expect(model.requests[0]?.messages.map((message) => message.content).join('\n')).toContain('known tools: echo');
   });
 
   it('stops at maxSteps with max_steps_exceeded', async () => {
