@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { addCost, addUsage, zeroUsage, type Model, type ModelResponse, type ProviderMessage } from '../models/model.js';
 import { CallBatch, type BatchEntry } from './call-batch.js';
 import { DEFAULT_MAX_STEPS, MAX_REASKS, SOLUTION_INSTRUCTIONS } from './constants.js';
-import { throwIfCancelled } from './abort.js';
+import { runSignal, throwIfCancelled } from './abort.js';
 import { BudgetMeter } from './budget.js';
 import { ContextStore } from './data-store.js';
 import { BoundError, cancelled, ModelError, ProtocolError, UsageError, toProtocolError } from './errors.js';
@@ -34,14 +34,16 @@ class Completed {
 /** Runs a loaded Request to completion; every failure ends as a typed error with a complete trace. */
 export async function runRequest(runtime: Runtime, loaded: LoadedRequest, given: RunOptions): Promise<RunResult> {
   const limits = given.budget ?? loaded.document.config?.budget;
-  // The top run of a budgeted tree creates the meter; the options carry it to every descendant.
-  const options: RunOptions = given.meter || !limits ? given : { ...given, meter: new BudgetMeter(limits) };
+  const cancellation = runSignal(given.signal);
+  // The top run of a budgeted tree creates the meter; the options carry it, and the run's own
+  // signal, to every descendant.
+  const options: RunOptions = { ...given, signal: cancellation.signal, ...(given.meter || !limits ? {} : { meter: new BudgetMeter(limits) }) };
   const started = Date.now();
   const runId = options.runId ?? newId('run');
   const depth = options.parent ? options.parent.depth + 1 : 0;
   const tracer = options.tracer ?? new Tracer();
   const trace = new RunTrace(tracer, runId, options.parent?.run ?? null, depth);
-  const signal = options.signal ?? new AbortController().signal;
+  const signal = cancellation.signal;
   let own = zeroUsage();
   let ownCost: number | null = 0;
   let descendants = zeroUsage();
@@ -179,6 +181,8 @@ export async function runRequest(runtime: Runtime, loaded: LoadedRequest, given:
     const error = signal.aborted && !(thrown instanceof UsageError) ? cancelled(thrown) : toProtocolError(thrown, 'model_error');
     trace.emit('run.failed', { code: error.code, message: error.message });
     return { ok: false, run: runId, error, usage: usageNow(), usageTotal: usageTotalNow() };
+  } finally {
+    cancellation.release();
   }
 }
 

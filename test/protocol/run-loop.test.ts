@@ -327,3 +327,25 @@ describe('cancellation and Activities that ignore the signal', () => {
     expect(!result.ok && result.error.code).toBe('cancelled_by_user');
   });
 });
+
+describe('the run signal', () => {
+  it('lets many calls wait on cancellation at once without a listener-leak warning', async () => {
+    const warnings: string[] = [];
+    const onWarning = (warning: Error) => warnings.push(warning.name);
+    process.on('warning', onWarning);
+    try {
+      const runtime = new Runtime({ activities: { echo: (call) => new Promise((resolve) => setTimeout(() => resolve(call.text), 5)) } });
+      const calls = Array.from({ length: 25 }, (_, index) => ({ _tool: 'echo', text: `t${index}` }));
+      const model = new ReplayModel([
+        { match: { step: 0 }, solution: { calls, output: null } },
+        { match: { step: 1 }, solution: { calls: [], output: 'ok' } },
+      ]);
+      const result = await runtime.run(runtime.validate(loopDocument()), { model, signal: new AbortController().signal });
+      expect(result.ok).toBe(true);
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(warnings).not.toContain('MaxListenersExceededWarning');
+    } finally {
+      process.off('warning', onWarning);
+    }
+  });
+});
