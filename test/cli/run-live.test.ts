@@ -29,7 +29,7 @@ function answerFor(prompt: string): unknown {
   };
 }
 
-async function bodyOf(request: IncomingMessage): Promise<{ messages: Array<{ content: string }>; response_format?: unknown; stream?: boolean }> {
+async function bodyOf(request: IncomingMessage): Promise<{ model: string; messages: Array<{ content: string }>; response_format?: unknown; stream?: boolean }> {
   let text = '';
   for await (const chunk of request) text += String(chunk);
   return JSON.parse(text);
@@ -38,7 +38,7 @@ async function bodyOf(request: IncomingMessage): Promise<{ messages: Array<{ con
 describe('a live OpenAI-compatible server, end to end', () => {
   let server: Server;
   let baseUrl = '';
-  const received: unknown[] = [];
+  const received: Array<{ model: string }> = [];
 
   beforeAll(async () => {
     server = createServer(async (request, response) => {
@@ -102,10 +102,19 @@ describe('a live OpenAI-compatible server, end to end', () => {
       env: offlineEnv({ OPENAI_API_KEY: 'sk-test', OPENAI_BASE_URL: baseUrl }),
       stdio: ['ignore', 'pipe', 'pipe'],
     });
+    const before = received.length;
     let stdout = '';
+    let stderr = '';
     child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
     const code = await new Promise((done) => child.on('close', done));
     expect(code).toBe(0);
     expect(JSON.parse(stdout)).toMatchObject({ ok: true, output: { fr: expect.any(String) } });
+    // The answers came from the server, not from the cassette beside the request: four model
+    // calls (the parent's two steps and one per instance), each for the OpenAI default model.
+    expect(stderr).not.toContain('replaying');
+    const calls = received.slice(before);
+    expect(calls).toHaveLength(4);
+    for (const body of calls) expect(body.model).toBe('gpt-4.1-mini');
   });
 });

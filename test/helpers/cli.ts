@@ -18,9 +18,10 @@ export interface CliResult {
 
 /** The environment of a child CLI: the parent's, less model keys and base URLs. */
 export function offlineEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
-  const env = { ...process.env, ...extra };
+  // The machine's keys are removed first, so the keys a test passes in `extra` stay.
+  const env = { ...process.env };
   for (const key of ['OPENAI_API_KEY', 'ANTHROPIC_API_KEY', 'OPENAI_BASE_URL', 'ANTHROPIC_BASE_URL']) delete env[key];
-  return env;
+  return { ...env, ...extra };
 }
 
 /** Starts the CLI; `done` resolves when it exits. */

@@ -125,13 +125,15 @@ describe('ReplayModel', () => {
 
   it('rejects an invalid inline cassette with the JSON pointer of each problem', () => {
     expect(() => new ReplayModel({ version: 1, entries: [{ match: { step: -1 }, solution: {}, text: 'x' }] } as never)).toThrow(ModelConfigError);
+    let thrown: unknown;
     try {
       new ReplayModel({ version: 1, entries: [{ match: { step: -1, stpe: 1 }, solution: {}, text: 'x' }] } as never);
     } catch (error) {
-      expect(error).toBeInstanceOf(UsageError);
-      const pointers = (error as ModelConfigError).problems.map((problem) => problem.pointer);
-      expect(pointers).toEqual(expect.arrayContaining(['/entries/0/match/step', '/entries/0/match/stpe', '/entries/0']));
+      thrown = error;
     }
+    expect(thrown).toBeInstanceOf(UsageError);
+    const pointers = (thrown as ModelConfigError).problems.map((problem) => problem.pointer);
+    expect(pointers).toEqual(expect.arrayContaining(['/entries/0/match/step', '/entries/0/match/stpe', '/entries/0']));
   });
 
   describe('files', () => {

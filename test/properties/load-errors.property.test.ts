@@ -56,6 +56,9 @@ function mutate(document: unknown, path: string[], replacement: unknown, remove:
 
 describe('loading bad documents', () => {
   it('either loads or throws a RequestError whose every problem names the file and a pointer into the document', () => {
+    // Both outcomes are counted, so a generator that only ever made valid (or only invalid)
+    // documents would fail this test instead of passing it vacuously.
+    const outcomes = { loaded: 0, refused: 0 };
     fc.assert(
       fc.property(fc.array(fc.tuple(fc.constantFrom(...allPaths), junk, fc.boolean()), { minLength: 1, maxLength: 3 }), (mutations) => {
         let document: unknown = valid;
@@ -68,7 +71,9 @@ describe('loading bad documents', () => {
         }
         try {
           validateRequest(document, 'doc.json', handlers);
+          outcomes.loaded++;
         } catch (error) {
+          outcomes.refused++;
           expect(error).toBeInstanceOf(RequestError);
           for (const problem of (error as RequestError).problems) {
             expect(problem.document).toBe('doc.json');
@@ -81,5 +86,7 @@ describe('loading bad documents', () => {
       }),
       fcOptions,
     );
+    expect(outcomes.loaded).toBeGreaterThan(0);
+    expect(outcomes.refused).toBeGreaterThan(fcOptions.numRuns / 2);
   });
 });
