@@ -83,7 +83,7 @@ export {
 } from './approvals/approval-policy.js';
 
 // Models
-export type { Model, ModelFactory, ModelFactoryOptions, ModelRequest, ModelResponse, ProviderMessage } from './models/model.js';
+export type { Model, ModelFactory, ModelFactoryOptions, ModelRequest, ModelResponse, ModelRetry, ProviderMessage } from './models/model.js';
 export { ReplayModel } from './models/replay.js';
 export { RecordingModel } from './models/recording.js';
 export { OpenAIModel } from './models/openai.js';

@@ -23,6 +23,8 @@ export function progressLine(event: TraceEvent): string | undefined {
       return `${at}▶ ${String(event.name ?? event.request)} (${String(event.model ?? 'no model')})`;
     case 'model.response':
       return `${at}  step ${String(event.step)}: ${String(event.model)}${tokens(event.usage)} ${String(event.ms)}ms`;
+    case 'model.retry':
+      return `${at}  ↻ step ${String(event.step)}: attempt ${String(event.attempt)} failed, retrying in ${String(event.waitMs)}ms: ${String(event.reason)}`;
     case 'call.started':
       return `${at}  → ${String(event.tool)} [${String(event.call)}]`;
     case 'call.failed':

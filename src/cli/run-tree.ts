@@ -53,6 +53,17 @@ export interface RunNode {
   children: string[];
   /** Own plus descendants' usage as reported when the run ended; absent while running or after a failure. */
   usageTotal?: ReportedUsage;
+  /** The model call being retried (`model.retry`), until its answer arrives or the run ends. */
+  retry?: RetryState;
+}
+
+/** A model call that failed transiently and is being retried (spec/trace.md `model.retry`). */
+export interface RetryState {
+  /** The attempt that failed (1 for the first). */
+  attempt: number;
+  reason: string;
+  /** Epoch milliseconds when the next attempt starts. */
+  retryAt: number;
 }
 
 function record(value: unknown): Record<string, unknown> | undefined {
@@ -140,8 +151,14 @@ export class RunTree {
         node.step = Math.max(node.step, count(event.step) + 1);
         return true;
       }
+      case 'model.retry': {
+        const node = this.ensure(event.run, event.parent, event.depth, at);
+        node.retry = { attempt: count(event.attempt), reason: text(event.reason) ?? '', retryAt: at + count(event.waitMs) };
+        return true;
+      }
       case 'model.response': {
         const node = this.ensure(event.run, event.parent, event.depth, at);
+        delete node.retry;
         node.tokens = addUsage(node.tokens, tokensOf(event.usage));
         node.costUsd = addCost(node.costUsd, typeof event.costUsd === 'number' ? event.costUsd : null);
         node.model = text(event.model) ?? node.model;
@@ -273,6 +290,7 @@ export class RunTree {
 
   private end(node: RunNode, status: RunStatus, at: number, error?: { code: string; message: string }): void {
     if (node.status !== 'running') return;
+    delete node.retry;
     node.status = status;
     node.endedAt = at;
     if (error) node.error = error;

@@ -6,6 +6,7 @@ import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { createRuntime, type DelegatingRuntime } from '../create-runtime.js';
 import { isHttpUrl } from '../resolvers/reference-forms.js';
+import { parseTimeoutSeconds } from '../models/live-model-options.js';
 import type { Model, ModelFactoryOptions } from '../models/model.js';
 import { ModelProviders } from '../models/registry.js';
 import { ProtocolError, RequestError, UsageError, formatProblem } from '../protocol/errors.js';
@@ -53,6 +54,8 @@ Options:
   --trust-host <host[:port]>   URL delegates from this host may run local Activities (repeatable)
   --root <dir>                 file delegates are confined to this folder (default: the request's folder)
   --record <cassette.json>     with a live model, write what it answered as a replay cassette
+  --model-timeout <seconds>    whole-answer timeout per model attempt (default 120; also DELEGATE_MODEL_TIMEOUT)
+  --model-retries <n>          retries of transient model failures, timeouts included (default 3)
   --quiet                      no progress on stderr
   --help                       this text
 `;
@@ -62,8 +65,8 @@ const NO_MODEL = `No model was chosen. Choose one of:
   2. set OPENAI_API_KEY or ANTHROPIC_API_KEY
   3. put a cassette beside the request, named <request>.cassette.json`;
 
-/** Default model names when only a key is given. */
-const DEFAULT_MODELS = { openai: 'openai:gpt-4.1-mini', anthropic: 'anthropic:claude-sonnet-4-5' } as const;
+/** Default model names when only a key is given; Anthropic's is the balanced tier's in models.json. */
+const DEFAULT_MODELS = { openai: 'openai:gpt-4.1-mini', anthropic: 'anthropic:claude-sonnet-4-6' } as const;
 
 interface ParsedArguments {
   request: string;
@@ -83,6 +86,8 @@ interface ParsedArguments {
   root?: string;
   record?: string;
   quiet: boolean;
+  modelTimeoutMs?: number;
+  modelRetries?: number;
 }
 
 function wholeNumber(value: string | undefined, flag: string, minimum: number): number | undefined {
@@ -130,6 +135,8 @@ function parseWithOptions(argv: string[]) {
       'trust-host': { type: 'string', multiple: true },
       root: { type: 'string' },
       record: { type: 'string' },
+      'model-timeout': { type: 'string' },
+      'model-retries': { type: 'string' },
       quiet: { type: 'boolean' },
       help: { type: 'boolean' },
     },
@@ -176,6 +183,8 @@ export function parseArguments(argv: string[], cwd: string): ParsedArguments | '
     ...(values.root === undefined ? {} : { root: values.root }),
     ...(values.record === undefined ? {} : { record: values.record }),
     quiet: values.quiet ?? false,
+    ...(values['model-timeout'] === undefined ? {} : { modelTimeoutMs: parseTimeoutSeconds(values['model-timeout'], '--model-timeout') }),
+    ...(values['model-retries'] === undefined ? {} : { modelRetries: wholeNumber(values['model-retries'], '--model-retries', 0) as number }),
   };
 }
 
@@ -280,6 +289,8 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
       env: io.env,
       ...(args.baseUrl ? { baseUrl: args.baseUrl } : {}),
       ...(args.record ? { record: resolve(io.cwd, args.record) } : {}),
+      ...(args.modelTimeoutMs === undefined ? {} : { timeoutMs: args.modelTimeoutMs }),
+      ...(args.modelRetries === undefined ? {} : { maxRetries: args.modelRetries }),
     };
     runtime = createRuntime({
       root,

@@ -1,6 +1,6 @@
 /** The live tree on a terminal: renders a RunTree as lines and redraws it in place on a TTY stream. */
 import type { TraceEvent, TraceListener } from '../protocol/trace.js';
-import { RunTree, elapsedMs, type RunNode, type RunStatus } from './run-tree.js';
+import { RunTree, elapsedMs, type RetryState, type RunNode, type RunStatus } from './run-tree.js';
 
 /** A writable stream that may be a terminal (`process.stderr` is one). */
 export type TerminalStream = NodeJS.WritableStream & { isTTY?: boolean; columns?: number; rows?: number };
@@ -115,7 +115,15 @@ function nodeSegments(node: RunNode, now: number): Segment[] {
     { text: ` · ${details.join(' · ')}` },
   ];
   if (node.error) segments.push({ text: ` · ${node.error.code}`, style: STATUS_STYLES[node.status] });
+  if (node.retry) segments.push({ text: ` · ${retryText(node.retry, now)}`, style: 'yellow' });
   return segments;
+}
+
+/** A model retry in a line: `retry 1 in 1.5s: <reason>` while waiting for it, `retry 1: <reason>` once it is under way. */
+export function retryText(retry: RetryState, now: number): string {
+  const waiting = retry.retryAt - now;
+  const when = waiting > 0 ? ` in ${formatElapsed(waiting)}` : '';
+  return `retry ${retry.attempt}${when}${retry.reason ? `: ${retry.reason}` : ''}`;
 }
 
 /** How to render a frame. */

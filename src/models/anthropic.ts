@@ -1,12 +1,13 @@
-/** The Anthropic provider: the Solution as the input of a forced `solution` tool, streamed, with our retry policy. */
+/** The Anthropic provider: the Solution as the input of a forced `solution` tool, streamed, with our retries and deadlines. */
 import type Anthropic from '@anthropic-ai/sdk';
 import type { MessageCreateParamsBase, MessageParam, TextBlockParam, Usage as AnthropicUsage } from '@anthropic-ai/sdk/resources/messages/messages';
 import { ModelError, UsageError } from '../protocol/errors.js';
 import type { Usage } from '../protocol/types.js';
 import { throwIfAborted } from './abort.js';
+import type { AttemptDeadline } from './deadline.js';
+import { answerCut, callWithRetries, sdkTimeoutMs } from './live-call.js';
 import { zeroUsage, type Model, type ModelRequest, type ModelResponse } from './model.js';
 import { isJsonObject, parseModelJson } from './parse-json.js';
-import { withRetries } from './retry.js';
 import { StreamedCalls } from './stream-calls.js';
 import type { LiveModelOptions } from './live-model-options.js';
 
@@ -56,8 +57,10 @@ export class AnthropicModel implements Model {
     this.clientOptions = {
       ...(apiKey ? { apiKey } : { authToken: authToken ?? null }),
       baseURL: options.baseUrl ?? env.ANTHROPIC_BASE_URL ?? ANTHROPIC_DEFAULT_BASE_URL,
-      maxRetries: 0, // the retry policy is ours (retry.ts)
-      timeout: options.timeoutMs ?? 600_000,
+      maxRetries: 0, // the retry policy and the deadlines are ours (live-call.ts)
+      timeout: sdkTimeoutMs(options),
+      // The SDK would print what it could not parse to stderr; the failure reaches us as an error.
+      logLevel: 'off',
     };
   }
 
@@ -70,16 +73,14 @@ export class AnthropicModel implements Model {
   /** Asks for a Solution; retries transient failures; streams calls to `onCall`. */
   async generate(request: ModelRequest): Promise<ModelResponse> {
     throwIfAborted(request.signal);
+    // Loaded before the first deadline starts: loading the SDK is not the server's delay.
+    const sdk = await this.sdk();
     const body = this.body(request);
-    let calls = new StreamedCalls(request);
-    return withRetries(
-      async () => {
-        calls = new StreamedCalls(request);
-        const answer = this.options.stream === false ? await this.whole(body, request) : await this.streamed(body, request, calls);
-        return this.respond(answer, calls);
-      },
-      { provider: 'Anthropic', signal: request.signal, ...this.options.retry, canRetry: () => calls.count === 0 },
-    );
+    return callWithRetries('Anthropic', request, this.options, async (deadline, counted) => {
+      const calls = new StreamedCalls(counted);
+      const answer = this.options.stream === false ? await this.whole(sdk, body, deadline) : await this.streamed(sdk, body, deadline, calls);
+      return this.respond(answer, body, request, calls);
+    });
   }
 
   private body(request: ModelRequest): MessageCreateParamsBase {
@@ -104,8 +105,8 @@ export class AnthropicModel implements Model {
     return body;
   }
 
-  private async whole(body: MessageCreateParamsBase, request: ModelRequest): Promise<RawAnswer> {
-    const message = await (await this.sdk()).messages.create({ ...body, stream: false }, { signal: request.signal });
+  private async whole(sdk: Anthropic, body: MessageCreateParamsBase, deadline: AttemptDeadline): Promise<RawAnswer> {
+    const message = await sdk.messages.create({ ...body, stream: false }, { signal: deadline.signal });
     const tool = message.content.find((block) => block.type === 'tool_use' && block.name === SOLUTION_TOOL);
     const text = message.content.map((block) => (block.type === 'text' ? block.text : '')).join('');
     return {
@@ -117,12 +118,13 @@ export class AnthropicModel implements Model {
     };
   }
 
-  private async streamed(body: MessageCreateParamsBase, request: ModelRequest, calls: StreamedCalls): Promise<RawAnswer> {
-    const stream = await (await this.sdk()).messages.create({ ...body, stream: true }, { signal: request.signal });
+  private async streamed(sdk: Anthropic, body: MessageCreateParamsBase, deadline: AttemptDeadline, calls: StreamedCalls): Promise<RawAnswer> {
+    const stream = await sdk.messages.create({ ...body, stream: true }, { signal: deadline.signal });
     const answer: RawAnswer = { text: '', usage: zeroUsage() };
     let toolIndex: number | undefined;
     let usage: Partial<AnthropicUsage> = {};
     for await (const event of stream) {
+      deadline.chunk();
       switch (event.type) {
         case 'message_start':
           answer.model = event.message.model;
@@ -154,14 +156,23 @@ export class AnthropicModel implements Model {
       }
     }
     // The SDK ends an aborted stream quietly; an aborted answer is no answer.
-    throwIfAborted(request.signal);
+    deadline.check();
     answer.usage = normalizeAnthropicUsage(usage);
     return answer;
   }
 
-  private respond(answer: RawAnswer, calls: StreamedCalls): ModelResponse {
+  private respond(answer: RawAnswer, body: MessageCreateParamsBase, request: ModelRequest, calls: StreamedCalls): ModelResponse {
     if (answer.toolJson === undefined && answer.stopReason === 'refusal') {
       throw new ModelError('model_error', `The Anthropic model ${this.options.model} refused to answer${answer.text ? `: ${answer.text}` : '.'}`);
+    }
+    if (answer.stopReason === 'max_tokens') {
+      const origin =
+        typeof request.config.maxTokens === 'number'
+          ? 'config.maxTokens'
+          : this.options.maxTokens !== undefined
+            ? 'the maxTokens option'
+            : 'the default of delegate-run';
+      throw answerCut(this.id, body.max_tokens, origin);
     }
     // An empty tool input streams no JSON at all: it is the empty object.
     const text = answer.toolJson === undefined ? answer.text : answer.toolJson.trim() === '' ? '{}' : answer.toolJson;
@@ -188,13 +199,19 @@ interface RawAnswer {
   stopReason?: string;
 }
 
-/** Normalises Anthropic usage (its `input_tokens` already exclude cache reads and writes). */
+/**
+ * Normalises Anthropic usage (its `input_tokens` already exclude cache reads and writes); the
+ * thinking share of `output_tokens` (`output_tokens_details.thinking_tokens`) is `reasoningTokens`.
+ */
 export function normalizeAnthropicUsage(usage: Partial<AnthropicUsage> | null | undefined): Usage {
   if (!usage || !isJsonObject(usage)) return zeroUsage();
-  return {
+  const result: Usage = {
     inputTokens: usage.input_tokens ?? 0,
     outputTokens: usage.output_tokens ?? 0,
     cacheReadTokens: usage.cache_read_input_tokens ?? 0,
     cacheWriteTokens: usage.cache_creation_input_tokens ?? 0,
   };
+  const thinking = usage.output_tokens_details?.thinking_tokens;
+  if (typeof thinking === 'number') result.reasoningTokens = thinking;
+  return result;
 }

@@ -1,4 +1,5 @@
 /** A small streaming JSON scanner that yields each element of a Solution's top-level `calls` array as soon as it is complete. */
+import { parseJson } from '../protocol/json.js';
 
 /** One element of the top-level `calls` array, complete and parsed. */
 export interface CompletedCall {
@@ -6,6 +7,8 @@ export interface CompletedCall {
   index: number;
   /** The parsed element (a call object when the model behaves). */
   value: unknown;
+  /** Where the element ends in all the text pushed so far (UTF-16 offset just past its last character). */
+  end: number;
 }
 
 /**
@@ -31,6 +34,14 @@ export class CallsStreamParser {
   private element: string | null = null;
   private elementKind: 'container' | 'string' | 'scalar' = 'scalar';
   private nextIndex = 0;
+  /** UTF-16 offset of the character being read, in all the text pushed so far. */
+  private offset = 0;
+  private start = -1;
+
+  /** Where the top-level object starts in the text pushed so far (-1 before its `{`). */
+  get objectStart(): number {
+    return this.start;
+  }
 
   /** How many elements of `calls` have been completed so far (parsable or not). */
   get completed(): number {
@@ -43,6 +54,7 @@ export class CallsStreamParser {
     for (const char of chunk) {
       if (this.finished) break;
       this.step(char, out);
+      this.offset += char.length;
     }
     return out;
   }
@@ -51,6 +63,7 @@ export class CallsStreamParser {
     if (!this.started) {
       if (char === '{') {
         this.started = true;
+        this.start = this.offset;
         this.depth = 1;
         this.expectKey = true;
       }
@@ -69,7 +82,7 @@ export class CallsStreamParser {
           this.keyText = null;
           this.expectKey = false;
         } else if (this.element !== null && this.elementKind === 'string' && this.depth === 2) {
-          this.complete(out);
+          this.complete(out, this.offset + char.length);
         }
         return;
       }
@@ -77,7 +90,7 @@ export class CallsStreamParser {
       return;
     }
     if (this.element !== null && this.elementKind === 'scalar' && (char === ',' || char === ']' || isWhitespace(char))) {
-      this.complete(out);
+      this.complete(out, this.offset);
     }
     switch (char) {
       case '"':
@@ -98,7 +111,7 @@ export class CallsStreamParser {
       case ']':
         if (this.element !== null) this.element += char;
         this.depth -= 1;
-        if (this.element !== null && this.elementKind === 'container' && this.depth === 2) this.complete(out);
+        if (this.element !== null && this.elementKind === 'container' && this.depth === 2) this.complete(out, this.offset + char.length);
         else if (this.inCalls && this.depth === 1) this.inCalls = false;
         if (this.depth === 0) this.finished = true;
         return;
@@ -129,16 +142,14 @@ export class CallsStreamParser {
     }
   }
 
-  private complete(out: CompletedCall[]): void {
+  private complete(out: CompletedCall[], end: number): void {
     const text = this.element ?? '';
     this.element = null;
     const index = this.nextIndex;
     this.nextIndex += 1;
-    try {
-      out.push({ index, value: JSON.parse(text) as unknown });
-    } catch {
-      // A malformed element: the final parse of the whole text reports it.
-    }
+    const parsed = parseJson(text);
+    // A malformed element is skipped: the final parse of the whole text reports it.
+    if (parsed.ok) out.push({ index, value: parsed.value, end });
   }
 }
 

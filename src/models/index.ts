@@ -1,6 +1,6 @@
 /** The models layer's public surface: the Model interface, providers, registries, replay and recording. */
 export { zeroUsage, addUsage } from './model.js';
-export type { Model, ModelRequest, ModelResponse, ModelFactory, ModelFactoryOptions, ProviderMessage } from './model.js';
+export type { Model, ModelRequest, ModelResponse, ModelRetry, ModelFactory, ModelFactoryOptions, ProviderMessage } from './model.js';
 export { ReplayModel } from './replay.js';
 export { RecordingModel, CassetteRecorder, entryFor } from './recording.js';
 export { parseCassette, readCassetteFile, readCassetteFileSync, validateCassette } from './cassette.js';
@@ -8,12 +8,17 @@ export type { Cassette, CassetteEntry, CassetteMatch } from './cassette.js';
 export { ModelConfigError } from './config-error.js';
 export { ModelProviders, ModelRegistry, MODELS_FILE_ENV, builtinModelsPath, readModelsFile } from './registry.js';
 export type { LoadModelRegistryOptions, ModelEntry, ModelPrice, ModelProvidersOptions, ModelRegistryOptions, ModelsFile, Tier } from './registry.js';
-export { OpenAIModel, normalizeOpenAIUsage, OPENAI_DEFAULT_BASE_URL } from './openai.js';
-export type { OpenAIModelOptions } from './openai.js';
+export { OpenAIModel, normalizeOpenAIUsage, rejectsResponseFormat, OPENAI_DEFAULT_BASE_URL, OPENAI_RESPONSE_FORMATS } from './openai.js';
+export type { OpenAIModelOptions, OpenAIResponseFormat } from './openai.js';
 export { AnthropicModel, normalizeAnthropicUsage, ANTHROPIC_DEFAULT_BASE_URL, ANTHROPIC_DEFAULT_MAX_TOKENS, SOLUTION_TOOL } from './anthropic.js';
 export type { AnthropicModelOptions } from './anthropic.js';
 export { withRetries, describeFailure, retryAfterMs, backoffDelay, DEFAULT_RETRY } from './retry.js';
 export type { RetryOptions, RetryEvent, RetryCall, FailureInfo } from './retry.js';
+export { AttemptDeadline, ModelTimeoutError, withDeadline } from './deadline.js';
+export type { DeadlineLimits } from './deadline.js';
+export { answerCut, callWithRetries, deadlineLimits, sdkTimeoutMs } from './live-call.js';
+export { DEFAULT_IDLE_TIMEOUT_MS, DEFAULT_MODEL_TIMEOUT_MS, MODEL_TIMEOUT_ENV, modelTimeoutFromEnv, parseTimeoutSeconds } from './live-model-options.js';
+export type { LiveModelOptions } from './live-model-options.js';
 export { toStrictSchema, fromStrictValue, acceptsNull } from './strict-schema.js';
 export type { StrictSchemaResult } from './strict-schema.js';
 export { CallsStreamParser } from './incremental-json.js';

@@ -26,6 +26,18 @@ export interface ModelRequest {
    * Solution's `calls` array is complete, before the answer ends. Optional for providers.
    */
   onCall?: (call: Call, index: number) => void;
+  /** Told before a provider waits to retry a transient failure (traced as `model.retry`). */
+  onRetry?: (retry: ModelRetry) => void;
+}
+
+/** A retry a provider is about to make (spec/trace.md `model.retry`). */
+export interface ModelRetry {
+  /** The attempt that failed: 1 for the first attempt, so the first retry follows attempt 1. */
+  attempt: number;
+  /** Why it failed, in the provider's words or ours (a timeout). */
+  reason: string;
+  /** How long the provider waits before the next attempt, in milliseconds. */
+  waitMs: number;
 }
 
 /** One model answer. */
@@ -39,6 +51,8 @@ export interface ModelResponse {
   usage: Usage;
   /** Cost of this call in US dollars, or `null` when the price is unknown. */
   costUsd: number | null;
+  /** How the answer's shape was asked for, when the provider has several ways (OpenAI: MODEL-5). */
+  responseFormat?: string;
 }
 
 /** A model: one method, so test doubles and providers are interchangeable. */
@@ -59,6 +73,12 @@ export interface ModelFactoryOptions {
   env: Record<string, string | undefined>;
   /** Where a live run records a cassette (`--record`). */
   record?: string;
+  /** Whole-answer timeout per attempt of live models, ms (`--model-timeout`; else DELEGATE_MODEL_TIMEOUT in `env`; else 120 s). */
+  timeoutMs?: number;
+  /** Longest silence between streamed chunks of live models, ms (default 30 s). */
+  idleTimeoutMs?: number;
+  /** Retries of transient failures of live models (`--model-retries`; default 3). */
+  maxRetries?: number;
 }
 
 /** An empty usage record. */

@@ -1,13 +1,14 @@
-/** The OpenAI provider: chat completions with a json_schema response format (strict where possible), streamed, with our retry policy. */
+/** The OpenAI provider: chat completions with a json_schema response format (strict where possible, with fallbacks), streamed, with our retries and deadlines. */
 import type OpenAI from 'openai';
 import type { ChatCompletionCreateParamsBase } from 'openai/resources/chat/completions/completions';
 import type { CompletionUsage } from 'openai/resources/completions';
 import { ModelError, UsageError } from '../protocol/errors.js';
 import type { JsonSchema, Usage } from '../protocol/types.js';
 import { throwIfAborted } from './abort.js';
+import type { AttemptDeadline } from './deadline.js';
+import { answerCut, callWithRetries, sdkTimeoutMs } from './live-call.js';
 import { zeroUsage, type Model, type ModelRequest, type ModelResponse } from './model.js';
 import { isJsonObject, parseModelJson } from './parse-json.js';
-import { withRetries } from './retry.js';
 import { fromStrictValue, toStrictSchema, type StrictSchemaResult } from './strict-schema.js';
 import { StreamedCalls } from './stream-calls.js';
 import type { LiveModelOptions } from './live-model-options.js';
@@ -22,13 +23,20 @@ export const OPENAI_DEFAULT_BASE_URL = 'https://api.openai.com/v1';
  */
 export type OpenAIModelOptions = LiveModelOptions;
 
+/** The ways of asking for the answer's shape, in the order they are tried (spec/models.md MODEL-5). */
+export const OPENAI_RESPONSE_FORMATS = ['json_schema', 'json_object', 'text'] as const;
+/** One way of asking for the answer's shape. */
+export type OpenAIResponseFormat = (typeof OPENAI_RESPONSE_FORMATS)[number];
+
 /**
  * A model served through the OpenAI chat-completions API. The Solution schema goes in
  * `response_format` (`json_schema`, named `solution`), in OpenAI's strict subset when it can be
  * expressed (see strict-schema.ts), else as-is with `strict: false`; the answer is mapped back to
- * the original schema. Usage: `inputTokens` counts uncached input only (prompt tokens minus
- * cached and cache-written ones), `cacheReadTokens` the cached ones, `reasoningTokens` the
- * reasoning share of `outputTokens`.
+ * the original schema. A server that refuses that format is asked with `json_object`, then with
+ * plain text, the schema then being in the prompt; the fallback is remembered by this model
+ * (MODEL-5). Usage: `inputTokens` counts uncached input only (prompt tokens minus cached and
+ * cache-written ones), `cacheReadTokens` the cached ones, `reasoningTokens` the reasoning share of
+ * `outputTokens`.
  */
 export class OpenAIModel implements Model {
   /** `openai:<model>`. */
@@ -38,6 +46,7 @@ export class OpenAIModel implements Model {
   private readonly name: string;
   private readonly customServer: boolean;
   private readonly strictSchemas = new WeakMap<object, StrictSchemaResult>();
+  private responseFormat: OpenAIResponseFormat = 'json_schema';
 
   constructor(private readonly options: OpenAIModelOptions) {
     const env = options.env ?? {};
@@ -60,8 +69,10 @@ export class OpenAIModel implements Model {
       baseURL,
       organization: env.OPENAI_ORG_ID ?? null,
       project: env.OPENAI_PROJECT_ID ?? null,
-      maxRetries: 0, // the retry policy is ours (retry.ts)
-      timeout: options.timeoutMs ?? 600_000,
+      maxRetries: 0, // the retry policy and the deadlines are ours (live-call.ts)
+      timeout: sdkTimeoutMs(options),
+      // The SDK would print what it could not parse to stderr; the failure reaches us as an error.
+      logLevel: 'off',
     };
   }
 
@@ -74,27 +85,50 @@ export class OpenAIModel implements Model {
   /** Asks for a Solution; retries transient failures; streams calls to `onCall`. */
   async generate(request: ModelRequest): Promise<ModelResponse> {
     throwIfAborted(request.signal);
-    const strict = this.strictFor(request.schema);
-    const body: ChatCompletionCreateParamsBase = {
-      model: this.name,
-      messages: request.messages.map((message) => ({ role: message.role, content: message.content })),
-      response_format: { type: 'json_schema', json_schema: { name: 'solution', schema: strict.schema as Record<string, unknown>, strict: strict.strict } },
-    };
+    // Loaded before the first deadline starts: loading the SDK is not the server's delay.
+    const sdk = await this.sdk();
+    return callWithRetries('OpenAI', request, this.options, async (deadline, counted) => {
+      for (;;) {
+        const format = this.responseFormat;
+        const strict = format === 'json_schema' ? this.strictFor(request.schema) : undefined;
+        const calls = new StreamedCalls(counted, strict?.strict ? (value) => fromStrictValue(value, request.schema) : undefined);
+        const body = this.body(request, format, strict);
+        try {
+          const answer = this.options.stream === false ? await this.whole(sdk, body, deadline) : await this.streamed(sdk, body, deadline, calls);
+          return this.respond(answer, request, calls, format, strict?.strict === true);
+        } catch (error) {
+          const next = OPENAI_RESPONSE_FORMATS[OPENAI_RESPONSE_FORMATS.indexOf(format) + 1];
+          if (next === undefined || !rejectsResponseFormat(error)) throw error;
+          // Parallel calls may have stepped down already; never step back up.
+          if (this.responseFormat === format) this.responseFormat = next;
+        }
+      }
+    });
+  }
+
+  private body(request: ModelRequest, format: OpenAIResponseFormat, strict: StrictSchemaResult | undefined): ChatCompletionCreateParamsBase {
+    const messages = request.messages.map((message) => ({ role: message.role, content: message.content }));
+    const body: ChatCompletionCreateParamsBase = { model: this.name, messages };
+    if (strict) {
+      body.response_format = {
+        type: 'json_schema',
+        json_schema: { name: 'solution', schema: strict.schema as Record<string, unknown>, strict: strict.strict },
+      };
+    } else {
+      // Without json_schema the server does not know the schema: the prompt says it.
+      const instruction = `Answer with one JSON object and nothing else. It must match this JSON Schema:\n${JSON.stringify(request.schema)}`;
+      const first = messages[0];
+      if (first?.role === 'system') messages[0] = { role: 'system', content: `${first.content}\n\n${instruction}` };
+      else messages.unshift({ role: 'system', content: instruction });
+      if (format === 'json_object') body.response_format = { type: 'json_object' };
+    }
     if (typeof request.config.temperature === 'number') body.temperature = request.config.temperature;
     if (typeof request.config.maxTokens === 'number') {
       // OpenAI's own API renamed the field; compatible servers mostly know only the old name.
       if (this.customServer) body.max_tokens = request.config.maxTokens;
       else body.max_completion_tokens = request.config.maxTokens;
     }
-    let calls = new StreamedCalls(request);
-    return withRetries(
-      async () => {
-        calls = new StreamedCalls(request, (call) => mapCall(call, request.schema));
-        const answer = this.options.stream === false ? await this.whole(body, request) : await this.streamed(body, request, calls);
-        return this.respond(answer, request, calls);
-      },
-      { provider: 'OpenAI', signal: request.signal, ...this.options.retry, canRetry: () => calls.count === 0 },
-    );
+    return body;
   }
 
   private strictFor(schema: JsonSchema): StrictSchemaResult {
@@ -107,22 +141,28 @@ export class OpenAIModel implements Model {
     return result;
   }
 
-  private async whole(body: ChatCompletionCreateParamsBase, request: ModelRequest): Promise<RawAnswer> {
-    const completion = await (await this.sdk()).chat.completions.create({ ...body, stream: false }, { signal: request.signal });
-    const message = completion.choices[0]?.message;
-    return { text: message?.content ?? '', refusal: message?.refusal ?? '', usage: completion.usage, model: completion.model };
+  private async whole(sdk: OpenAI, body: ChatCompletionCreateParamsBase, deadline: AttemptDeadline): Promise<RawAnswer> {
+    const completion = await sdk.chat.completions.create({ ...body, stream: false }, { signal: deadline.signal });
+    const choice = completion.choices[0];
+    return {
+      text: choice?.message?.content ?? '',
+      refusal: choice?.message?.refusal ?? '',
+      usage: completion.usage,
+      model: completion.model,
+      finishReason: choice?.finish_reason,
+    };
   }
 
-  private async streamed(body: ChatCompletionCreateParamsBase, request: ModelRequest, calls: StreamedCalls): Promise<RawAnswer> {
-    const stream = await (await this.sdk()).chat.completions.create(
-      { ...body, stream: true, stream_options: { include_usage: true } },
-      { signal: request.signal },
-    );
+  private async streamed(sdk: OpenAI, body: ChatCompletionCreateParamsBase, deadline: AttemptDeadline, calls: StreamedCalls): Promise<RawAnswer> {
+    const stream = await sdk.chat.completions.create({ ...body, stream: true, stream_options: { include_usage: true } }, { signal: deadline.signal });
     const answer: RawAnswer = { text: '', refusal: '' };
     for await (const chunk of stream) {
+      deadline.chunk();
       answer.model ??= chunk.model;
       if (chunk.usage) answer.usage = chunk.usage;
-      const delta = chunk.choices[0]?.delta;
+      const choice = chunk.choices[0];
+      if (choice?.finish_reason) answer.finishReason = choice.finish_reason;
+      const delta = choice?.delta;
       if (delta?.refusal) answer.refusal += delta.refusal;
       if (delta?.content) {
         answer.text += delta.content;
@@ -130,14 +170,15 @@ export class OpenAIModel implements Model {
       }
     }
     // The SDK ends an aborted stream quietly; an aborted answer is no answer.
-    throwIfAborted(request.signal);
+    deadline.check();
     return answer;
   }
 
-  private respond(answer: RawAnswer, request: ModelRequest, calls: StreamedCalls): ModelResponse {
+  private respond(answer: RawAnswer, request: ModelRequest, calls: StreamedCalls, format: OpenAIResponseFormat, strict: boolean): ModelResponse {
     if (answer.refusal && !answer.text) throw new ModelError('model_error', `The OpenAI model ${this.name} refused to answer: ${answer.refusal}`);
+    if (answer.finishReason === 'length') throw answerCut(this.id, typeof request.config.maxTokens === 'number' ? request.config.maxTokens : undefined);
     const parsed = parseModelJson(answer.text);
-    const solution = parsed.ok ? fromStrictValue(parsed.value, request.schema) : undefined;
+    const solution = !parsed.ok ? undefined : strict ? fromStrictValue(parsed.value, request.schema) : parsed.value;
     calls.finish(solution);
     const usage = normalizeOpenAIUsage(answer.usage);
     return {
@@ -146,8 +187,22 @@ export class OpenAIModel implements Model {
       model: `openai:${answer.model || this.name}`,
       usage,
       costUsd: this.options.registry?.costOf(this.id, usage) ?? null,
+      responseFormat: format,
     };
   }
+}
+
+/**
+ * Whether an error is a server refusing the response format, not the request as a whole. The
+ * heuristic (MODEL-5): a 400 or 422 answer whose message names `response_format`, `json_schema`,
+ * `json_object` or structured output. Servers that lack the feature say so in those words (vLLM,
+ * llama.cpp, LM Studio, OpenAI itself for a schema it cannot use); other 400s do not fall back.
+ */
+export function rejectsResponseFormat(error: unknown): boolean {
+  const status = (error as { status?: unknown } | null)?.status;
+  if (status !== 400 && status !== 422) return false;
+  const message = error instanceof Error ? error.message : String(error);
+  return /response_format|json_schema|json_object|structured output/i.test(message);
 }
 
 interface RawAnswer {
@@ -155,12 +210,7 @@ interface RawAnswer {
   refusal: string;
   usage?: CompletionUsage | null | undefined;
   model?: string;
-}
-
-/** Maps one streamed call back from the strict form (it is an element of the root's `calls`). */
-function mapCall(call: unknown, schema: JsonSchema): unknown {
-  const mapped = fromStrictValue({ calls: [call] }, schema);
-  return isJsonObject(mapped) && Array.isArray(mapped.calls) ? mapped.calls[0] : call;
+  finishReason?: string | null | undefined;
 }
 
 /** Normalises OpenAI usage: `inputTokens` excludes cached (`cacheReadTokens`) and cache-written (`cacheWriteTokens`) prompt tokens. */

@@ -1,19 +1,57 @@
-/** Parsing a model's answer text as JSON: the project's safe parser, tolerant of a Markdown code fence. */
+/** Parsing a model's answer text as JSON: the project's safe parser, finding the JSON object in a fenced block or in prose. */
 import { parseJson, type ParseResult } from '../protocol/json.js';
 
+/** How many opening braces `parseModelJson` tries as the start of an object wrapped in prose. */
+const MAX_EMBEDDED_CANDIDATES = 32;
+
 /**
- * Parses model text as JSON. Text wrapped in a Markdown code fence (some local models add one
- * even when asked for JSON) is unwrapped first; nothing else is repaired.
+ * Parses model text as JSON (spec/models.md MODEL-6). Text that is not JSON as a whole may wrap
+ * it: the first Markdown code fence whose content is JSON is taken, else the first balanced
+ * `{…}` in the text that parses as an object (some models add prose around the answer when no
+ * response format forces JSON). Nothing is repaired; the failure reported is the whole text's.
  */
 export function parseModelJson(text: string): ParseResult {
-  const first = parseJson(text);
-  if (first.ok) return first;
-  const fenced = /^\s*```(?:json)?\s*\n([\s\S]*?)\n?```\s*$/i.exec(text);
-  if (fenced?.[1] !== undefined) {
-    const inner = parseJson(fenced[1]);
+  const whole = parseJson(text);
+  if (whole.ok) return whole;
+  for (const fence of text.matchAll(/```[\w-]*[^\S\n]*\n([\s\S]*?)```/g)) {
+    const inner = parseJson(fence[1] ?? '');
     if (inner.ok) return inner;
   }
-  return first;
+  return embeddedObject(text) ?? whole;
+}
+
+/** The first balanced `{…}` of `text` that parses as a JSON object. */
+function embeddedObject(text: string): ParseResult | undefined {
+  let start = text.indexOf('{');
+  for (let tried = 0; start >= 0 && tried < MAX_EMBEDDED_CANDIDATES; tried += 1) {
+    const end = closingBrace(text, start);
+    if (end < 0) return undefined;
+    const parsed = parseJson(text.slice(start, end + 1));
+    if (parsed.ok && isJsonObject(parsed.value)) return parsed;
+    start = text.indexOf('{', start + 1);
+  }
+  return undefined;
+}
+
+/** The index of the brace closing the one at `start`, skipping strings; -1 when it never closes. */
+function closingBrace(text: string, start: number): number {
+  let depth = 0;
+  let inString = false;
+  for (let index = start; index < text.length; index += 1) {
+    const char = text[index];
+    if (inString) {
+      if (char === '\\') index += 1;
+      else if (char === '"') inString = false;
+    } else if (char === '"') {
+      inString = true;
+    } else if (char === '{') {
+      depth += 1;
+    } else if (char === '}') {
+      depth -= 1;
+      if (depth === 0) return index;
+    }
+  }
+  return -1;
 }
 
 /** True for plain JSON objects (not arrays, not null). */

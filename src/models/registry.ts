@@ -13,6 +13,7 @@ import { documentSchema } from '../protocol/schemas.js';
 import { CassetteRecorder, RecordingModel } from './recording.js';
 import { ReplayModel } from './replay.js';
 import type { RetryOptions } from './retry.js';
+import { modelTimeoutFromEnv, type LiveModelOptions } from './live-model-options.js';
 
 /** The tiers a Request or a delegate call may ask for (PROTOCOL section 11). */
 export type Tier = 'fast' | 'balanced' | 'deep';
@@ -191,6 +192,17 @@ export function readModelsFile(path: string): ModelsFile {
   return parsed.value as ModelsFile;
 }
 
+/** The time limits and retries a live model gets from the factory options (MODEL-2, MODEL-3). */
+function liveOptions(factoryOptions: ModelFactoryOptions, retry: RetryOptions | undefined): Pick<LiveModelOptions, 'timeoutMs' | 'idleTimeoutMs' | 'retry'> {
+  const timeoutMs = factoryOptions.timeoutMs ?? modelTimeoutFromEnv(factoryOptions.env);
+  const maxRetries = factoryOptions.maxRetries ?? retry?.maxRetries;
+  return {
+    ...(timeoutMs === undefined ? {} : { timeoutMs }),
+    ...(factoryOptions.idleTimeoutMs === undefined ? {} : { idleTimeoutMs: factoryOptions.idleTimeoutMs }),
+    retry: { ...retry, ...(maxRetries === undefined ? {} : { maxRetries }) },
+  };
+}
+
 /** Options of a provider registry. */
 export interface ModelProvidersOptions {
   /** Prices for the live providers' `costUsd`; the shipped models.json (plus DELEGATE_MODELS) by default. */
@@ -216,13 +228,16 @@ export class ModelProviders {
     this.registry = options.registry ?? ModelRegistry.load();
     if (options.builtins === false) return;
     const registry = this.registry;
-    const retry = options.retry;
     this.register('replay', (name, factoryOptions) => ReplayModel.fromFileSync(resolve(factoryOptions.cwd, name)));
     this.register(
       'openai',
-      (name, factoryOptions) => new OpenAIModel({ model: name, env: factoryOptions.env, baseUrl: factoryOptions.baseUrl, registry, retry }),
+      (name, factoryOptions) =>
+        new OpenAIModel({ model: name, env: factoryOptions.env, baseUrl: factoryOptions.baseUrl, registry, ...liveOptions(factoryOptions, options.retry) }),
     );
-    this.register('anthropic', (name, factoryOptions) => new AnthropicModel({ model: name, env: factoryOptions.env, registry, retry }));
+    this.register(
+      'anthropic',
+      (name, factoryOptions) => new AnthropicModel({ model: name, env: factoryOptions.env, registry, ...liveOptions(factoryOptions, options.retry) }),
+    );
   }
 
   /** Registers (or replaces) the factory of a prefix, given with or without its colon. */

@@ -58,7 +58,11 @@ const RETRYABLE_CODES = new Set([
   'UND_ERR_BODY_TIMEOUT',
   'UND_ERR_CLOSED',
 ]);
-const RETRYABLE_ERROR_NAMES = new Set(['APIConnectionError', 'APIConnectionTimeoutError', 'TimeoutError']);
+/**
+ * Error classes that mean "the connection failed or timed out". Matched on the error's `name` and
+ * on its class name: the OpenAI SDK (v6) does not set `name` on its errors.
+ */
+const RETRYABLE_ERROR_NAMES = new Set(['APIConnectionError', 'APIConnectionTimeoutError', 'TimeoutError', 'ModelTimeoutError']);
 /** Error types that providers send inside an SSE stream (no HTTP status) for transient failures. */
 const RETRYABLE_ERROR_TYPES = new Set(['overloaded_error', 'api_error', 'rate_limit_error', 'server_error', 'timeout_error']);
 
@@ -85,8 +89,8 @@ function headerValue(headers: unknown, name: string): string | undefined {
 /** Classifies an error thrown by an SDK or by fetch: 408/409/429/5xx, resets and timeouts are retryable. */
 export function describeFailure(error: unknown): FailureInfo {
   const record = (error ?? {}) as { status?: unknown; headers?: unknown; message?: unknown; error?: unknown; type?: unknown };
-  const message = error instanceof Error ? error.message : String(error);
   const status = typeof record.status === 'number' ? record.status : undefined;
+  const message = providerMessage(error, status);
   const retryAfter = retryAfterMs(record.headers);
   const info = (retryable: boolean): FailureInfo => ({
     retryable,
@@ -101,11 +105,25 @@ export function describeFailure(error: unknown): FailureInfo {
   for (let cause: unknown = error, depth = 0; cause && depth < 6; cause = (cause as { cause?: unknown }).cause, depth += 1) {
     const { name, code, message: causeMessage } = cause as { name?: unknown; code?: unknown; message?: unknown };
     if (typeof name === 'string' && RETRYABLE_ERROR_NAMES.has(name)) return info(true);
+    if (typeof cause === 'object' && RETRYABLE_ERROR_NAMES.has((cause as object).constructor?.name)) return info(true);
     if (typeof code === 'string' && RETRYABLE_CODES.has(code)) return info(true);
     // undici reports a body cut off mid-stream as TypeError("terminated"), a failed connect as "fetch failed".
     if (cause instanceof TypeError && (causeMessage === 'terminated' || causeMessage === 'fetch failed')) return info(true);
   }
   return info(false);
+}
+
+/**
+ * The provider's own words: an error body's `error.message` when the SDK put the whole body in its
+ * message (the Anthropic SDK shows `400 {"type":"error","error":{...}}`), else the error's message.
+ */
+function providerMessage(error: unknown, status: number | undefined): string {
+  const record = (error ?? {}) as { apiMessage?: unknown; error?: { error?: { message?: unknown } } };
+  const inner = typeof record.apiMessage === 'string' ? record.apiMessage : record.error?.error?.message;
+  if (typeof inner === 'string' && inner !== '') return status === undefined ? inner : `${status} ${inner}`;
+  // An SDK parsing the answer stream throws the bare SyntaxError of JSON.parse.
+  if (error instanceof SyntaxError) return `The server sent data that is not JSON: ${error.message}`;
+  return error instanceof Error ? error.message : String(error);
 }
 
 /** The backoff before retry number `retry` (1-based): initial × 2^(retry−1), minus up to 25% jitter, capped. */

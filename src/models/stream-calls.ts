@@ -1,59 +1,103 @@
-/** Delivers a Solution's calls to `ModelRequest.onCall` as they stream in, exactly once each and in order. */
-import type { Call } from '../protocol/types.js';
+/** Delivers a Solution's calls to `ModelRequest.onCall` as they stream in: only calls that cannot be rejected later by what came before them (LOOP-11). */
+import { parseJson } from '../protocol/json.js';
+import { compileSchema } from '../protocol/schemas.js';
+import type { Call, JsonSchema } from '../protocol/types.js';
 import { CallsStreamParser } from './incremental-json.js';
 import type { ModelRequest } from './model.js';
 import { isJsonObject } from './parse-json.js';
 
 /**
- * Feeds streamed answer text to a CallsStreamParser and calls `request.onCall(call, index)` for
- * each complete call object. `finish` then delivers any call of the final answer the stream did
- * not (so every call of a parsable answer is delivered once, whether the provider streamed or not).
+ * Feeds streamed answer text to a CallsStreamParser and calls `request.onCall(call, index)` for a
+ * call as soon as it is complete, when the answer so far is a valid prefix of a Solution: the
+ * answer cut after that call (its `calls` array closed there) validates against the Solution
+ * schema with nothing required and no minimum number of calls — so the call validates against its
+ * tool's schema, every call before it did too, and every other property written before it is
+ * valid (spec/loop.md LOOP-11). Once a prefix fails, nothing more starts early. `finish` delivers
+ * the calls not delivered yet, only when the whole answer validates against the Solution schema.
  */
 export class StreamedCalls {
   private readonly parser = new CallsStreamParser();
-  private delivered = 0;
-  private seen = 0;
+  private readonly delivered = new Set<number>();
+  private text = '';
+  private blocked = false;
 
   /**
-   * @param request whose `onCall` receives the calls (nothing happens without one).
-   * @param mapCall turns a streamed element into the call the caller sees (e.g. strict-schema nulls removed).
+   * @param request whose `onCall` receives the calls (nothing happens without one); its `schema` judges them.
+   * @param mapAnswer turns (part of) an answer into what the caller sees (e.g. strict-schema nulls removed).
    */
   constructor(
     private readonly request: ModelRequest,
-    private readonly mapCall: (value: unknown) => unknown = (value) => value,
+    private readonly mapAnswer: (value: unknown) => unknown = (value) => value,
   ) {}
 
   /** How many calls have been delivered to `onCall`. */
   get count(): number {
-    return this.delivered;
+    return this.delivered.size;
   }
 
   /** Feeds a text delta of the answer. */
   push(delta: string): void {
-    if (!this.request.onCall) return;
+    if (!this.request.onCall || this.blocked) return;
+    this.text += delta;
     for (const completed of this.parser.push(delta)) {
-      this.deliver(this.mapCall(completed.value), completed.index);
+      if (this.blocked) return;
+      const prefix = parseJson(`${this.text.slice(this.parser.objectStart, completed.end)}]}`);
+      const answer = prefix.ok ? this.mapAnswer(prefix.value) : undefined;
+      if (!isJsonObject(answer) || !Array.isArray(answer.calls) || !prefixValidator(this.request.schema)?.(answer)) {
+        this.blocked = true;
+        return;
+      }
+      this.deliver(answer.calls[completed.index], completed.index);
     }
-    this.seen = this.parser.completed;
   }
 
-  /** Delivers the calls of the final (already mapped) answer that streaming did not reach. */
+  /** Delivers the calls of the final (already mapped) answer not delivered yet, when the answer is valid. */
   finish(solution: unknown): void {
     if (!this.request.onCall || !isJsonObject(solution) || !Array.isArray(solution.calls)) return;
+    if (!validator(this.request.schema)?.(solution)) return;
     solution.calls.forEach((call: unknown, index: number) => {
-      if (index >= this.seen) this.deliver(call, index);
+      if (!this.delivered.has(index)) this.deliver(call, index);
     });
-    this.seen = Math.max(this.seen, solution.calls.length);
   }
 
   private deliver(call: unknown, index: number): void {
     if (!isJsonObject(call)) return;
-    this.delivered += 1;
+    this.delivered.add(index);
     this.request.onCall?.(call as Call, index);
   }
 }
 
-/** Calls `request.onCall` for each object in the answer's `calls` array, in order (non-objects keep their index). */
+/** Calls `request.onCall` for each call of a valid answer, in order (the replay model's delivery). */
 export function emitCalls(solution: unknown, request: ModelRequest): void {
   new StreamedCalls(request).finish(solution);
+}
+
+type Validate = ReturnType<typeof compileSchema>;
+
+const prefixSchemas = new WeakMap<object, JsonSchema>();
+
+/** The Solution schema's validator, or undefined when the schema does not compile. */
+function validator(schema: JsonSchema): Validate | undefined {
+  try {
+    return compileSchema(schema);
+  } catch {
+    return undefined;
+  }
+}
+
+/** The validator of answer prefixes: the Solution schema with nothing required at the top and no minimum number of calls. */
+function prefixValidator(schema: JsonSchema): Validate | undefined {
+  if (!isJsonObject(schema)) return validator(schema);
+  let prefix = prefixSchemas.get(schema);
+  if (!prefix) {
+    const properties = isJsonObject(schema.properties) ? schema.properties : {};
+    const calls = isJsonObject(properties.calls) ? { ...properties.calls } : properties.calls;
+    if (isJsonObject(calls)) {
+      delete calls.minItems;
+      delete calls.contains;
+    }
+    prefix = { ...schema, required: [], properties: { ...properties, ...(calls === undefined ? {} : { calls }) } } as JsonSchema;
+    prefixSchemas.set(schema, prefix);
+  }
+  return validator(prefix);
 }

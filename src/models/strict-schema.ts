@@ -31,28 +31,28 @@ const DROPPED_ANNOTATIONS = new Set([
   '$schema',
 ]);
 /** Constraints the strict subset supports: kept as they are. */
-const KEPT_CONSTRAINTS = new Set([
-  'pattern',
-  'minLength',
-  'maxLength',
-  'minimum',
-  'maximum',
-  'exclusiveMinimum',
-  'exclusiveMaximum',
-  'multipleOf',
-  'minItems',
-  'maxItems',
-]);
-/** Constraints the strict subset lacks and that only narrow a value: dropped (the core validates answers against the original). */
-const LOOSENED_CONSTRAINTS = new Set(['uniqueItems']);
-/** String formats the strict subset supports; other formats are dropped like loosened constraints. */
+const KEPT_CONSTRAINTS = new Set(['minimum', 'maximum', 'exclusiveMinimum', 'exclusiveMaximum', 'multipleOf', 'minItems', 'maxItems']);
+/**
+ * Constraints the strict subset lacks, or lacks on some models (`pattern`), that only narrow a
+ * value: said in the description instead, so the model still reads them (the core validates
+ * answers against the original schema, which enforces them).
+ */
+const DESCRIBED_CONSTRAINTS: Record<string, (value: unknown) => string | undefined> = {
+  minLength: (value) => `At least ${String(value)} characters.`,
+  maxLength: (value) => `At most ${String(value)} characters.`,
+  pattern: (value) => `Matches the regular expression ${JSON.stringify(value)}.`,
+  uniqueItems: (value) => (value === true ? 'No two items are equal.' : undefined),
+};
+/** String formats the strict subset supports; other formats are said in the description. */
 const SUPPORTED_FORMATS = new Set(['date-time', 'time', 'date', 'duration', 'email', 'hostname', 'ipv4', 'ipv6', 'uuid']);
+/** The items of an array that can hold nothing (`maxItems: 0`, e.g. `calls` of a Request without tools): strict mode wants some. */
+const NO_ITEMS = { type: 'object', properties: {}, required: [], additionalProperties: false } as const;
 /** Keywords that decide nothing about null values (type-specific or structural). */
 const NULL_NEUTRAL = new Set([
   ...KEPT_ANNOTATIONS,
   ...DROPPED_ANNOTATIONS,
   ...KEPT_CONSTRAINTS,
-  ...LOOSENED_CONSTRAINTS,
+  ...Object.keys(DESCRIBED_CONSTRAINTS),
   'format',
   '$id',
   '$defs',
@@ -88,8 +88,10 @@ class NotStrict extends Error {}
  * Builds OpenAI's strict form of a schema: every object closed (`additionalProperties: false`)
  * with all properties required, optional properties made nullable (a `null` type in a type
  * array, or `anyOf [x, {type: 'null'}]`), `const` as a one-value `enum`, `allOf` merged,
- * disjoint `oneOf` as `anyOf`, annotations and a few narrowing constraints dropped. When the
- * schema uses something the subset cannot express (open or free-form objects, `not`,
+ * disjoint `oneOf` as `anyOf`, annotations dropped, constraints the subset lacks (`minLength`,
+ * `maxLength`, `pattern`, `uniqueItems`, other formats) said in the description instead, and an
+ * array that can hold nothing (`maxItems: 0`) given closed empty objects as items (spec/models.md
+ * MODEL-7). When the schema uses something the subset cannot express (open or free-form objects, `not`,
  * conditionals, tuples, remote `$ref`, boolean or empty schemas, ...) the original is returned
  * with `strict: false` and the reason.
  */
@@ -114,16 +116,25 @@ class StrictTransformer {
     if (!isJsonObject(node)) throw new NotStrict(`${path} is ${typeof node === 'boolean' ? 'a boolean schema' : 'not a schema'}`);
     const source = node.allOf !== undefined ? mergeIntersection(node, path) : node;
     const out: SchemaObject = {};
+    const notes: string[] = [];
     for (const [keyword, value] of Object.entries(source)) {
+      const describe = Object.hasOwn(DESCRIBED_CONSTRAINTS, keyword) ? DESCRIBED_CONSTRAINTS[keyword] : undefined;
       if (KEPT_ANNOTATIONS.has(keyword) || KEPT_CONSTRAINTS.has(keyword)) out[keyword] = value;
-      else if (DROPPED_ANNOTATIONS.has(keyword) || LOOSENED_CONSTRAINTS.has(keyword) || keyword.startsWith('x-') || keyword.startsWith('_')) continue;
+      else if (describe) notes.push(describe(value) ?? '');
+      else if (keyword === 'format' && !(typeof value === 'string' && SUPPORTED_FORMATS.has(value))) notes.push(`Format: ${String(value)}.`);
+      else if (DROPPED_ANNOTATIONS.has(keyword) || keyword.startsWith('x-') || keyword.startsWith('_')) continue;
       else this.keyword(keyword, value, source, out, path, objectDepth);
     }
+    const said = notes.filter(Boolean);
+    if (said.length > 0) out.description = [typeof out.description === 'string' ? out.description : '', ...said].filter(Boolean).join(' ');
     if (out.enum !== undefined && out.type === undefined) out.type = typeOfValues(out.enum as unknown[]);
     const types = typeList(out.type);
     const objectShape = types.includes('object') || 'properties' in source || 'required' in source || 'additionalProperties' in source;
     if (objectShape) this.object(source, out, path, objectDepth);
-    if (types.includes('array') && out.items === undefined) throw new NotStrict(`${path} is an array without "items"`);
+    if (types.includes('array') && out.items === undefined) {
+      if (source.maxItems !== 0) throw new NotStrict(`${path} is an array without "items"`);
+      out.items = structuredClone(NO_ITEMS);
+    }
     if (out.type === undefined && out.enum === undefined && out.anyOf === undefined && out.$ref === undefined) {
       throw new NotStrict(`${path} accepts any value`);
     }
@@ -150,7 +161,7 @@ class StrictTransformer {
         out.enum = [value];
         return;
       case 'format':
-        if (typeof value === 'string' && SUPPORTED_FORMATS.has(value)) out.format = value;
+        out.format = value; // a supported format; the others are described
         return;
       case '$id':
         if (path !== '#') throw new NotStrict(`${path} declares its own "$id"`);

@@ -1,6 +1,6 @@
 /** The execution loop: plans first, then model steps, calls in parallel, errors fed back, until a valid output. */
 import { randomUUID } from 'node:crypto';
-import { addCost, addUsage, zeroUsage, type Model, type ModelResponse, type ProviderMessage } from '../models/model.js';
+import { addCost, addUsage, zeroUsage, type Model, type ModelResponse, type ModelRetry, type ProviderMessage } from '../models/model.js';
 import { CallBatch, type BatchEntry } from './call-batch.js';
 import { DEFAULT_MAX_STEPS, MAX_REASKS, SOLUTION_INSTRUCTIONS } from './constants.js';
 import { runSignal, throwIfCancelled } from './abort.js';
@@ -248,7 +248,8 @@ async function askModel(
     const began = Date.now();
     let response: ModelResponse;
     try {
-      response = await model.generate({ requestName: info.name, step, messages: conversation, schema, config, signal: scope.signal, onCall });
+      const onRetry = (retry: ModelRetry) => scope.trace.emit('model.retry', { step, attempt: retry.attempt, reason: retry.reason, waitMs: retry.waitMs });
+      response = await model.generate({ requestName: info.name, step, messages: conversation, schema, config, signal: scope.signal, onCall, onRetry });
     } catch (error) {
       if (scope.signal.aborted) throw cancelled(error);
       if (error instanceof ProtocolError) throw error;
@@ -264,6 +265,7 @@ async function askModel(
       usage: response.usage,
       costUsd: response.costUsd,
       ms: Date.now() - began,
+      ...(response.responseFormat === undefined ? {} : { responseFormat: response.responseFormat }),
     });
     if (response.solution === undefined) {
       lastProblem = 'The answer was not valid JSON.';

@@ -64,12 +64,14 @@ describe('up-front delegate resolution', () => {
     expect(events.some((event) => event.event === 'delegate.started')).toBe(false);
   });
 
-  it('refuses a call with a property neither schema declares', async () => {
-    const { events } = await run({ 'parent.json': parent({}), 'child.json': child(numberInput, { type: 'integer' }) }, [
+  it('refuses a call with a property neither schema declares: the answer is re-asked and the call never starts', async () => {
+    const { result, events } = await run({ 'parent.json': parent({}), 'child.json': child(numberInput, { type: 'integer' }) }, [
       { match: { request: 'parent', step: 0 }, solution: { calls: [{ _tool: 'work', n: 2, surprise: true }], output: null } },
-      { match: { request: 'parent', step: 1 }, solution: { calls: [], output: 'done' } },
+      { match: { request: 'parent', step: 0, contains: 'does not match the Solution schema' }, solution: { calls: [], output: 'done' } },
     ]);
-    expect(events.find((event) => event.event === 'call.failed')).toMatchObject({ error: { code: 'invalid_params' } });
+    expect(result.ok ? result.output : result.error.message).toBe('done');
+    expect(events.filter((event) => event.event === 'model.request').map((event) => event.attempt)).toEqual([0, 1]);
+    expect(events.some((event) => event.event === 'call.started' || event.event === 'delegate.started')).toBe(false);
   });
 
   it('validates an explicit result against the _output contract after it runs', async () => {

@@ -55,6 +55,21 @@ describe('createProgress', () => {
     expect(hasAnsi(chunks[chunks.length - 1]!)).toBe(false);
   });
 
+  it('writes a plain line for each model retry, with its wait and reason', () => {
+    const line = progressLine({
+      ts: '2026-01-01T00:00:00.000Z',
+      event: 'model.retry',
+      run: 'run_a',
+      parent: 'run_p',
+      depth: 1,
+      step: 2,
+      attempt: 1,
+      reason: '503 overloaded',
+      waitMs: 500,
+    });
+    expect(line).toBe('    ↻ step 2: attempt 1 failed, retrying in 500ms: 503 overloaded');
+  });
+
   it('writes nothing at all when quiet', () => {
     const tracer = new Tracer();
     const stderr = fakeTerminal();

@@ -52,6 +52,21 @@ describe('renderTree', () => {
     expect(line).toMatch(/^[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏] writer {2}openai:gpt-4\.1-mini · step 1 · 12k→67 tok · \$\? · 1\.2s$/);
   });
 
+  it('shows a model call waiting to be retried, counting down, and drops it once the answer arrives', () => {
+    const common = { run: 'run_a', parent: null, depth: 0 };
+    const events: TraceEvent[] = [
+      { ts: '2026-01-01T00:00:00.000Z', event: 'run.started', ...common, name: 'writer', model: 'openai:gpt-4.1-mini' },
+      { ts: '2026-01-01T00:00:00.000Z', event: 'model.request', ...common, step: 0 },
+      { ts: '2026-01-01T00:00:30.000Z', event: 'model.retry', ...common, step: 0, attempt: 1, reason: 'idle timeout', waitMs: 2000 },
+    ];
+    const tree = treeOf(events);
+    const at = (time: string) => renderTree(tree, { now: Date.parse(time) })[0];
+    expect(at('2026-01-01T00:00:30.500Z')).toMatch(/ · retry 1 in 1\.5s: idle timeout$/);
+    expect(at('2026-01-01T00:00:33.000Z')).toMatch(/ · retry 1: idle timeout$/);
+    tree.apply({ ts: '2026-01-01T00:00:34.000Z', event: 'model.response', ...common, step: 0, model: 'openai:gpt-4.1-mini', usage: {}, costUsd: 0 });
+    expect(at('2026-01-01T00:00:34.000Z')).not.toContain('retry');
+  });
+
   it('cuts lines to the width with an ellipsis and ends a tall tree with a count of the runs left out', () => {
     const tree = treeOf(musicEvents);
     const narrow = renderTree(tree, { now: musicEnd, width: 30 });

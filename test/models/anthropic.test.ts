@@ -107,6 +107,28 @@ describe('AnthropicModel', () => {
     expect(response.model).toBe('anthropic:claude-haiku-4-5-20251001');
   });
 
+  it('maps the thinking share of the output tokens to reasoningTokens, streamed or whole', async () => {
+    const usage = { ...anthropicUsage(100, 40), output_tokens_details: { thinking_tokens: 25 } };
+    const streamed = await modelFor([anthropicStream(['{"calls":[],"output":"x"}'], usage)]);
+    expect((await streamed.generate(request())).usage).toEqual({
+      inputTokens: 100,
+      outputTokens: 40,
+      cacheReadTokens: 0,
+      cacheWriteTokens: 0,
+      reasoningTokens: 25,
+    });
+    await server!.close();
+    const whole = await modelFor([anthropicMessage({ calls: [], output: 'x' }, usage)], { stream: false });
+    expect((await whole.generate(request())).usage.reasoningTokens).toBe(25);
+  });
+
+  it("shows the provider's message of an error, not its raw JSON body", async () => {
+    const model = await modelFor([anthropicError(400, 'prompt is too long: 210000 tokens > 200000 maximum')]);
+    const error = await model.generate(request()).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ModelError);
+    expect((error as ModelError).message).toBe('The Anthropic request failed: 400 prompt is too long: 210000 tokens > 200000 maximum');
+  });
+
   it('retries 429 (retry-after) and 529, then succeeds', async () => {
     const retries: RetryEvent[] = [];
     const model = await modelFor(

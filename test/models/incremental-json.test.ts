@@ -8,11 +8,23 @@ function streamed(chunks: string[]): Array<[number, unknown]> {
 }
 
 describe('CallsStreamParser', () => {
-  it('yields a call the moment its closing brace arrives', () => {
+  it('yields a call the moment its closing brace arrives, with where it ends in the text', () => {
     const parser = new CallsStreamParser();
-    expect(parser.push('{"calls": [{"_tool": "a", "x": "}]"')).toEqual([]);
-    expect(parser.push('}')).toEqual([{ index: 0, value: { _tool: 'a', x: '}]' } }]);
-    expect(parser.push(', {"_tool": "b"}], "output": null}')).toEqual([{ index: 1, value: { _tool: 'b' } }]);
+    const head = '  {"calls": [{"_tool": "a", "x": "}]"';
+    expect(parser.push(head)).toEqual([]);
+    expect(parser.objectStart).toBe(2);
+    expect(parser.push('}')).toEqual([{ index: 0, value: { _tool: 'a', x: '}]' }, end: head.length + 1 }]);
+    const tail = ', {"_tool": "b"}], "output": null}';
+    expect(parser.push(tail)).toEqual([{ index: 1, value: { _tool: 'b' }, end: head.length + 1 + tail.indexOf(']') }]);
+  });
+
+  it('ends a scalar element before the character that closes it', () => {
+    const parser = new CallsStreamParser();
+    expect(parser.push('{"calls": [12, "é", 3]}')).toEqual([
+      { index: 0, value: 12, end: 13 },
+      { index: 1, value: 'é', end: 18 },
+      { index: 2, value: 3, end: 21 },
+    ]);
   });
 
   it('ignores "calls" keys below the top level and anything after the top-level object', () => {

@@ -154,10 +154,45 @@ describe('OpenAIModel', () => {
     expect(server!.requests).toHaveLength(3);
   });
 
-  it('does not retry a 400', async () => {
-    const model = await modelFor([openAIError(400, 'Invalid schema for response_format')]);
-    await expect(model.generate(request())).rejects.toThrow(/Invalid schema for response_format/);
+  it('neither retries nor falls back on a 400 about something else than the response format', async () => {
+    const model = await modelFor([openAIError(400, "Unsupported value: 'temperature' does not support 0.2 with this model.")]);
+    await expect(model.generate(request({ config: { temperature: 0.2 } }))).rejects.toThrow(/does not support 0\.2/);
     expect(server!.requests).toHaveLength(1);
+  });
+
+  it('falls back to json_object with the schema in the prompt when the server refuses json_schema, and remembers it', async () => {
+    const refusal = openAIError(400, "response_format 'json_schema' is not supported by this server");
+    const model = await modelFor([refusal, openAIStream(['{"calls":[],"output":"one"}']), openAIStream(['{"calls":[],"output":"two"}'])]);
+    const first = await model.generate(request());
+    expect(first).toMatchObject({ solution: { calls: [], output: 'one' }, responseFormat: 'json_object' });
+    const second = await model.generate(request());
+    expect(second).toMatchObject({ solution: { calls: [], output: 'two' }, responseFormat: 'json_object' });
+    const bodies = server!.requests.map((received) => received.body);
+    expect(bodies.map((body) => body.response_format?.type)).toEqual(['json_schema', 'json_object', 'json_object']);
+    expect(bodies[0].messages[0].content).toBe('You compose.');
+    expect(bodies[1].messages[0].content).toContain('You compose.\n\nAnswer with one JSON object and nothing else.');
+    expect(bodies[1].messages[0].content).toContain(JSON.stringify(solutionSchema));
+    expect(bodies[1].messages.slice(1)).toEqual(bodies[0].messages.slice(1));
+  });
+
+  it('falls back to plain text when json_object is refused too, and finds the JSON in prose around it', async () => {
+    const model = await modelFor([
+      openAIError(400, 'Invalid parameter: response_format of type json_schema is not supported with this model.'),
+      openAIError(422, 'json_object response format not available'),
+      openAIStream(['Sure! Here is the answer:\n', '```json\n{"calls":[],', '"output":"plain"}\n```\nAnything else?']),
+    ]);
+    const response = await model.generate(request());
+    expect(response).toMatchObject({ solution: { calls: [], output: 'plain' }, responseFormat: 'text' });
+    expect(server!.requests).toHaveLength(3);
+    const last = server!.requests[2]!.body;
+    expect(last.response_format).toBeUndefined();
+    expect(last.messages[0].content).toContain(JSON.stringify(solutionSchema));
+  });
+
+  it('fails when even plain text is refused', async () => {
+    const model = await modelFor([openAIError(400, 'response_format is not supported')]);
+    await expect(model.generate(request())).rejects.toThrow(/response_format is not supported/);
+    expect(server!.requests.map((received) => received.body.response_format?.type)).toEqual(['json_schema', 'json_object', undefined]);
   });
 
   it('does not retry a stream cut after calls were delivered', async () => {

@@ -6,9 +6,9 @@ import { OpenAIModel } from '../../src/models/openai.js';
 import { ModelRegistry } from '../../src/models/registry.js';
 import { Runtime } from '../../src/protocol/runtime.js';
 import { Tracer, memorySink } from '../../src/protocol/trace.js';
-import { anthropicStream, anthropicUsage } from './support/anthropic-wire.js';
-import { deferred, pieces, startServer, type Handler, type LoopbackServer, type StreamScript } from './support/loopback.js';
-import { openAIStream, openAIUsage } from './support/openai-wire.js';
+import { anthropicError, anthropicStream, anthropicStreamEvents, anthropicUsage } from './support/anthropic-wire.js';
+import { deferred, pieces, sse, startServer, type Handler, type LoopbackServer, type StreamScript } from './support/loopback.js';
+import { openAIError, openAIStream, openAIStreamEvents, openAIUsage } from './support/openai-wire.js';
 
 let server: LoopbackServer | undefined;
 afterEach(async () => {
@@ -37,6 +37,10 @@ const finalAnswer = JSON.stringify({ calls: [], output: 'done' });
 interface Provider {
   name: string;
   stream(text: string, script?: StreamScript): Handler;
+  /** A streamed answer cut at the length limit. */
+  cut(text: string): Handler;
+  /** A transient failure (overloaded). */
+  overloaded: Handler;
   model(url: string): Model;
 }
 
@@ -45,11 +49,15 @@ const providers: Provider[] = [
   {
     name: 'OpenAI',
     stream: (text, script) => openAIStream(pieces(text, 7), openAIUsage(100, 20), script),
+    cut: (text) => sse(openAIStreamEvents(pieces(text, 7), openAIUsage(100, 20), 'gpt-4.1-mini', 'length')),
+    overloaded: openAIError(503, 'The server is overloaded.'),
     model: (url) => new OpenAIModel({ model: 'gpt-4.1-mini', env: { OPENAI_API_KEY: 'k' }, baseUrl: url, registry, retry: { initialDelayMs: 1 } }),
   },
   {
     name: 'Anthropic',
     stream: (text, script) => anthropicStream(pieces(text, 7), anthropicUsage(100, 20), script),
+    cut: (text) => sse(anthropicStreamEvents(pieces(text, 7), anthropicUsage(100, 20), 'claude-haiku-4-5', 'max_tokens')),
+    overloaded: anthropicError(529, 'Overloaded'),
     model: (url) => new AnthropicModel({ model: 'claude-haiku-4-5', env: { ANTHROPIC_API_KEY: 'k' }, baseUrl: url, registry, retry: { initialDelayMs: 1 } }),
   },
 ];
@@ -93,5 +101,103 @@ describe.each(providers)('the loop on $name', (provider) => {
     expect(result.ok && result.output).toBe('done');
     expect(server.requests).toHaveLength(2);
     expect(JSON.stringify(server.requests[1]?.body)).toContain('does not match the Solution schema');
+  });
+  it('traces each retry as model.retry {step, attempt, reason, waitMs} and goes on', async () => {
+    server = await startServer([provider.overloaded, provider.stream(finalAnswer)]);
+    const runtime = new Runtime();
+    const sink = memorySink();
+    const result = await runtime.run(runtime.validate(document), { model: provider.model(server.url), tracer: new Tracer([sink]) });
+    expect(result.ok && result.output).toBe('done');
+    const retries = sink.events.filter((event) => event.event === 'model.retry');
+    expect(retries).toHaveLength(1);
+    const { ts: _ts, run: _run, ...fields } = retries[0]!;
+    expect(fields).toEqual({
+      event: 'model.retry',
+      parent: null,
+      depth: 0,
+      step: 0,
+      attempt: 1,
+      reason: expect.stringMatching(/overloaded/i),
+      waitMs: expect.any(Number),
+    });
+    const order = sink.events.map((event) => event.event).filter((name) => name.startsWith('model.'));
+    expect(order).toEqual(['model.request', 'model.retry', 'model.response']);
+  });
+
+  it('fails the run with max_tokens_exceeded when the answer is cut at the length limit, without a re-ask', async () => {
+    server = await startServer([provider.cut(firstAnswer.slice(0, 30)), provider.stream(finalAnswer)]);
+    const runtime = new Runtime();
+    const sink = memorySink();
+    const result = await runtime.run(runtime.validate({ ...document, config: { maxTokens: 64 } }), {
+      model: provider.model(server.url),
+      tracer: new Tracer([sink]),
+    });
+    expect(result.ok).toBe(false);
+    expect(!result.ok && result.error.code).toBe('max_tokens_exceeded');
+    expect(sink.events.at(-1)).toMatchObject({ event: 'run.failed', code: 'max_tokens_exceeded', message: expect.stringContaining('64 output tokens') });
+    expect(server.requests).toHaveLength(1);
+  });
+
+  it.each([
+    ['a call that fails its tool schema, nor any after it', JSON.stringify({ calls: [{ _tool: 'fetch' }, { _tool: 'fetch', what: 'b' }], output: null })],
+    ['any call after an output that already fails the schema', '{"output": 42, "calls": [{"_tool": "fetch", "what": "a"}]}'],
+  ])('starts no streamed call of an invalid answer: %s', async (_, invalid) => {
+    server = await startServer([provider.stream(invalid), provider.stream(finalAnswer)]);
+    const fetched: unknown[] = [];
+    const runtime = new Runtime({ activities: { fetch: (call) => fetched.push(call.what) } });
+    const result = await runtime.run(runtime.validate(document), { model: provider.model(server.url) });
+    expect(result.ok && result.output).toBe('done');
+    expect(fetched).toEqual([]);
+    expect(server.requests).toHaveLength(2);
+  });
+});
+
+describe('the loop on OpenAI: what the server is sent', () => {
+  const openAI = providers[0]!;
+
+  it('asks in strict mode for a Request without tools (calls can only be empty)', async () => {
+    server = await startServer([openAI.stream(finalAnswer)]);
+    const runtime = new Runtime();
+    const leaf = { meta: { name: 'leaf' }, context: [{ type: 'system', text: 'Answer.' }], schema: { type: 'string' } };
+    const result = await runtime.run(runtime.validate(leaf), { model: openAI.model(server.url) });
+    expect(result.ok && result.output).toBe('done');
+    const format = server.requests[0]!.body.response_format;
+    expect(format.json_schema.strict).toBe(true);
+    expect(format.json_schema.schema.properties.calls).toEqual({
+      type: 'array',
+      maxItems: 0,
+      items: { type: 'object', properties: {}, required: [], additionalProperties: false },
+    });
+  });
+
+  it('says minLength in the description instead of sending it, and enforces it by re-asking', async () => {
+    const strictTool = {
+      ...document,
+      context: [
+        document.context[0]!,
+        { type: 'tool', tool: { fetch: { description: 'Fetches.', properties: { what: { type: 'string', minLength: 3 } }, required: ['what'] } } },
+      ],
+    };
+    const tooShort = JSON.stringify({ calls: [{ _tool: 'fetch', what: 'a' }], output: null });
+    server = await startServer([openAI.stream(tooShort), openAI.stream(finalAnswer)]);
+    const fetched: unknown[] = [];
+    const runtime = new Runtime({ activities: { fetch: (call) => fetched.push(call.what) } });
+    const result = await runtime.run(runtime.validate(strictTool), { model: openAI.model(server.url) });
+    expect(result.ok && result.output).toBe('done');
+    const sent = JSON.stringify(server.requests[0]!.body.response_format);
+    expect(server.requests[0]!.body.response_format.json_schema.strict).toBe(true);
+    expect(sent).not.toContain('minLength');
+    expect(sent).toContain('At least 3 characters.');
+    expect(fetched).toEqual([]);
+    expect(JSON.stringify(server.requests[1]!.body.messages)).toContain('does not match the Solution schema');
+  });
+
+  it('traces the response format each answer was asked with, after falling back', async () => {
+    server = await startServer([openAIError(400, "'response_format' of type 'json_schema' is not supported"), openAI.stream(finalAnswer)]);
+    const runtime = new Runtime();
+    const sink = memorySink();
+    const result = await runtime.run(runtime.validate(document), { model: openAI.model(server.url), tracer: new Tracer([sink]) });
+    expect(result.ok && result.output).toBe('done');
+    expect(sink.events.find((event) => event.event === 'model.response')).toMatchObject({ responseFormat: 'json_object' });
   });
 });

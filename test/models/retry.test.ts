@@ -1,4 +1,6 @@
 /** Unit tests of the retry policy: retry-after parsing, classification, backoff and cancellation. */
+import Anthropic from '@anthropic-ai/sdk';
+import OpenAI from 'openai';
 import { describe, expect, it } from 'vitest';
 import { ModelError } from '../../src/protocol/errors.js';
 import { backoffDelay, describeFailure, retryAfterMs, withRetries } from '../../src/models/retry.js';
@@ -28,6 +30,20 @@ describe('describeFailure', () => {
     expect(describeFailure(Object.assign(new Error('timed out'), { name: 'APIConnectionTimeoutError' })).retryable).toBe(true);
     expect(describeFailure(Object.assign(new Error('overloaded'), { error: { type: 'error', error: { type: 'overloaded_error' } } })).retryable).toBe(true);
     expect(describeFailure(new Error('a bug')).retryable).toBe(false);
+  });
+});
+
+describe("describeFailure with the SDKs' own error classes", () => {
+  it('retries the connection and timeout errors of both SDKs, whose names the OpenAI SDK does not set', () => {
+    for (const error of [
+      new OpenAI.APIConnectionTimeoutError(),
+      new OpenAI.APIConnectionError({ message: 'Connection error.' }),
+      new Anthropic.APIConnectionTimeoutError(),
+      new Anthropic.APIConnectionError({ message: 'Connection error.' }),
+    ]) {
+      expect(describeFailure(error).retryable).toBe(true);
+    }
+    expect(describeFailure(new OpenAI.APIUserAbortError()).retryable).toBe(false);
   });
 });
 

@@ -1,6 +1,7 @@
 /** Unit tests of the strict-subset transform and the mapping of strict answers back to the original schema. */
 import { describe, expect, it } from 'vitest';
 import { fromStrictValue, toStrictSchema } from '../../src/models/strict-schema.js';
+import { composeSolutionSchema } from '../../src/protocol/tools.js';
 import { solutionSchema } from './support/solution-schema.js';
 
 describe('toStrictSchema', () => {
@@ -55,9 +56,9 @@ describe('toStrictSchema', () => {
       $defs: { point: { type: 'object', properties: { x: { type: 'number' } }, required: ['x'], additionalProperties: false } },
       properties: {
         where: { anyOf: [{ $ref: '#/$defs/point' }, { type: 'null' }] },
-        tags: { anyOf: [{ type: 'array', items: { type: 'string' } }, { type: 'null' }] },
+        tags: { anyOf: [{ type: 'array', items: { type: 'string' }, description: 'No two items are equal.' }, { type: 'null' }] },
         mood: { anyOf: [{ enum: ['calm', 'loud'], type: 'string' }, { type: 'null' }] },
-        note: { type: ['string', 'null'] },
+        note: { type: ['string', 'null'], description: 'Format: uri.' },
         when: { type: ['string', 'null'], format: 'date-time' },
       },
       required: ['where', 'tags', 'mood', 'note', 'when'],
@@ -86,6 +87,38 @@ describe('toStrictSchema', () => {
     expect(strict.required.sort()).toEqual(['a', 'b', 'pick']);
     expect(strict.properties.b).toEqual({ type: ['integer', 'null'] });
     expect((strict.properties.pick as { anyOf: unknown[] }).anyOf).toHaveLength(2);
+  });
+
+  it('says constraints the strict subset lacks in the description instead of sending them', () => {
+    const schema = {
+      type: 'object',
+      properties: {
+        code: { type: 'string', description: 'A ticket code.', minLength: 3, maxLength: 8, pattern: '^[A-Z]+$' },
+        site: { type: 'string', format: 'uri' },
+        day: { type: 'string', format: 'date' },
+        count: { type: 'integer', minimum: 1, maximum: 9 },
+      },
+      required: ['code', 'site', 'day', 'count'],
+    };
+    const result = toStrictSchema(schema);
+    expect(result.strict).toBe(true);
+    expect((result.schema as { properties: unknown }).properties).toEqual({
+      code: { type: 'string', description: 'A ticket code. At least 3 characters. At most 8 characters. Matches the regular expression "^[A-Z]+$".' },
+      site: { type: 'string', description: 'Format: uri.' },
+      day: { type: 'string', format: 'date' },
+      count: { type: 'integer', minimum: 1, maximum: 9 },
+    });
+  });
+
+  it('gives an array that can hold nothing (calls of a Request without tools) closed empty objects as items', () => {
+    const schema = composeSolutionSchema(new Map(), { type: 'string' }, () => false);
+    const result = toStrictSchema(schema);
+    expect(result).toMatchObject({ strict: true });
+    expect((result.schema as { properties: { calls: unknown } }).properties.calls).toEqual({
+      type: 'array',
+      maxItems: 0,
+      items: { type: 'object', properties: {}, required: [], additionalProperties: false },
+    });
   });
 
   it.each([

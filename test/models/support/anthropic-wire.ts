@@ -7,6 +7,7 @@ export interface AnthropicWireUsage {
   output_tokens: number;
   cache_read_input_tokens?: number | null;
   cache_creation_input_tokens?: number | null;
+  output_tokens_details?: { thinking_tokens: number } | null;
 }
 
 /** Builds Anthropic usage. */
@@ -31,7 +32,12 @@ export function anthropicMessage(input: unknown, usage: AnthropicWireUsage = ant
 const event = (name: string, data: unknown): string => `event: ${name}\ndata: ${JSON.stringify(data)}\n\n`;
 
 /** The SSE events of a streamed message: the tool input JSON arrives in `jsonPieces`. */
-export function anthropicStreamEvents(jsonPieces: string[], usage: AnthropicWireUsage = anthropicUsage(10, 5), model = 'claude-haiku-4-5-20251001'): string[] {
+export function anthropicStreamEvents(
+  jsonPieces: string[],
+  usage: AnthropicWireUsage = anthropicUsage(10, 5),
+  model = 'claude-haiku-4-5-20251001',
+  stopReason = 'tool_use',
+): string[] {
   return [
     event('message_start', {
       type: 'message_start',
@@ -52,7 +58,11 @@ export function anthropicStreamEvents(jsonPieces: string[], usage: AnthropicWire
       event('content_block_delta', { type: 'content_block_delta', index: 0, delta: { type: 'input_json_delta', partial_json: partial } }),
     ),
     event('content_block_stop', { type: 'content_block_stop', index: 0 }),
-    event('message_delta', { type: 'message_delta', delta: { stop_reason: 'tool_use', stop_sequence: null }, usage: { output_tokens: usage.output_tokens } }),
+    event('message_delta', {
+      type: 'message_delta',
+      delta: { stop_reason: stopReason, stop_sequence: null },
+      usage: { output_tokens: usage.output_tokens, output_tokens_details: usage.output_tokens_details ?? null },
+    }),
     event('message_stop', { type: 'message_stop' }),
   ];
 }

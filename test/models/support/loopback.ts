@@ -80,6 +80,23 @@ export function reset(): Handler {
   };
 }
 
+/** Never answers — no status line, no headers — until the client goes away. */
+export function stall(): Handler {
+  return async (request) => {
+    await request.closed;
+  };
+}
+
+/** Sends the first `count` events of a stream, then cuts the connection. */
+export function cutAfter(events: string[], count: number): Handler {
+  return async (_, response) => {
+    response.writeHead(200, { 'content-type': 'text/event-stream' });
+    for (const event of events.slice(0, count)) response.write(event);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    response.socket?.destroy();
+  };
+}
+
 /** A promise with its resolver, for servers that wait on the test. */
 export function deferred<T = void>(): { promise: Promise<T>; resolve: (value: T) => void } {
   let resolve!: (value: T) => void;

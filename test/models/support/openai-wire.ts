@@ -22,25 +22,35 @@ export function openAIUsage(input: number, output: number, cached = 0, reasoning
 }
 
 /** A whole chat completion whose message content is `content`. */
-export function openAICompletion(content: string, usage: OpenAIWireUsage = openAIUsage(10, 5), model = 'gpt-4.1-mini-2025-04-14'): Handler {
+export function openAICompletion(
+  content: string,
+  usage: OpenAIWireUsage = openAIUsage(10, 5),
+  model = 'gpt-4.1-mini-2025-04-14',
+  finishReason = 'stop',
+): Handler {
   return json(200, {
     id: 'chatcmpl-1',
     object: 'chat.completion',
     created: 1_700_000_000,
     model,
-    choices: [{ index: 0, message: { role: 'assistant', content, refusal: null }, finish_reason: 'stop', logprobs: null }],
+    choices: [{ index: 0, message: { role: 'assistant', content, refusal: null }, finish_reason: finishReason, logprobs: null }],
     usage,
   });
 }
 
 /** The SSE events of a streamed completion: one content delta per piece, then the usage chunk, then [DONE]. */
-export function openAIStreamEvents(contentPieces: string[], usage: OpenAIWireUsage = openAIUsage(10, 5), model = 'gpt-4.1-mini-2025-04-14'): string[] {
+export function openAIStreamEvents(
+  contentPieces: string[],
+  usage: OpenAIWireUsage = openAIUsage(10, 5),
+  model = 'gpt-4.1-mini-2025-04-14',
+  finishReason = 'stop',
+): string[] {
   const chunk = (choices: unknown[], extra: Record<string, unknown> = {}): string =>
     `data: ${JSON.stringify({ id: 'chatcmpl-1', object: 'chat.completion.chunk', created: 1_700_000_000, model, choices, ...extra })}\n\n`;
   return [
     chunk([{ index: 0, delta: { role: 'assistant', content: '' }, finish_reason: null }]),
     ...contentPieces.map((piece) => chunk([{ index: 0, delta: { content: piece }, finish_reason: null }])),
-    chunk([{ index: 0, delta: {}, finish_reason: 'stop' }]),
+    chunk([{ index: 0, delta: {}, finish_reason: finishReason }]),
     chunk([], { usage }),
     'data: [DONE]\n\n',
   ];
@@ -53,5 +63,6 @@ export function openAIStream(contentPieces: string[], usage?: OpenAIWireUsage, s
 
 /** An OpenAI error body. */
 export function openAIError(status: number, message: string, headers: Record<string, string> = {}): Handler {
-  return json(status, { error: { message, type: status === 429 ? 'rate_limit_exceeded' : 'server_error', code: null } }, headers);
+  const type = status === 429 ? 'rate_limit_exceeded' : status < 500 ? 'invalid_request_error' : 'server_error';
+  return json(status, { error: { message, type, code: null } }, headers);
 }

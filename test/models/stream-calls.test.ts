@@ -1,0 +1,77 @@
+/** Unit tests of early call delivery: a streamed call starts only when the answer so far is a valid prefix of a Solution (LOOP-11). */
+import { describe, expect, it } from 'vitest';
+import type { ModelRequest } from '../../src/models/model.js';
+import { StreamedCalls, emitCalls } from '../../src/models/stream-calls.js';
+import { solutionSchema } from './support/solution-schema.js';
+
+function collect(): { request: ModelRequest; delivered: Array<[unknown, number]> } {
+  const delivered: Array<[unknown, number]> = [];
+  const request: ModelRequest = {
+    requestName: 'composer',
+    step: 0,
+    messages: [],
+    schema: solutionSchema,
+    config: {},
+    onCall: (call, index) => delivered.push([call, index]),
+  };
+  return { request, delivered };
+}
+
+/** Streams `text` one character at a time and returns what was delivered before the answer ended. */
+function stream(text: string): Array<[unknown, number]> {
+  const { request, delivered } = collect();
+  const calls = new StreamedCalls(request);
+  for (const char of text) calls.push(char);
+  return delivered;
+}
+
+const synth = { _tool: 'synth', sound: 'piano' };
+const mix = { _tool: 'mix', tracks: ['a'] };
+
+describe('StreamedCalls', () => {
+  it('delivers each valid call as soon as it is complete, after a preamble too', () => {
+    expect(stream(`Here you go: {"calls": [${JSON.stringify(synth)}, ${JSON.stringify(mix)}`)).toEqual([
+      [synth, 0],
+      [mix, 1],
+    ]);
+  });
+
+  it('holds back a call that fails its tool schema, and every call after it', () => {
+    const bad = { _tool: 'synth' };
+    expect(stream(`{"calls": [${JSON.stringify(synth)}, ${JSON.stringify(bad)}, ${JSON.stringify(mix)}], "output": null}`)).toEqual([[synth, 0]]);
+  });
+
+  it('holds back a call of a tool the schema does not offer', () => {
+    expect(stream('{"calls": [{"_tool": "delete_everything"}]')).toEqual([]);
+  });
+
+  it('holds back calls after a property that is already invalid, or one the schema does not know', () => {
+    expect(stream(`{"output": 42, "calls": [${JSON.stringify(synth)}]`)).toEqual([]);
+    expect(stream(`{"mood": "x", "calls": [${JSON.stringify(synth)}]`)).toEqual([]);
+    expect(stream(`{"output": null, "calls": [${JSON.stringify(synth)}]`)).toEqual([[synth, 0]]);
+  });
+
+  it('delivers at the end the calls not delivered yet, only when the whole answer is valid', () => {
+    const valid = collect();
+    const calls = new StreamedCalls(valid.request);
+    calls.push(`{"calls": [${JSON.stringify(synth)}, `);
+    calls.finish({ calls: [synth, mix], output: null });
+    expect(valid.delivered).toEqual([
+      [synth, 0],
+      [mix, 1],
+    ]);
+    expect(calls.count).toBe(2);
+
+    const invalid = collect();
+    emitCalls({ calls: [synth, mix], output: 42 }, invalid.request);
+    expect(invalid.delivered).toEqual([]);
+  });
+
+  it('maps the answer before judging it (strict-mode nulls of optional properties)', () => {
+    const { request, delivered } = collect();
+    const dropNulls = (value: unknown): unknown => JSON.parse(JSON.stringify(value, (_, item) => (item === null ? undefined : item)));
+    const calls = new StreamedCalls(request, dropNulls);
+    calls.push('{"calls": [{"_tool": "synth", "sound": "piano", "_outputPath": null}');
+    expect(delivered).toEqual([[synth, 0]]);
+  });
+});
