@@ -108,6 +108,7 @@ function codeForParent(error: ProtocolError): ProtocolError['code'] {
   switch (error.code) {
     case 'max_depth_exceeded':
     case 'max_steps_exceeded':
+    case 'max_tokens_exceeded':
     case 'budget_exceeded':
     case 'invalid_model_output':
     case 'output_schema_validation_failed':

@@ -256,6 +256,7 @@ describe('the Delegation Activity: failures (DEL-11, ERR-6)', () => {
   const KEPT: ErrorCode[] = [
     'max_depth_exceeded',
     'max_steps_exceeded',
+    'max_tokens_exceeded',
     'budget_exceeded',
     'invalid_model_output',
     'output_schema_validation_failed',
@@ -266,7 +267,7 @@ describe('the Delegation Activity: failures (DEL-11, ERR-6)', () => {
     'invalid_request',
     'usage_error',
   ];
-  const OTHERS: ErrorCode[] = ['invalid_params', 'unresolved_reference', 'unknown_tool', 'activity_error', 'worker_error', 'max_tokens_exceeded'];
+  const OTHERS: ErrorCode[] = ['invalid_params', 'unresolved_reference', 'unknown_tool', 'activity_error', 'worker_error'];
 
   /** Delegates to a child whose run fails with `code` (its preparer throws), and returns the error the call fails with. */
   async function childFailingWith(code: ErrorCode) {
