@@ -86,5 +86,6 @@ const fifty = await loopOverhead(50);
 process.stdout.write(`${'loop: 50 calls / 1 call'.padEnd(58)} ratio ${(fifty / one).toFixed(1)}×\n`);
 await resolution(2000);
 await delegation();
+await (await import('./run-tree.js')).fanOutAtDefaults();
 const memory = process.memoryUsage();
 process.stdout.write(`${'memory: heap used after benchmarks'.padEnd(58)} ${(memory.heapUsed / 1048576).toFixed(1)} MiB\n`);

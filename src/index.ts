@@ -18,6 +18,7 @@ export {
   type UsageSummary,
 } from './protocol/runtime.js';
 export type { LoadedRequest } from './protocol/load-request.js';
+export type { TreeBounds, TreeLimits } from './protocol/tree-bounds.js';
 
 // Documents and messages
 export type {

@@ -51,6 +51,8 @@ export function createDelegateActivity(options: DelegateActivityOptions): Activi
         { maxDepth },
       );
     }
+    // A tree already past its run bound refuses before anything is loaded (DEL-19).
+    environment.options.treeBounds?.check();
     const resolved = await options.resolvers.resolve(reference, {
       base: environment.run.location,
       toolName: call._tool,
@@ -60,6 +62,8 @@ export function createDelegateActivity(options: DelegateActivityOptions): Activi
     });
     const document: RequestDocument = { ...resolved.document, context: isolatedContext(resolved.document, context) };
     const model = options.chooseModel ? options.chooseModel(resolved.document, environment.run.model, environment) : environment.run.model;
+    // Admitted last, just before the child starts, so the tree counts exactly the runs that started (DEL-19).
+    environment.options.treeBounds?.admitRun(`Delegating "${call._tool}" to ${resolved.location}`);
     const child = newId('run');
     const resolution = metaValue(call, tool, '_resolve') === 'upfront' ? 'upfront' : 'runtime';
     const scopes = metaValue(call, tool, '_scopes');

@@ -48,6 +48,8 @@ Options:
   --json                       print one JSON result object on stdout and nothing else there
   --max-steps <n>              model steps per run (default 16)
   --max-depth <n>              delegation depth (default 5)
+  --max-concurrency <n>        model calls in flight at once across the run tree (default 128)
+  --max-runs <n>               runs per run tree, the top run included (default 2000)
   --budget-tokens <n>          stop the run tree once it has used more tokens than this
   --budget-usd <x>             stop the run tree once it has cost more than this many US dollars
   --allow-host <host[:port]>   hosts URL delegates may be fetched from (repeatable)
@@ -80,6 +82,8 @@ interface ParsedArguments {
   json: boolean;
   maxSteps?: number;
   maxDepth?: number;
+  maxConcurrency?: number;
+  maxRuns?: number;
   budget?: Budget;
   allowHosts: string[];
   trustHosts: string[];
@@ -129,6 +133,8 @@ function parseWithOptions(argv: string[]) {
       json: { type: 'boolean' },
       'max-steps': { type: 'string' },
       'max-depth': { type: 'string' },
+      'max-concurrency': { type: 'string' },
+      'max-runs': { type: 'string' },
       'budget-tokens': { type: 'string' },
       'budget-usd': { type: 'string' },
       'allow-host': { type: 'string', multiple: true },
@@ -177,6 +183,8 @@ export function parseArguments(argv: string[], cwd: string): ParsedArguments | '
     json: values.json ?? false,
     ...(values['max-steps'] === undefined ? {} : { maxSteps: wholeNumber(values['max-steps'], '--max-steps', 1) as number }),
     ...(values['max-depth'] === undefined ? {} : { maxDepth: wholeNumber(values['max-depth'], '--max-depth', 0) as number }),
+    ...(values['max-concurrency'] === undefined ? {} : { maxConcurrency: wholeNumber(values['max-concurrency'], '--max-concurrency', 1) as number }),
+    ...(values['max-runs'] === undefined ? {} : { maxRuns: wholeNumber(values['max-runs'], '--max-runs', 1) as number }),
     ...budgetOf(values['budget-tokens'], values['budget-usd']),
     allowHosts: values['allow-host'] ?? [],
     trustHosts: values['trust-host'] ?? [],
@@ -312,6 +320,8 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
       ...(args.input === undefined ? {} : { input: args.input }),
       ...(args.maxSteps === undefined ? {} : { maxSteps: args.maxSteps }),
       ...(args.maxDepth === undefined ? {} : { maxDepth: args.maxDepth }),
+      ...(args.maxConcurrency === undefined ? {} : { maxConcurrency: args.maxConcurrency }),
+      ...(args.maxRuns === undefined ? {} : { maxRuns: args.maxRuns }),
       ...(args.budget === undefined ? {} : { budget: args.budget }),
       ...(args.resolve === undefined ? {} : { resolve: args.resolve }),
       ...(io.signal ? { signal: io.signal } : {}),

@@ -12,3 +12,7 @@ export const SOLUTION_INSTRUCTIONS = [
   '"calls" lists the tool calls to make now (each names its tool in "_tool"; parameters may be †references such as "†input.name" to values in the context; "_outputPath" such as "†state.result" says where a result is written).',
   '"output" stays null until the task is complete; a non-null "output" that matches the output schema ends the run.',
 ].join(' ');
+/** Model calls a run tree may have in flight at once (LOOP-16): above an ordinary 100-wide fan-out. */
+export const DEFAULT_MAX_CONCURRENCY = 128;
+/** Runs a run tree may start, the top run included (DEL-19). */
+export const DEFAULT_MAX_RUNS = 2000;

@@ -154,11 +154,29 @@ export function normalizeMessage(
   return canonical;
 }
 
+/**
+ * Names a document may not give a tool or a tool parameter (TOOL-1). `__proto__` is the one key a
+ * plain JavaScript object cannot hold as an ordinary entry: an object literal or an assignment
+ * with it sets the prototype instead, so an Activities record could not register an Activity under
+ * it and code handling a call could drop the parameter. Other `Object.prototype` names
+ * (`constructor`, `prototype`, `toString`) are ordinary keys and stay allowed: tools are kept in
+ * maps, never looked up on plain objects.
+ */
+const RESERVED_NAMES: ReadonlySet<string> = new Set(['__proto__']);
+
+function reservedNameProblem(what: string, name: string): string {
+  return `Expected a ${what} other than "${name}": the name is reserved, because a JavaScript object takes it for its prototype rather than as a key (an Activities record or a call could not hold it).`;
+}
+
 function checkSemantics(document: RequestDocument, add: (pointer: string, message: string) => void): void {
   document.context.forEach((message, index) => {
     const at = pointer('context', index);
     if (message.type === 'tool') {
       for (const [name, tool] of Object.entries((message as ToolMessage).tool)) {
+        if (RESERVED_NAMES.has(name)) add(`${at}${pointer('tool', name)}`, reservedNameProblem('tool name', name));
+        for (const parameter of Object.keys(tool.properties ?? {})) {
+          if (RESERVED_NAMES.has(parameter)) add(`${at}${pointer('tool', name, 'properties', parameter)}`, reservedNameProblem('parameter name', parameter));
+        }
         const problem = schemaProblem(tool);
         if (problem) add(`${at}/tool/${name}`, problem);
         const output = outputSchemaOf(tool);

@@ -4,6 +4,10 @@ import type { Message, ToolSchema } from './types.js';
 /** Tool meta-properties whose top-level plain value is shorthand for `{const: value}`. */
 const CONST_SHORTHANDS = ['_delegate', '_activity', '_scopes', '_resolve', '_approval'] as const;
 
+// Records keyed by the document's own names are built with spreads and `Object.fromEntries`, never
+// by assignment: `record[name] = value` with the name `__proto__` would set the prototype and drop
+// the entry without a word, so validation could not report it (TOOL-1).
+
 /**
  * Canonicalises a tool schema: top-level `_delegate`/`_activity`/`_scopes`/`_resolve`/`_approval` values move
  * into `properties` as `const`, a top-level `_output` schema moves to `properties._output`, and
@@ -12,19 +16,18 @@ const CONST_SHORTHANDS = ['_delegate', '_activity', '_scopes', '_resolve', '_app
 export function normalizeTool(tool: ToolSchema): ToolSchema {
   const { properties, ...rest } = tool;
   const nextProperties: Record<string, unknown> = { ...(properties ?? {}) };
-  // A tool is an object schema; any other `type` is kept so validation can name it.
-  const next: ToolSchema = { type: (rest.type ?? 'object') as 'object' };
+  const kept: [string, unknown][] = [];
   for (const [key, value] of Object.entries(rest)) {
     if ((CONST_SHORTHANDS as readonly string[]).includes(key)) {
       nextProperties[key] = { const: value };
     } else if (key === '_output') {
       nextProperties._output = value;
     } else if (key !== 'type') {
-      next[key] = value;
+      kept.push([key, value]);
     }
   }
-  next.properties = nextProperties as ToolSchema['properties'];
-  return next;
+  // A tool is an object schema; any other `type` is kept so validation can name it.
+  return { type: (rest.type ?? 'object') as 'object', ...Object.fromEntries(kept), properties: nextProperties as ToolSchema['properties'] };
 }
 
 const TURN_TYPES = new Set(['system', 'user', 'assistant']);
@@ -32,12 +35,9 @@ const TURN_TYPES = new Set(['system', 'user', 'assistant']);
 /** Moves every field but the reserved ones into `field` (the flat shorthand of input/state/meta). */
 function foldFlat(message: Record<string, unknown>, field: string, reserved: string[]): Record<string, unknown> {
   if (field in message) return message;
-  const folded: Record<string, unknown> = {};
-  const kept: Record<string, unknown> = {};
-  for (const [key, value] of Object.entries(message)) {
-    if (reserved.includes(key)) kept[key] = value;
-    else folded[key] = value;
-  }
+  const entries = Object.entries(message);
+  const kept = Object.fromEntries(entries.filter(([key]) => reserved.includes(key)));
+  const folded = Object.fromEntries(entries.filter(([key]) => !reserved.includes(key)));
   if (Object.keys(folded).length === 0) return kept;
   return { ...kept, [field]: folded };
 }
@@ -68,11 +68,11 @@ export const builtinNormalizers: Record<string, (message: Record<string, unknown
   tool: (message) => {
     const tools = message.tool;
     if (typeof tools !== 'object' || tools === null || Array.isArray(tools)) return message as Message;
-    const normalized: Record<string, ToolSchema> = {};
-    for (const [name, schema] of Object.entries(tools as Record<string, unknown>)) {
-      normalized[name] = typeof schema === 'object' && schema !== null && !Array.isArray(schema) ? normalizeTool(schema as ToolSchema) : (schema as ToolSchema);
-    }
-    return { ...message, tool: normalized } as Message;
+    const normalized = Object.entries(tools as Record<string, unknown>).map(([name, schema]) => [
+      name,
+      typeof schema === 'object' && schema !== null && !Array.isArray(schema) ? normalizeTool(schema as ToolSchema) : schema,
+    ]);
+    return { ...message, tool: Object.fromEntries(normalized) } as Message;
   },
 };
 

@@ -5,6 +5,7 @@ import { CallBatch, type BatchEntry } from './call-batch.js';
 import { DEFAULT_MAX_STEPS, MAX_REASKS, SOLUTION_INSTRUCTIONS } from './constants.js';
 import { runSignal, throwIfCancelled } from './abort.js';
 import { BudgetMeter } from './budget.js';
+import { TreeBounds, treeLimits } from './tree-bounds.js';
 import { ContextStore } from './data-store.js';
 import { BoundError, cancelled, ModelError, ProtocolError, UsageError, toProtocolError } from './errors.js';
 import { executeCall, prepareCall, recordFailure, type CallScope } from './execute-call.js';
@@ -35,8 +36,8 @@ class Completed {
 export async function runRequest(runtime: Runtime, loaded: LoadedRequest, given: RunOptions): Promise<RunResult> {
   const limits = given.budget ?? loaded.document.config?.budget;
   const cancellation = runSignal(given.signal);
-  // The top run of a budgeted tree creates the meter; the options carry it, and the run's own
-  // signal, to every descendant.
+  // The top run of a budgeted tree creates the meter; the options carry it, the tree's bounds
+  // (created below) and the run's own signal to every descendant.
   const options: RunOptions = { ...given, signal: cancellation.signal, ...(given.meter || !limits ? {} : { meter: new BudgetMeter(limits) }) };
   const started = Date.now();
   const runId = options.runId ?? newId('run');
@@ -65,6 +66,8 @@ export async function runRequest(runtime: Runtime, loaded: LoadedRequest, given:
   trace.emit('run.started', { request: loaded.location, name: info.name, model: options.model?.id ?? null, input: options.input ?? null });
 
   try {
+    // The top run creates its tree's bounds (DEL-19, LOOP-16), counting itself as the first run.
+    options.treeBounds ??= new TreeBounds(treeLimits(given));
     let request = loaded;
     for (const prepare of runtime.preparers) request = await prepare(request, options, runtime);
     const document = request.document;
@@ -130,7 +133,7 @@ export async function runRequest(runtime: Runtime, loaded: LoadedRequest, given:
     while (!completed) {
       throwIfCancelled(signal);
       if (steps >= maxSteps) throw new BoundError('max_steps_exceeded', `The run took ${maxSteps} model steps without producing a valid output.`, { maxSteps });
-      options.meter?.check();
+      checkBounds(options);
       const model = options.model;
       if (!model) throw new UsageError(options.noModelMessage ?? `The Request "${info.name}" needs a model, and none was given.`);
       const step = steps++;
@@ -153,7 +156,7 @@ export async function runRequest(runtime: Runtime, loaded: LoadedRequest, given:
         ownCost = addCost(ownCost, response.costUsd);
         options.meter?.add(response.usage, response.costUsd);
       });
-      options.meter?.check();
+      checkBounds(options);
       if (lazy) {
         // A plan that could not run goes back to the model as errors, to be planned again.
         const problems = planProblems(solution.calls);
@@ -184,6 +187,12 @@ export async function runRequest(runtime: Runtime, loaded: LoadedRequest, given:
   } finally {
     cancellation.release();
   }
+}
+
+/** Throws `budget_exceeded` when the tree has passed its budget (LOOP-13) or its run bound (DEL-19). */
+function checkBounds(options: RunOptions): void {
+  options.meter?.check();
+  options.treeBounds?.check();
 }
 
 function isCallShaped(call: unknown): call is Call {
@@ -251,16 +260,24 @@ async function askModel(
   let conversation = messages;
   let lastProblem = '';
   for (let attempt = 0; attempt <= MAX_REASKS; attempt++) {
-    scope.trace.emit('model.request', { step, attempt, messages: conversation, schema });
-    const began = Date.now();
+    // A slot of the tree's model-call bound is held only while the model answers (LOOP-16), so a
+    // run waiting for its children never holds one; the trace shows the request once it is sent.
+    const release = await scope.options.treeBounds?.acquireModelSlot(scope.signal);
+    let began = Date.now();
     let response: ModelResponse;
     try {
+      // While this run waited for its slot, its tree may have passed a bound.
+      checkBounds(scope.options);
+      scope.trace.emit('model.request', { step, attempt, messages: conversation, schema });
+      began = Date.now();
       const onRetry = (retry: ModelRetry) => scope.trace.emit('model.retry', { step, attempt: retry.attempt, reason: retry.reason, waitMs: retry.waitMs });
       response = await model.generate({ requestName: info.name, step, messages: conversation, schema, config, signal: scope.signal, onCall, onRetry });
     } catch (error) {
       if (scope.signal.aborted) throw cancelled(error);
       if (error instanceof ProtocolError) throw error;
       throw new ModelError('model_error', `The model ${model.id} failed: ${error instanceof Error ? error.message : String(error)}`, {}, { cause: error });
+    } finally {
+      release?.();
     }
     account(response);
     scope.trace.emit('model.response', {

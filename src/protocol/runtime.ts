@@ -1,6 +1,7 @@
 /** The Runtime: owns the registries (message handlers, Activities, run preparers) and starts runs. */
 import type { Model } from '../models/model.js';
 import type { Budget, BudgetMeter } from './budget.js';
+import type { TreeBounds } from './tree-bounds.js';
 import { defaultHandlers } from './builtin-handlers.js';
 import type { HandlerRegistry } from './handlers.js';
 import { loadRequestFile, parseRequestText, validateRequest, type LoadedRequest } from './load-request.js';
@@ -104,6 +105,19 @@ export interface RunOptions {
   budget?: Budget;
   /** The meter a run tree shares; the top run creates it, children inherit it with the options. */
   meter?: BudgetMeter;
+  /**
+   * Model calls the run tree may have in flight at once (default 128); read by the top run. A
+   * call waits for a free slot, and only the model's answering holds one.
+   */
+  maxConcurrency?: number;
+  /**
+   * Runs the run tree may start, the top run included (default 2000); read by the top run. A
+   * delegation past it fails with `budget_exceeded`, and so does every run of the tree at its next
+   * model call.
+   */
+  maxRuns?: number;
+  /** The bounds a run tree shares; the top run creates them, children inherit them with the options. */
+  treeBounds?: TreeBounds;
   /** Set by the Delegation Activity for child runs. */
   parent?: { run: string; depth: number; callId: string };
   /** A fixed run id (default: generated). */

@@ -4,7 +4,7 @@ import { defaultHandlers } from '../protocol/builtin-handlers.js';
 import type { HandlerRegistry } from '../protocol/handlers.js';
 import { listDocumentPaths, readConfinedDocument } from './confined-folder.js';
 import { entityTag, ifNoneMatchMatches } from './entity-tags.js';
-import { parseRequestPath } from './parse-request-path.js';
+import { parseRequestPath, urlPathOf } from './parse-request-path.js';
 import { createDocumentValidator, type CatalogEntry, type DocumentValidator } from './validate-document.js';
 
 /** Options of `createRequestHandler`. */
@@ -129,16 +129,21 @@ async function answer(request: Request, pathname: string, root: string, validate
   return cacheable(bytes, ifNoneMatch, tag);
 }
 
-/** The catalog of the valid documents, read and validated afresh (verdicts come from the cache when the bytes are unchanged). */
+/**
+ * The catalog of the valid documents, read and validated afresh (verdicts come from the cache when
+ * the bytes are unchanged). Each entry's `path` is the URL path a GET answers (SERVE-4), sorted.
+ */
 async function catalog(root: string, validate: DocumentValidator): Promise<CatalogEntry[]> {
   const entries: CatalogEntry[] = [];
   for (const segments of await listDocumentPaths(root)) {
+    const path = urlPathOf(segments);
+    if (path === undefined) continue;
     const bytes = await readConfinedDocument(root, segments);
     if (bytes === undefined) continue;
     const validation = validate(`/${segments.join('/')}`, bytes, entityTag(bytes));
-    if (validation.ok) entries.push(validation.entry);
+    if (validation.ok) entries.push({ path, ...validation.entry });
   }
-  return entries;
+  return entries.sort((left, right) => (left.path < right.path ? -1 : left.path > right.path ? 1 : 0));
 }
 
 /** A `200` with an ETag, or `304` when `If-None-Match` already holds it. */

@@ -30,6 +30,20 @@ export function isServableName(name: string): boolean {
 }
 
 /**
+ * The URL path that reaches the document at `segments` (decoded names below the served folder):
+ * `/` and each segment percent-encoded, so that `parseRequestPath` gives the segments back, e.g.
+ * `['my song.json']` → `/my%20song.json`. `undefined` when a name has no encoding (a lone UTF-16
+ * surrogate), which no request could then reach.
+ */
+export function urlPathOf(segments: readonly string[]): string | undefined {
+  try {
+    return `/${segments.map(encodeURIComponent).join('/')}`;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
  * Parses the path of a request URL (still percent-encoded, without query) into what it names.
  *
  * `/` is the catalog. Anything else must be `/`-separated non-empty segments that each decode

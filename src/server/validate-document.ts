@@ -6,7 +6,7 @@ import type { InputMessage, JsonSchema, RequestDocument } from '../protocol/type
 
 /** One valid document as the catalog (`GET /`) lists it. */
 export interface CatalogEntry {
-  /** Path below the served folder with `/` separators, e.g. `music/producer.json`. */
+  /** The URL path a GET on the server answers with this document, e.g. `/music/producer.json` or `/my%20song.json`. */
   path: string;
   /** The name its runs carry: `meta.name`, else the file name without `.json`. */
   name: string;
@@ -18,8 +18,8 @@ export interface CatalogEntry {
   output: JsonSchema;
 }
 
-/** The verdict on one document: its catalog entry, or every problem found (located by request path). */
-export type DocumentValidation = { ok: true; entry: CatalogEntry } | { ok: false; problems: Problem[] };
+/** The verdict on one document: its catalog entry but for the path (the handler knows the URL), or every problem found (located by request path). */
+export type DocumentValidation = { ok: true; entry: Omit<CatalogEntry, 'path'> } | { ok: false; problems: Problem[] };
 
 /** Validates the bytes of the document served at `path`; `tag` identifies the bytes (their entity tag). */
 export type DocumentValidator = (path: string, bytes: Uint8Array, tag: string) => DocumentValidation;
@@ -59,18 +59,17 @@ export function validateDocument(path: string, bytes: Uint8Array, handlers: Hand
   }
   try {
     const loaded = parseRequestText(text, path, handlers);
-    return { ok: true, entry: catalogEntry(path, loaded.name, loaded.document) };
+    return { ok: true, entry: catalogEntry(loaded.name, loaded.document) };
   } catch (error) {
     if (!(error instanceof RequestError)) throw error;
     return { ok: false, problems: error.problems.map((problem) => ({ ...problem, document: path })) };
   }
 }
 
-function catalogEntry(path: string, name: string, document: RequestDocument): CatalogEntry {
+function catalogEntry(name: string, document: RequestDocument): Omit<CatalogEntry, 'path'> {
   const slot = document.context.find((message): message is InputMessage => message.type === 'input' && message.input === undefined);
   const description = document.meta?.description;
   return {
-    path: path.replace(/^\//, ''),
     name,
     description: typeof description === 'string' ? description : null,
     input: slot?.schema ?? null,

@@ -7,6 +7,7 @@ import type { LoadedRequest } from '../../src/protocol/load-request.js';
 import { normalizeTool } from '../../src/protocol/normalize.js';
 import { type ActivityEnvironment, type RunOptions, type RunResult, Runtime, type UsageSummary } from '../../src/protocol/runtime.js';
 import { RunTrace, Tracer, memorySink } from '../../src/protocol/trace.js';
+import { TreeBounds } from '../../src/protocol/tree-bounds.js';
 import type { Call, Message, RequestDocument, ToolSchema } from '../../src/protocol/types.js';
 import type { ResolveContext, ResolvedRequest } from '../../src/resolvers/resolver.js';
 
@@ -227,6 +228,38 @@ describe('the Delegation Activity: depth (DEL-14, DEL-2)', () => {
     const refused = environmentFor({ depth: 2, options: { maxDepth: 2 } });
     const error = await failureOf(createDelegateActivity({ resolvers: fakeResolver() })({ _tool: 'ask', x: 1 }, delegating(), [], refused.environment));
     expect(error).toMatchObject({ code: 'max_depth_exceeded', data: { maxDepth: 2 } });
+  });
+});
+
+describe('the Delegation Activity: the run bound (DEL-19, DEL-2)', () => {
+  it("admits a child while the tree has runs left, and shares the tree's bounds with it", async () => {
+    const treeBounds = new TreeBounds({ maxRuns: 2, maxConcurrency: 1 });
+    const { environment, runtime } = environmentFor({ options: { treeBounds } });
+    await expect(createDelegateActivity({ resolvers: fakeResolver() })({ _tool: 'ask', x: 1 }, delegating(), [], environment)).resolves.toBe(1);
+    expect(treeBounds.runs).toBe(2);
+    expect(runtime.runs[0]?.options.treeBounds).toBe(treeBounds);
+  });
+
+  it('fails with budget_exceeded once the tree has started its maximum of runs, with no delegate.started and no child run', async () => {
+    const treeBounds = new TreeBounds({ maxRuns: 1, maxConcurrency: 1 });
+    const { environment, events, runtime } = environmentFor({ options: { treeBounds } });
+    const error = await failureOf(createDelegateActivity({ resolvers: fakeResolver() })({ _tool: 'ask', x: 1 }, delegating(), [], environment));
+    expect(error).toMatchObject({ code: 'budget_exceeded', data: { maxRuns: 1, runs: 1 } });
+    expect(error.message).toContain('"ask"');
+    expect(error.message).toContain('--max-runs');
+    expect(events).toEqual([]);
+    expect(runtime.runs).toEqual([]);
+    expect(treeBounds).toMatchObject({ runs: 1, refused: 1 });
+  });
+
+  it('refuses before anything is loaded once the tree has been refused a run', async () => {
+    const treeBounds = new TreeBounds({ maxRuns: 1, maxConcurrency: 1 });
+    treeBounds.refused = 1;
+    const resolver = fakeResolver();
+    const { environment } = environmentFor({ options: { treeBounds } });
+    const error = await failureOf(createDelegateActivity({ resolvers: resolver })({ _tool: 'ask', x: 1 }, delegating(), [], environment));
+    expect(error.code).toBe('budget_exceeded');
+    expect(resolver.calls).toEqual([]);
   });
 });
 

@@ -121,6 +121,40 @@ describe('validateRequest: messages (MSG-1, DOC-5 step 3)', () => {
     expect(new Set(pointers)).toEqual(new Set(['/context/0/tool']));
   });
 
+  it('refuses a tool named __proto__ as reserved, at its pointer, instead of dropping it (TOOL-1)', () => {
+    // Parsed from text: in an object literal `__proto__` would set the prototype, not a key.
+    const document = JSON.parse('{"context":[{"type":"system","text":"x"},{"type":"tool","tool":{"ok":{},"__proto__":{"description":"d"}}}],"schema":true}');
+    const problems = problemsOf(document);
+    expect(problems).toEqual([
+      expect.objectContaining({
+        pointer: '/context/1/tool/__proto__',
+        message: expect.stringMatching(/^Expected a tool name other than "__proto__": the name is reserved/),
+      }),
+    ]);
+  });
+
+  it('refuses a tool parameter named __proto__ as reserved, at its pointer (TOOL-1)', () => {
+    const document = JSON.parse('{"context":[{"type":"tool","tool":{"ask":{"properties":{"__proto__":{"type":"string"}}}}}],"schema":true}');
+    expect(problemsOf(document)).toEqual([
+      expect.objectContaining({
+        pointer: '/context/0/tool/ask/properties/__proto__',
+        message: expect.stringContaining('parameter name other than "__proto__"'),
+      }),
+    ]);
+  });
+
+  it('keeps constructor, prototype and toString as ordinary tool and parameter names (TOOL-1)', () => {
+    const tool = { properties: { constructor: { type: 'string' } } };
+    const loaded = validateRequest(
+      { context: [{ type: 'tool', tool: { constructor: tool, prototype: {}, toString: {} } }], schema: true },
+      LOCATION,
+      defaultHandlers(),
+    );
+    const tools = (loaded.document.context[0] as { tool: Record<string, unknown> }).tool;
+    expect(Object.keys(tools)).toEqual(['constructor', 'prototype', 'toString']);
+    expect(tools.constructor).toEqual({ type: 'object', properties: { constructor: { type: 'string' } } });
+  });
+
   it('reports a top-level _output that is not a schema where the document wrote it (TOOL-3, DOC-5)', () => {
     expect(pointersOf({ context: [{ type: 'tool', tool: { t: { _output: 5 } } }], schema: true })).toEqual(['/context/0/tool/t/_output']);
     expect(pointersOf({ context: [{ type: 'tool', tool: { t: { properties: { _output: 5 } } } }], schema: true })).toEqual([

@@ -134,6 +134,12 @@ describe('tool messages (TOOL-3)', () => {
     });
   });
 
+  it('keeps a tool named __proto__ as an entry of the message, so validation can report it', () => {
+    const message = normalize(JSON.parse('{"type":"tool","tool":{"__proto__":{"_delegate":"./a.json"}}}')) as { tool: object };
+    expect(Object.getPrototypeOf(message.tool)).toBe(Object.prototype);
+    expect(Object.entries(message.tool)).toEqual([['__proto__', { type: 'object', properties: { _delegate: { const: './a.json' } } }]]);
+  });
+
   it('leaves a tool field that is not an object for validation to report', () => {
     expect(normalize({ type: 'tool', tool: ['a'] })).toEqual({ type: 'tool', tool: ['a'] });
     expect(normalize({ type: 'tool', tool: { a: 'not a schema' } })).toEqual({ type: 'tool', tool: { a: 'not a schema' } });
@@ -196,6 +202,25 @@ describe('normalizeTool (TOOL-1, TOOL-3)', () => {
     const copy = structuredClone(tool);
     normalizeTool(tool);
     expect(tool).toEqual(copy);
+  });
+});
+
+describe('keys named __proto__ (TOOL-1, DATA-2)', () => {
+  it('keeps a __proto__ field of the flat state and input shorthand as a data key', () => {
+    const state = normalize(JSON.parse('{"type":"state","__proto__":{"x":1},"y":2}')) as { state: object };
+    expect(Object.getPrototypeOf(state.state)).toBe(Object.prototype);
+    expect(Object.entries(state.state)).toEqual([
+      ['__proto__', { x: 1 }],
+      ['y', 2],
+    ]);
+    const input = normalize(JSON.parse('{"type":"input","__proto__":1}')) as { input: object };
+    expect(Object.entries(input.input)).toEqual([['__proto__', 1]]);
+  });
+
+  it('keeps a __proto__ keyword of a tool schema as a keyword, for the schema compiler to judge', () => {
+    const tool = normalizeTool(JSON.parse('{"description":"d","__proto__":{"x":1}}'));
+    expect(Object.getPrototypeOf(tool)).toBe(Object.prototype);
+    expect(Object.keys(tool)).toEqual(['type', 'description', '__proto__', 'properties']);
   });
 });
 

@@ -1,6 +1,7 @@
 /** Handler-level tests of the `delegate-serve` fetch handler: no sockets, a real temporary folder. */
-import { readFile, rename, stat, utimes, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { mkdir, mkdtemp, readFile, rename, rm, stat, utimes, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { builtinHandlers } from '../../src/protocol/builtin-handlers.js';
 import { HandlerRegistry } from '../../src/protocol/handlers.js';
@@ -113,14 +114,42 @@ describe('GET / (the catalog)', () => {
     };
     const deepEntry = { name: 'deep', description: null, input: null, output: { type: 'number' } };
     expect(catalog).toEqual([
-      { path: 'hello.json', ...helloEntry },
-      { path: 'link-in.json', ...helloEntry, name: 'link-in' },
-      { path: 'linkdir-in/nested/deep.json', ...deepEntry },
-      { path: 'linkdir-in/producer.json', ...producerEntry },
-      { path: 'music/nested/deep.json', ...deepEntry },
-      { path: 'music/producer.json', ...producerEntry },
-      { path: 'my doc.json', ...helloEntry, name: 'my doc' },
+      { path: '/hello.json', ...helloEntry },
+      { path: '/link-in.json', ...helloEntry, name: 'link-in' },
+      { path: '/linkdir-in/nested/deep.json', ...deepEntry },
+      { path: '/linkdir-in/producer.json', ...producerEntry },
+      { path: '/music/nested/deep.json', ...deepEntry },
+      { path: '/music/producer.json', ...producerEntry },
+      { path: '/my%20doc.json', ...helloEntry, name: 'my doc' },
     ]);
+  });
+
+  it('lists URL paths: every entry, requested exactly as listed, answers 200 with its document (SERVE-4)', async () => {
+    const folder = await mkdtemp(join(tmpdir(), 'delegate-serve-names-'));
+    try {
+      const names = ['my song.json', 'café/naïve.json', '100%.json', 'a#b?.json', 'x+y&z=1;2.json', '🎵/%20.json', "it's (new).json"];
+      for (const name of names) {
+        await mkdir(dirname(join(folder, name)), { recursive: true });
+        await writeFile(join(folder, name), JSON.stringify({ meta: { description: name }, context: [], schema: true }));
+      }
+      const served = createRequestHandler({ root: folder, log: () => undefined });
+      const catalog = JSON.parse(await bodyText(await served(new Request('http://serve.test/')))) as { path: string; description: string }[];
+      expect(catalog.map((entry) => entry.description).sort()).toEqual([...names].sort());
+      for (const entry of catalog) {
+        expect(entry.path.startsWith('/')).toBe(true);
+        // Both as a client's URL and as the raw request-target of the wire.
+        for (const response of [
+          await served(new Request(`http://serve.test${entry.path}`)),
+          await served(new Request('http://serve.test/'), { rawTarget: entry.path }),
+        ]) {
+          expect(response.status, entry.path).toBe(200);
+          expect(JSON.parse(await bodyText(response)).meta.description).toBe(entry.description);
+        }
+      }
+      expect(catalog.map((entry) => entry.path)).toContain('/my%20song.json');
+    } finally {
+      await rm(folder, { recursive: true, force: true });
+    }
   });
 
   it('never lists invalid, hidden, non-JSON or escaping documents', async () => {

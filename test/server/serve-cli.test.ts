@@ -119,15 +119,20 @@ describe('delegate-serve serving', () => {
     expect(revalidated.status).toBe(304);
     await revalidated.arrayBuffer();
     const catalog = (await (await fetch(`${server.url}/`)).json()) as { path: string }[];
-    expect(catalog.map((entry) => entry.path)).toContain('music/producer.json');
+    expect(catalog.map((entry) => entry.path)).toContain('/music/producer.json');
+    const listed = await fetch(`${server.url}/my%20doc.json`);
+    expect(catalog.map((entry) => entry.path)).toContain('/my%20doc.json');
+    expect(listed.status).toBe(200);
+    await listed.arrayBuffer();
 
     stop.abort();
     expect(await exit).toBe(0);
     const access = stderrLines().filter((line) => !line.startsWith('delegate-serve:'));
-    expect(access).toHaveLength(3);
+    expect(access).toHaveLength(4);
     expect(access[0]).toMatch(/^\S+ GET \/hello\.json 200 \d+B \d+ms$/);
     expect(access[1]).toMatch(/^\S+ GET \/hello\.json 304 0B \d+ms$/);
     expect(access[2]).toMatch(/^\S+ GET \/ 200 \d+B \d+ms$/);
+    expect(access[3]).toMatch(/^\S+ GET \/my%20doc\.json 200 \d+B \d+ms$/);
     expect(stderrLines().at(-1)).toBe('delegate-serve: shutting down');
     await expect(fetch(`${server.url}/hello.json`)).rejects.toThrow();
   });
