@@ -2,7 +2,7 @@
 import { isDataLike } from './builtin-handlers.js';
 import { collectTools } from './tools.js';
 import type { Message, ToolSchema } from './types.js';
-import { dataRecordOf, readVisible, type DataRecord, type Reference } from './variables.js';
+import { dataRecordOf, readPath, viewOf, type DataRecord, type Reference } from './variables.js';
 
 /** The growing context of one run: messages in order, and the data records they hold. */
 export class ContextStore {
@@ -10,8 +10,6 @@ export class ContextStore {
   readonly records: DataRecord[] = [];
   /** The tools defined so far; a later definition of a name wins (and moves to the end). */
   readonly tools = new Map<string, ToolSchema>();
-  /** The records again, by kind and then by instance, so a read looks only at what it can see. */
-  private readonly byKind = new Map<string, { global: DataRecord[]; instances: Map<string, DataRecord[]> }>();
 
   constructor(messages: readonly Message[] = []) {
     for (const message of messages) this.append(message);
@@ -23,38 +21,18 @@ export class ContextStore {
     collectTools([message], this.tools);
     if (isDataLike(message)) {
       const record = dataRecordOf(message);
-      if (record) {
-        this.records.push(record);
-        let kind = this.byKind.get(record.kind);
-        if (!kind) {
-          kind = { global: [], instances: new Map() };
-          this.byKind.set(record.kind, kind);
-        }
-        if (record.instance === undefined) kind.global.push(record);
-        else {
-          const own = kind.instances.get(record.instance);
-          if (own) own.push(record);
-          else kind.instances.set(record.instance, [record]);
-        }
-      }
+      if (record) this.records.push(record);
     }
   }
 
   /** Reads a reference for an instance (global data plus that instance's own). */
   read(reference: Reference, instance: string | undefined): { found: boolean; value?: unknown } {
-    return readVisible(this.visible(reference.kind, instance), reference.segments);
-  }
-
-  /** The records of a kind an instance sees, oldest first: the global ones, then its own (DATA-6). */
-  private visible(kind: string, instance: string | undefined): DataRecord[][] {
-    const records = this.byKind.get(kind);
-    if (!records) return [];
-    return instance === undefined ? [records.global] : [records.global, records.instances.get(instance) ?? []];
+    return readPath(this.records, reference.kind, instance, reference.segments);
   }
 
   /** The whole merged value of a kind for an instance. */
   view(kind: string, instance: string | undefined): { found: boolean; value?: unknown } {
-    return readVisible(this.visible(kind, instance), []);
+    return viewOf(this.records, kind, instance);
   }
 
   /** Every instance name that occurs in the context, sorted. */

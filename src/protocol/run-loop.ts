@@ -201,17 +201,10 @@ function isCallShaped(call: unknown): call is Call {
 
 /** A batch whose calls are prepared, executed and failed in this run's scope. */
 function batchFor(scope: CallScope): CallBatch {
-  let seen = scope.store.records.length;
   return new CallBatch({
     prepare: (entry) => prepareCall(scope, entry),
     execute: (entry, call) => executeCall(scope, entry, call),
     fail: (entry, error) => recordFailure(scope, entry, entry.call, error),
-    written: () => {
-      const records = scope.store.records.slice(seen);
-      seen = scope.store.records.length;
-      // Only the kind and segments matter to the batch's index of what blocked calls miss.
-      return records.map((record) => ({ kind: record.kind, segments: record.path, path: '', text: '' }));
-    },
   });
 }
 

@@ -579,32 +579,21 @@ function isPrefix(prefix: readonly PathSegment[], path: readonly PathSegment[]):
  * array; the answer always equals reading the full fold of the visible records.
  */
 export function readPath(records: readonly DataRecord[], kind: string, instance: string | undefined, path: readonly PathSegment[]): ReadResult {
-  return readVisible([visibleRecords(records, kind, instance)], path);
-}
-
-/**
- * `readPath` over records already picked for a kind and instance: `parts` are read as one list,
- * oldest first (the global records, then the instance's own), without copying them, so a store
- * that keeps its records by kind and instance reads in time independent of the other kinds.
- */
-export function readVisible(parts: readonly (readonly DataRecord[])[], path: readonly PathSegment[]): ReadResult {
   const firstIndex = path.findIndex((segment) => indexOf(segment) !== undefined);
   const stable = firstIndex === -1 ? path : path.slice(0, firstIndex);
+  const visible = visibleRecords(records, kind, instance);
   const collected: DataRecord[] = [];
   let base: DataRecord | undefined;
-  newestFirst: for (let part = parts.length - 1; part >= 0; part -= 1) {
-    const visible = parts[part] as readonly DataRecord[];
-    for (let i = visible.length - 1; i >= 0; i -= 1) {
-      const record = visible[i]!;
-      if (isPrefix(record.path, stable)) {
-        if (record.method === 'set') {
-          base = record;
-          break newestFirst;
-        }
-        collected.push(record);
-      } else if (isPrefix(stable, record.path)) {
-        collected.push(record);
+  for (let i = visible.length - 1; i >= 0; i -= 1) {
+    const record = visible[i]!;
+    if (isPrefix(record.path, stable)) {
+      if (record.method === 'set') {
+        base = record;
+        break;
       }
+      collected.push(record);
+    } else if (isPrefix(stable, record.path)) {
+      collected.push(record);
     }
   }
   let state: unknown = base ? applyWrite(undefined, base.path, 'set', base.value) : undefined;
