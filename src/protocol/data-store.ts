@@ -10,6 +10,7 @@ export class ContextStore {
   readonly records: DataRecord[] = [];
   /** The tools defined so far; a later definition of a name wins (and moves to the end). */
   readonly tools = new Map<string, ToolSchema>();
+  private readonly listeners = new Set<(record: DataRecord) => void>();
 
   constructor(messages: readonly Message[] = []) {
     for (const message of messages) this.append(message);
@@ -21,7 +22,10 @@ export class ContextStore {
     collectTools([message], this.tools);
     if (isDataLike(message)) {
       const record = dataRecordOf(message);
-      if (record) this.records.push(record);
+      if (record) {
+        this.records.push(record);
+        for (const listener of this.listeners) listener(record);
+      }
     }
   }
 
@@ -33,6 +37,12 @@ export class ContextStore {
   /** The whole merged value of a kind for an instance. */
   view(kind: string, instance: string | undefined): { found: boolean; value?: unknown } {
     return viewOf(this.records, kind, instance);
+  }
+
+  /** Calls `listener` with every record appended from now on; returns the function that stops it. */
+  watch(listener: (record: DataRecord) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
   }
 
   /** Every instance name that occurs in the context, sorted. */

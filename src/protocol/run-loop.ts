@@ -196,6 +196,7 @@ function batchFor(scope: CallScope): CallBatch {
     prepare: (entry) => prepareCall(scope, entry),
     execute: (entry, call) => executeCall(scope, entry, call),
     fail: (entry, error) => recordFailure(scope, entry, entry.call, error),
+    watch: (listener) => scope.store.watch(listener),
   });
 }
 
