@@ -93,7 +93,7 @@ export async function runRequest(runtime: Runtime, loaded: LoadedRequest, given:
     // †output is checked whenever new writes to it arrived, so an invalid value is reported once.
     let outputWrites = 0;
     const checkOutput = (): Completed | undefined => {
-      const writes = store.records.filter((record) => record.kind === 'output').length;
+      const writes = store.count('output');
       if (writes === outputWrites) return undefined;
       outputWrites = writes;
       const written = store.view('output', undefined);

@@ -74,4 +74,16 @@ describe('ContextStore', () => {
     expect(store.instances()).toEqual(['at', 'de', 'fr']);
     expect(new ContextStore([{ type: 'user', text: 'x' }]).instances()).toEqual([]);
   });
+
+  it('reports every record appended to its watchers, until they stop watching, and counts records by kind', () => {
+    const store = new ContextStore([{ type: 'state', state: { n: 1 } }]);
+    const seen: string[] = [];
+    const stop = store.watch((record) => seen.push(`${record.kind} ${record.path.join('.')} ${record.instance ?? '-'}`));
+    store.append({ type: 'user', text: 'no record' });
+    store.append(makeWrite(ref('†output.a'), 1, { instance: 'fr' }));
+    stop();
+    store.append(makeWrite(ref('†output.b'), 2));
+    expect(seen).toEqual(['output a fr']);
+    expect([store.count('output'), store.count('state'), store.count('input')]).toEqual([2, 1, 0]);
+  });
 });

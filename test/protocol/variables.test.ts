@@ -1,5 +1,5 @@
 /** Unit tests of variables: references, expressions, output paths, data records and their resolution. */
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { ProtocolError } from '../../src/protocol/errors.js';
 import type { Message, OutputMethod } from '../../src/protocol/types.js';
 import {
@@ -470,6 +470,38 @@ describe('foldRecords', () => {
     const records = [write('state', [], 'set', { a: { b: 1 } })];
     (foldRecords(records) as { a: { b: number } }).a.b = 99;
     expect(records[0]!.value).toEqual({ a: { b: 1 } });
+  });
+
+  it('copies a container at most once, however many writes change it (PLAN-9)', () => {
+    const size = 2000;
+    const records = [
+      write('state', [], 'set', { first: 0 }),
+      ...Array.from({ length: size }, (_, index) => write('state', [`k${index}`], index % 2 === 0 ? 'set' : 'merge', { n: index })),
+      ...Array.from({ length: size }, (_, index) => write('state', ['list'], 'push', index)),
+    ];
+    // Copying an object or array of the state walks all its entries: count the big walks.
+    let bigWalks = 0;
+    const entries = Object.entries;
+    const slice = Array.prototype.slice;
+    const spies = [
+      vi.spyOn(Object, 'entries').mockImplementation((value: object) => {
+        const result = entries(value);
+        if (result.length > 100) bigWalks += 1;
+        return result;
+      }),
+      vi.spyOn(Array.prototype, 'slice').mockImplementation(function (this: unknown[], start?: number, end?: number) {
+        if (this.length > 100) bigWalks += 1;
+        return slice.call(this, start, end);
+      }),
+    ];
+    try {
+      const folded = foldRecords(records) as Record<string, unknown>;
+      expect(Object.keys(folded)).toHaveLength(size + 2);
+      expect((folded.list as number[])[size - 1]).toBe(size - 1);
+    } finally {
+      for (const spy of spies) spy.mockRestore();
+    }
+    expect(bigWalks).toBe(0);
   });
 });
 
