@@ -1,8 +1,17 @@
 /** The run's context with its data records kept beside it, indexed by kind, instance and path, so reads never rescan the messages. */
 import { isDataLike } from './builtin-handlers.js';
+import { CallError } from './errors.js';
+import { MAX_NESTING_DEPTH, nestingProblem } from './json.js';
 import { collectTools } from './tools.js';
 import type { Message, ToolSchema } from './types.js';
-import { dataRecordOf, readRelated, stablePath, type DataRecord, type PathSegment, type ReadResult, type Reference } from './variables.js';
+import { dataRecordOf, formatReference, readRelated, stablePath, type DataRecord, type PathSegment, type ReadResult, type Reference } from './variables.js';
+
+/**
+ * How deep the data of one kind may nest (DOC-10): a write of a value MAX_NESTING_DEPTH levels
+ * deep at a path as long as references allow (and pushed into an array there) always fits;
+ * writing values read from the data ever deeper does not.
+ */
+export const MAX_DATA_DEPTH = 2 * MAX_NESTING_DEPTH + 1;
 
 /** A record and its place among all records of the store. */
 interface Placed {
@@ -92,6 +101,7 @@ export class ContextStore {
   /** Appends a message (never mutates an old one). */
   append(message: Message): void {
     const record = isDataLike(message) ? dataRecordOf(message) : undefined;
+    if (record) checkDepth(record);
     this.messages.push(message);
     collectTools([message], this.tools);
     if (!record) return;
@@ -149,6 +159,30 @@ export class ContextStore {
     // An instance's own records come after every global one (DATA-3), so its own `set` wins.
     if (own?.base) return readRelated(own.base.record, records(own.after), path);
     return readRelated(global?.base?.record, [...records(global?.after ?? []), ...records(own?.after ?? [])], path);
+  }
+}
+
+/**
+ * Refuses a record that would make its kind's data nest deeper than MAX_DATA_DEPTH (DOC-10): each
+ * segment of its path is a level, and so is the array a `push` adds to.
+ */
+function checkDepth(record: DataRecord): void {
+  const above = record.path.length + (record.method === 'push' ? 1 : 0);
+  const deep = nestingProblem(record.value, MAX_DATA_DEPTH - above);
+  if (deep === undefined) return;
+  const where = record.path.length === 0 ? `†${record.kind}` : formatReferenceSafely(record);
+  throw new CallError(
+    'invalid_params',
+    `The value written to ${where} would nest the ${record.kind} data deeper than ${MAX_DATA_DEPTH} levels (at ${deep || '/'} of the value).`,
+    { pointer: deep },
+  );
+}
+
+function formatReferenceSafely(record: DataRecord): string {
+  try {
+    return formatReference(record.kind, record.path);
+  } catch {
+    return `†${record.kind} at ${JSON.stringify(record.path)}`;
   }
 }
 

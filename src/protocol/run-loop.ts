@@ -8,6 +8,7 @@ import { BudgetMeter } from './budget.js';
 import { ContextStore } from './data-store.js';
 import { BoundError, cancelled, ModelError, ProtocolError, UsageError, toProtocolError } from './errors.js';
 import { executeCall, prepareCall, recordFailure, type CallScope } from './execute-call.js';
+import { nestingMessage, nestingProblem } from './json.js';
 import { declaredInputSchema, type LoadedRequest } from './load-request.js';
 import { describeCycle, findCycle } from './plan-graph.js';
 import { renderContext } from './render-context.js';
@@ -140,7 +141,8 @@ export async function runRequest(runtime: Runtime, loaded: LoadedRequest, given:
       const batch = lazy ? undefined : batchFor(scope);
       const started = new Set<string>();
       const startCall = (call: Call, index: number) => {
-        if (!batch || !isCallShaped(call)) return;
+        // A call nested too deep cannot be part of a valid answer (DOC-10), and is never run.
+        if (!batch || !isCallShaped(call) || nestingProblem(call) !== undefined) return;
         // Streamed delivery and the final answer deliver each call at its index: run each position once,
         // but two identical calls at different positions are two calls.
         const key = `${index}\u0000${JSON.stringify(call)}`;
@@ -256,20 +258,25 @@ async function askModel(
       throw new ModelError('model_error', `The model ${model.id} failed: ${error instanceof Error ? error.message : String(error)}`, {}, { cause: error });
     }
     account(response);
+    // An answer nested too deep is refused before anything walks it (DOC-10), and traced as text.
+    const tooDeep = response.solution === undefined ? undefined : nestingProblem(response.solution);
+    const solution = tooDeep === undefined ? response.solution : undefined;
     scope.trace.emit('model.response', {
       step,
       attempt,
-      solution: response.solution ?? null,
-      ...(response.solution === undefined ? { text: response.text } : {}),
+      solution: solution ?? null,
+      ...(solution === undefined ? { text: response.text } : {}),
       model: response.model,
       usage: response.usage,
       costUsd: response.costUsd,
       ms: Date.now() - began,
     });
-    if (response.solution === undefined) {
+    if (tooDeep !== undefined) {
+      lastProblem = nestingMessage(tooDeep);
+    } else if (solution === undefined) {
       lastProblem = 'The answer was not valid JSON.';
-    } else if (validate(response.solution)) {
-      return response.solution as Solution;
+    } else if (validate(solution)) {
+      return solution as Solution;
     } else {
       lastProblem = describeErrors(validate.errors)
         .map((issue) => `${issue.pointer || '/'}: ${issue.message}`)

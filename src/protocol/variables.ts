@@ -1,6 +1,7 @@
 /** Variables (PROTOCOL section 6): `†` references, input expressions, output paths, and reading data records into views. */
 import { JSONPath } from 'jsonpath-plus';
 import { CallError, ProtocolError } from './errors.js';
+import { MAX_NESTING_DEPTH } from './json.js';
 import type { DataMessage, Message, OutputMethod } from './types.js';
 
 /** One step of a path: an object key (string) or an array index (number). */
@@ -83,7 +84,9 @@ function referencePattern(): RegExp {
 
 /**
  * Turns the text after the kind (`.a[0]["x y"]`, or '') into segments. jsonpath-plus splits the
- * path; our own tokens say which parts were indices, and any disagreement rejects the path.
+ * path; our own tokens say which parts were indices, and any disagreement rejects the path. A
+ * path of more than MAX_NESTING_DEPTH segments is none (DOC-10), and is refused before
+ * jsonpath-plus, whose time grows faster than the path, sees it.
  */
 function segmentsOf(suffix: string): PathSegment[] | undefined {
   const tokens: { text: string; index: boolean }[] = [];
@@ -92,7 +95,7 @@ function segmentsOf(suffix: string): PathSegment[] | undefined {
   while (position < suffix.length) {
     token.lastIndex = position;
     const match = token.exec(suffix);
-    if (!match) return undefined;
+    if (!match || tokens.length === MAX_NESTING_DEPTH) return undefined;
     const text = match[0];
     if (text.startsWith('.')) {
       const key = text.slice(1);
@@ -328,6 +331,18 @@ export function parseOutputPath(text: string): OutputPath | undefined {
   return expression && { op: expression.op, targets: expression.refs };
 }
 
+/** True when `text` holds reference-shaped text whose path has more than MAX_NESTING_DEPTH segments. */
+function holdsTooLongPath(text: string): boolean {
+  if (!text.includes(REFERENCE_SIGIL)) return false;
+  const token = new RegExp(SEGMENT, 'guy');
+  for (const match of text.matchAll(referencePattern())) {
+    token.lastIndex = 0;
+    let segments = 0;
+    while (token.exec(match[2]!)) if (++segments > MAX_NESTING_DEPTH) return true;
+  }
+  return false;
+}
+
 /**
  * Explains, in a full sentence, what is wrong with a malformed expression: one that starts with `†`
  * and contains `||` or `&&` but mixes operators or has a side that is not a reference. For `output`
@@ -337,7 +352,11 @@ export function parseOutputPath(text: string): OutputPath | undefined {
 export function validateExpression(text: string, where: 'input' | 'output'): string | undefined {
   const trimmed = text.trim();
   const looksLikeExpression = trimmed.startsWith(REFERENCE_SIGIL) && OPERATOR.test(trimmed);
-  if (where === 'input' && !looksLikeExpression) return undefined;
+  if (where === 'input' && !looksLikeExpression) {
+    return holdsTooLongPath(text)
+      ? `The text ${JSON.stringify(text)} holds a reference whose path has more than ${MAX_NESTING_DEPTH} segments, the most a reference's path may have.`
+      : undefined;
+  }
   const label = where === 'input' ? 'input expression' : 'output path';
   const explanation =
     where === 'input'
@@ -349,6 +368,9 @@ export function validateExpression(text: string, where: 'input' | 'output'): str
   }
   const side = scan.badSides[0];
   if (side === undefined) return undefined;
+  if (holdsTooLongPath(side)) {
+    return `The ${label} ${JSON.stringify(text)} has a path of more than ${MAX_NESTING_DEPTH} segments, the most a reference's path may have.`;
+  }
   if (!looksLikeExpression) {
     return `The ${label} ${JSON.stringify(text)} is not a reference; write it as \`†<kind>.<path>\`, for example \`†state.summary\` or \`†output\`.`;
   }

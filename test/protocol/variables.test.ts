@@ -1,5 +1,6 @@
 /** Unit tests of variables: references, expressions, output paths, data records and their resolution. */
 import { describe, expect, it, vi } from 'vitest';
+import { MAX_NESTING_DEPTH } from '../../src/protocol/json.js';
 import { ProtocolError } from '../../src/protocol/errors.js';
 import type { Message, OutputMethod } from '../../src/protocol/types.js';
 import {
@@ -94,6 +95,14 @@ describe('parseReference', () => {
     ]) {
       expect(parseReference(text), text).toBeUndefined();
     }
+  });
+});
+
+describe('how long a reference path may be (DOC-10)', () => {
+  it('reads text with more than MAX_NESTING_DEPTH path segments as no reference', () => {
+    expect(parseReference(`†state${'[0]'.repeat(MAX_NESTING_DEPTH)}`)?.segments).toHaveLength(MAX_NESTING_DEPTH);
+    expect(parseReference(`†state${'[0]'.repeat(MAX_NESTING_DEPTH + 1)}`)).toBeUndefined();
+    expect(findReferences({ x: `†state${'.a'.repeat(10_000)}` })).toEqual([]);
   });
 });
 
@@ -291,6 +300,14 @@ describe('validateExpression', () => {
 
   it('reports an output path that is not a reference at all', () => {
     expect(validateExpression('state.summary', 'output')).toMatch(/^The output path "state\.summary" is not a reference/);
+  });
+
+  it('names a reference whose path is longer than MAX_NESTING_DEPTH segments, wherever it is (DOC-10)', () => {
+    const long = `†state${'.a'.repeat(MAX_NESTING_DEPTH + 1)}`;
+    expect(validateExpression(long, 'output')).toMatch(/has a path of more than 100 segments, the most a reference's path may have\.$/);
+    expect(validateExpression(`Hello ${long}`, 'input')).toMatch(/holds a reference whose path has more than 100 segments/);
+    expect(validateExpression(`†state.x || ${long}`, 'input')).toMatch(/has a path of more than 100 segments/);
+    expect(validateExpression(`†state${'.a'.repeat(MAX_NESTING_DEPTH)}`, 'output')).toBeUndefined();
   });
 });
 
