@@ -38,13 +38,13 @@ export function naiveFindCycle(calls: Call[]): number[] | undefined {
   return undefined;
 }
 
-/** The naive CallBatch: same methods, same hooks (`watch` is not needed: it retries everything). */
+/** The naive CallBatch: same hooks (`watch` is not needed: it retries everything), the methods the properties use. */
 export class NaiveCallBatch {
   private readonly pending: BatchEntry[] = [];
   private readonly running = new Set<BatchEntry>();
   private readonly orders = new Map<BatchEntry, number>();
   private closed = false;
-  private scheduled = false;
+  private scheduled: Promise<void> | undefined;
   private settle!: () => void;
   private readonly done = new Promise<void>((resolve) => {
     this.settle = resolve;
@@ -56,27 +56,21 @@ export class NaiveCallBatch {
     if (this.closed) throw new Error('A closed batch takes no more calls.');
     this.orders.set(entry, this.orders.size);
     this.pending.push(entry);
-    this.schedule();
-  }
-
-  addAll(entries: readonly BatchEntry[]): void {
-    for (const entry of entries) this.add(entry);
+    this.pumpSoon();
   }
 
   close(): void {
     this.closed = true;
-    this.schedule();
+    this.pumpSoon();
   }
 
-  settled(): Promise<void> {
-    return this.done;
-  }
+  /** Resolves once every call has completed or failed after close. */
+  readonly settled = (): Promise<void> => this.done;
 
-  private schedule(): void {
-    if (this.scheduled) return;
-    this.scheduled = true;
-    queueMicrotask(() => {
-      this.scheduled = false;
+  /** Pumps once at the end of this tick, so calls added in one tick are scheduled together. */
+  private pumpSoon(): void {
+    this.scheduled ??= Promise.resolve().then(() => {
+      this.scheduled = undefined;
       this.pump();
     });
   }
