@@ -81,11 +81,52 @@ async function delegation() {
   });
 }
 
+// 4. Plan scheduling (PLAN-9): load (parse and validate) and run a plan of N latent calls, either
+// independent or a chain where each call reads what the one before wrote. Time should grow
+// linearly with N; a model step renders the independent results once.
+function planText(shape, size) {
+  const calls = Array.from({ length: size }, (_, i) =>
+    shape === 'chain'
+      ? { _tool: 'step', ...(i > 0 ? { x: `†state.v${i - 1}` } : {}), _output: i, _outputPath: i === size - 1 ? '†output' : `†state.v${i}` }
+      : { _tool: 'step', x: i, _output: i, _outputPath: `†state.v${i}` },
+  );
+  const tool = { type: 'tool', tool: { step: { properties: { x: {} }, _output: {} } } };
+  return JSON.stringify({ meta: { name: 'plan' }, context: [tool, { type: 'plan', calls }], schema: {} });
+}
+
+async function planScheduling(shape, size) {
+  const runtime = new Runtime();
+  const model = new ReplayModel([{ solution: { calls: [], output: 'done' }, repeat: true }]);
+  const text = planText(shape, size);
+  const repeat = size <= 1000 ? 5 : 1;
+  const loads = [];
+  const runs = [];
+  for (let i = 0; i < repeat; i++) {
+    let started = performance.now();
+    const loaded = runtime.parse(text, 'plan.json');
+    loads.push(performance.now() - started);
+    started = performance.now();
+    const result = await runtime.run(loaded, { model });
+    runs.push(performance.now() - started);
+    if (!result.ok) throw result.error;
+  }
+  const load = median(loads);
+  const run = median(runs);
+  const label = `plans: ${shape === 'chain' ? 'chain of' : 'independent,'} ${size.toLocaleString('en')} calls`;
+  process.stdout.write(`${label.padEnd(58)} load ${load.toFixed(0).padStart(6)} ms · run ${run.toFixed(0).padStart(6)} ms\n`);
+  return load + run;
+}
+
 const one = await loopOverhead(1);
 const fifty = await loopOverhead(50);
 process.stdout.write(`${'loop: 50 calls / 1 call'.padEnd(58)} ratio ${(fifty / one).toFixed(1)}×\n`);
 await resolution(2000);
 await delegation();
+for (const shape of ['independent', 'chain']) {
+  const totals = [];
+  for (const size of [1000, 10000, 50000]) totals.push(await planScheduling(shape, size));
+  process.stdout.write(`${`plans: ${shape} 50,000 / 1,000 calls`.padEnd(58)} ratio ${(totals[2] / totals[0]).toFixed(1)}× (linear: 50×)\n`);
+}
 await (await import('./run-tree.js')).fanOutAtDefaults();
 const memory = process.memoryUsage();
 process.stdout.write(`${'memory: heap used after benchmarks'.padEnd(58)} ${(memory.heapUsed / 1048576).toFixed(1)} MiB\n`);

@@ -1,8 +1,87 @@
-/** The run's context with its data records kept beside it, so reads never rescan the messages. */
+/** The run's context with its data records kept beside it, indexed by kind, instance and path, so reads never rescan the messages. */
 import { isDataLike } from './builtin-handlers.js';
+import { CallError } from './errors.js';
+import { MAX_NESTING_DEPTH, nestingProblem } from './json.js';
 import { collectTools } from './tools.js';
 import type { Message, ToolSchema } from './types.js';
-import { dataRecordOf, readPath, viewOf, type DataRecord, type Reference } from './variables.js';
+import { dataRecordOf, formatReference, readRelated, stablePath, type DataRecord, type PathSegment, type ReadResult, type Reference } from './variables.js';
+
+/**
+ * How deep the data of one kind may nest (DOC-10): a write of a value MAX_NESTING_DEPTH levels
+ * deep at a path as long as references allow (and pushed into an array there) always fits;
+ * writing values read from the data ever deeper does not.
+ */
+export const MAX_DATA_DEPTH = 2 * MAX_NESTING_DEPTH + 1;
+
+/** A record and its place among all records of the store. */
+interface Placed {
+  position: number;
+  record: DataRecord;
+}
+
+/** One path of a RecordTree: the records written at exactly this path. */
+class PathNode {
+  readonly records: Placed[] = [];
+  /** The newest `set` at exactly this path. */
+  lastSet: Placed | undefined;
+  /** The position of the newest record at this path or below. */
+  newest = -1;
+  readonly children = new Map<string, PathNode>();
+}
+
+/** The records of one kind and one instance (or the global ones), by path. */
+class RecordTree {
+  private readonly root = new PathNode();
+
+  add(placed: Placed): void {
+    let node = this.root;
+    node.newest = placed.position;
+    for (const segment of placed.record.path) {
+      const key = String(segment);
+      let child = node.children.get(key);
+      if (!child) {
+        child = new PathNode();
+        node.children.set(key, child);
+      }
+      child.newest = placed.position;
+      node = child;
+    }
+    node.records.push(placed);
+    if (placed.record.method === 'set') node.lastSet = placed;
+  }
+
+  /**
+   * What a read of `stable` folds (VAR-15): the newest `set` at or above it, and every newer
+   * record at, above or below it, oldest first. Visits only the nodes on its path and the
+   * branches below it that hold newer records.
+   */
+  related(stable: readonly PathSegment[]): { base: Placed | undefined; after: Placed[] } {
+    const along = [this.root];
+    for (const segment of stable) {
+      const child = along[along.length - 1]!.children.get(String(segment));
+      if (!child) break;
+      along.push(child);
+    }
+    let base: Placed | undefined;
+    for (const node of along) if (node.lastSet && (!base || node.lastSet.position > base.position)) base = node.lastSet;
+    const since = base?.position ?? -1;
+    const after: Placed[] = [];
+    const newer = (node: PathNode) => {
+      for (let i = node.records.length - 1; i >= 0 && node.records[i]!.position > since; i -= 1) after.push(node.records[i]!);
+    };
+    for (const node of along) newer(node);
+    if (along.length === stable.length + 1) {
+      const below = [...along[along.length - 1]!.children.values()];
+      for (let node = below.pop(); node !== undefined; node = below.pop()) {
+        if (node.newest <= since) continue;
+        newer(node);
+        below.push(...node.children.values());
+      }
+    }
+    after.sort((a, b) => a.position - b.position);
+    return { base, after };
+  }
+}
 
 /** The growing context of one run: messages in order, and the data records they hold. */
 export class ContextStore {
@@ -10,6 +89,10 @@ export class ContextStore {
   readonly records: DataRecord[] = [];
   /** The tools defined so far; a later definition of a name wins (and moves to the end). */
   readonly tools = new Map<string, ToolSchema>();
+  /** Records by kind, then by instance (undefined = global). */
+  private readonly trees = new Map<string, Map<string | undefined, RecordTree>>();
+  private readonly counts = new Map<string, number>();
+  private readonly listeners = new Set<(record: DataRecord) => void>();
 
   constructor(messages: readonly Message[] = []) {
     for (const message of messages) this.append(message);
@@ -17,22 +100,47 @@ export class ContextStore {
 
   /** Appends a message (never mutates an old one). */
   append(message: Message): void {
+    const record = isDataLike(message) ? dataRecordOf(message) : undefined;
+    if (record) checkDepth(record);
     this.messages.push(message);
     collectTools([message], this.tools);
-    if (isDataLike(message)) {
-      const record = dataRecordOf(message);
-      if (record) this.records.push(record);
+    if (!record) return;
+    const placed = { position: this.records.length, record };
+    this.records.push(record);
+    let byInstance = this.trees.get(record.kind);
+    if (!byInstance) {
+      byInstance = new Map();
+      this.trees.set(record.kind, byInstance);
     }
+    let tree = byInstance.get(record.instance);
+    if (!tree) {
+      tree = new RecordTree();
+      byInstance.set(record.instance, tree);
+    }
+    tree.add(placed);
+    this.counts.set(record.kind, (this.counts.get(record.kind) ?? 0) + 1);
+    for (const listener of this.listeners) listener(record);
   }
 
   /** Reads a reference for an instance (global data plus that instance's own). */
-  read(reference: Reference, instance: string | undefined): { found: boolean; value?: unknown } {
-    return readPath(this.records, reference.kind, instance, reference.segments);
+  read(reference: Reference, instance: string | undefined): ReadResult {
+    return this.readPath(reference.kind, instance, reference.segments);
   }
 
   /** The whole merged value of a kind for an instance. */
-  view(kind: string, instance: string | undefined): { found: boolean; value?: unknown } {
-    return viewOf(this.records, kind, instance);
+  view(kind: string, instance: string | undefined): ReadResult {
+    return this.readPath(kind, instance, []);
+  }
+
+  /** How many records of a kind were written, for every instance. */
+  count(kind: string): number {
+    return this.counts.get(kind) ?? 0;
+  }
+
+  /** Calls `listener` with every record appended from now on; returns the function that stops it. */
+  watch(listener: (record: DataRecord) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
   }
 
   /** Every instance name that occurs in the context, sorted. */
@@ -41,4 +149,43 @@ export class ContextStore {
     for (const message of this.messages) if (typeof message._instance === 'string') names.add(message._instance);
     return [...names].sort();
   }
+
+  /** `readPath` of variables.ts, over the indexed records: the same answer, from the related records only. */
+  private readPath(kind: string, instance: string | undefined, path: readonly PathSegment[]): ReadResult {
+    const stable = stablePath(path);
+    const trees = this.trees.get(kind);
+    const global = trees?.get(undefined)?.related(stable);
+    const own = instance === undefined ? undefined : trees?.get(instance)?.related(stable);
+    // An instance's own records come after every global one (DATA-3), so its own `set` wins.
+    if (own?.base) return readRelated(own.base.record, records(own.after), path);
+    return readRelated(global?.base?.record, [...records(global?.after ?? []), ...records(own?.after ?? [])], path);
+  }
+}
+
+/**
+ * Refuses a record that would make its kind's data nest deeper than MAX_DATA_DEPTH (DOC-10): each
+ * segment of its path is a level, and so is the array a `push` adds to.
+ */
+function checkDepth(record: DataRecord): void {
+  const above = record.path.length + (record.method === 'push' ? 1 : 0);
+  const deep = nestingProblem(record.value, MAX_DATA_DEPTH - above);
+  if (deep === undefined) return;
+  const where = record.path.length === 0 ? `†${record.kind}` : formatReferenceSafely(record);
+  throw new CallError(
+    'invalid_params',
+    `The value written to ${where} would nest the ${record.kind} data deeper than ${MAX_DATA_DEPTH} levels (at ${deep || '/'} of the value).`,
+    { pointer: deep },
+  );
+}
+
+function formatReferenceSafely(record: DataRecord): string {
+  try {
+    return formatReference(record.kind, record.path);
+  } catch {
+    return `†${record.kind} at ${JSON.stringify(record.path)}`;
+  }
+}
+
+function records(placed: readonly Placed[]): DataRecord[] {
+  return placed.map((entry) => entry.record);
 }

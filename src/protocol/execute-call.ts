@@ -4,6 +4,7 @@ import { isDataLike } from './builtin-handlers.js';
 import type { BatchEntry } from './call-batch.js';
 import type { ContextStore } from './data-store.js';
 import { ActivityError, CallError, cancelled, DelegateError, ProtocolError, toProtocolError, UserError } from './errors.js';
+import { nestingMessage, nestingProblem } from './json.js';
 import { normalizeMessage } from './load-request.js';
 import type { RunTrace } from './trace.js';
 import type { ActivityEnvironment, RunInfo, RunOptions, Runtime, UsageSummary } from './runtime.js';
@@ -114,6 +115,9 @@ export async function executeCall(scope: CallScope, entry: BatchEntry, prepared:
       checkOutput(tool, result, toolName);
     } else {
       result = await runActivity(scope, entry, call, tool, activityName);
+      const deep = nestingProblem(result);
+      if (deep !== undefined)
+        throw new ActivityError('activity_error', `The Activity of "${toolName}" returned a value that is not usable: ${nestingMessage(deep)}`, { toolName });
       if (metaSchema(tool, '_output') !== undefined && !isMessageResult(scope.runtime, result)) checkOutput(tool, result, toolName);
     }
     writeResult(scope, entry, call, result);

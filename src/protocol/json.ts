@@ -1,18 +1,96 @@
 /** Safe JSON parsing for untrusted text: a result union with line and column, never a bare throw. */
 
-/** The outcome of parsing: a value, or where and why it failed. */
-export type ParseResult = { ok: true; value: unknown } | { ok: false; message: string; line: number; column: number };
+/**
+ * How many containers (objects and arrays) may nest in a JSON value the runtime takes in (DOC-10):
+ * deeper values would overflow the stack of the walks that read, render and serialise them.
+ */
+export const MAX_NESTING_DEPTH = 100;
 
-/** Parses JSON text; on failure reports the 1-based line and column of the problem. */
+/** The outcome of parsing: a value, or where and why it failed (`pointer`: where a value nests too deep). */
+export type ParseResult = { ok: true; value: unknown } | { ok: false; message: string; line: number; column: number; pointer?: string };
+
+/**
+ * Parses JSON text; on failure reports the 1-based line and column of the problem. Text nesting
+ * deeper than MAX_NESTING_DEPTH fails too, with the pointer of the first container too deep.
+ */
 export function parseJson(text: string): ParseResult {
+  let value: unknown;
   try {
-    return { ok: true, value: JSON.parse(text) as unknown };
+    value = JSON.parse(text) as unknown;
   } catch (error) {
     const message = (error as Error).message;
     const position = positionOf(message, text);
     const { line, column } = lineAndColumn(text, position);
     return { ok: false, message: `Expected valid JSON: ${conciseMessage(message)}.`, line, column };
   }
+  const deep = nestingProblem(value);
+  if (deep === undefined) return { ok: true, value };
+  const { line, column } = lineAndColumn(text, offsetTooDeep(text));
+  return { ok: false, message: nestingMessage(deep), line, column, pointer: deep };
+}
+
+/** The sentence saying that the value at `at` (or the one a problem's pointer names) nests deeper than MAX_NESTING_DEPTH. */
+export function nestingMessage(at?: string): string {
+  const where = at === undefined ? 'this value' : `the value at ${at || '/'}`;
+  return `Expected JSON nested at most ${MAX_NESTING_DEPTH} levels deep, but ${where} is nested deeper.`;
+}
+
+/** A container met by `nestingProblem`: how deep it sits, and under which key of which parent. */
+interface NestingFrame {
+  value: object;
+  depth: number;
+  key: string;
+  parent: NestingFrame | undefined;
+}
+
+/**
+ * The JSON pointer of the first container, in document order, that is nested deeper than `limit`
+ * containers, or undefined when none is. The walk keeps its own stack, so any depth is safe; a
+ * value that contains itself nests without end, and is reported as soon as it passes the limit.
+ */
+export function nestingProblem(value: unknown, limit = MAX_NESTING_DEPTH): string | undefined {
+  if (typeof value !== 'object' || value === null) return undefined;
+  // A value shared by several parents is walked again only when reached deeper than before.
+  const reached = new WeakMap<object, number>();
+  const stack: NestingFrame[] = [{ value, depth: 1, key: '', parent: undefined }];
+  for (let frame = stack.pop(); frame !== undefined; frame = stack.pop()) {
+    if (frame.depth > limit) return pointerOfFrame(frame);
+    if ((reached.get(frame.value) ?? 0) >= frame.depth) continue;
+    reached.set(frame.value, frame.depth);
+    const entries: [string, unknown][] = Array.isArray(frame.value) ? frame.value.map((item, index) => [String(index), item]) : Object.entries(frame.value);
+    for (let index = entries.length - 1; index >= 0; index -= 1) {
+      const [key, item] = entries[index]!;
+      if (typeof item === 'object' && item !== null) stack.push({ value: item, depth: frame.depth + 1, key, parent: frame });
+    }
+  }
+  return undefined;
+}
+
+function pointerOfFrame(frame: NestingFrame): string {
+  const keys: string[] = [];
+  for (let at: NestingFrame | undefined = frame; at?.parent !== undefined; at = at.parent) keys.push(at.key);
+  return pointer(...keys.reverse());
+}
+
+/** The offset of the first bracket of valid JSON text that opens a container deeper than MAX_NESTING_DEPTH. */
+function offsetTooDeep(text: string): number {
+  let depth = 0;
+  let inString = false;
+  for (let offset = 0; offset < text.length; offset += 1) {
+    const character = text[offset];
+    if (inString) {
+      if (character === '\\') offset += 1;
+      else if (character === '"') inString = false;
+    } else if (character === '"') {
+      inString = true;
+    } else if (character === '[' || character === '{') {
+      depth += 1;
+      if (depth > MAX_NESTING_DEPTH) return offset;
+    } else if (character === ']' || character === '}') {
+      depth -= 1;
+    }
+  }
+  return 0;
 }
 
 /** Drops the engine's position and its echo of the whole text from a parse error message. */

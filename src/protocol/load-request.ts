@@ -3,7 +3,7 @@ import { basename } from 'node:path';
 import { readFile } from 'node:fs/promises';
 import { RequestError, type Problem } from './errors.js';
 import type { HandlerRegistry } from './handlers.js';
-import { atPointer, parseJson, pointer } from './json.js';
+import { atPointer, nestingMessage, nestingProblem, parseJson, pointer } from './json.js';
 import { withType } from './normalize.js';
 import { findCycle, describeCycle } from './plan-graph.js';
 import { compileSchema, describeErrors, documentSchema, schemaProblem } from './schemas.js';
@@ -37,7 +37,12 @@ export function requestName(document: RequestDocument, location: string): string
 export function parseRequestText(text: string, location: string, handlers: HandlerRegistry): LoadedRequest {
   const parsed = parseJson(text);
   if (!parsed.ok) {
-    throw new RequestError([{ document: location, pointer: '', message: parsed.message, line: parsed.line, column: parsed.column }]);
+    // A value nested too deep is named by its pointer; text that is not JSON by its line and column.
+    const problem =
+      parsed.pointer === undefined
+        ? { pointer: '', message: parsed.message, line: parsed.line, column: parsed.column }
+        : { pointer: parsed.pointer, message: nestingMessage() };
+    throw new RequestError([{ document: location, ...problem }]);
   }
   return validateRequest(parsed.value, location, handlers);
 }
@@ -62,6 +67,9 @@ export async function loadRequestFile(path: string, handlers: HandlerRegistry): 
  * be acyclic.
  */
 export function validateRequest(input: unknown, location: string, handlers: HandlerRegistry): LoadedRequest {
+  // Deeper values would overflow the walks below (DOC-10); parseJson refuses them in text already.
+  const deep = nestingProblem(input);
+  if (deep !== undefined) throw new RequestError([{ document: location, pointer: deep, message: nestingMessage() }]);
   const problems: Problem[] = [];
   // Problems are found in the canonical form; each pointer is translated back to the document as written.
   const add = (at: string, message: string) => problems.push({ document: location, pointer: asWritten(input, at), message });

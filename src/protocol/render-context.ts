@@ -47,16 +47,21 @@ export function mergedMessage(kind: string, instance: string | undefined, record
  */
 export function renderContext(context: readonly Message[], handlers: HandlerRegistry, config: RequestConfig = {}): RenderedContext {
   const state: RenderState = { messages: [], config: { ...config }, solutionProperties: {}, instructions: [] };
-  const records: DataRecord[] = [];
+  // Each identity's messages and records, gathered in one pass so that merging stays linear.
+  const records = new Map<string, DataRecord[]>();
   const firstIndex = new Map<string, number>();
   const members = new Map<string, Message[]>();
   context.forEach((message, index) => {
     const identity = identityOf(message);
     if (identity === undefined) return;
-    if (!firstIndex.has(identity)) firstIndex.set(identity, index);
-    members.set(identity, [...(members.get(identity) ?? []), message]);
+    if (!firstIndex.has(identity)) {
+      firstIndex.set(identity, index);
+      members.set(identity, []);
+      records.set(identity, []);
+    }
+    members.get(identity)!.push(message);
     const record = dataRecordOf(message);
-    if (record) records.push(record);
+    if (record) records.get(identity)!.push(record);
   });
   context.forEach((message, index) => {
     const handler = handlers.get(message.type);
@@ -68,7 +73,7 @@ export function renderContext(context: readonly Message[], handlers: HandlerRegi
     }
     if (firstIndex.get(identity) !== index) return;
     const [kind, instance] = identity.split('\u0000') as [string, string];
-    const merged = mergedMessage(kind, instance || undefined, records, members.get(identity) ?? []);
+    const merged = mergedMessage(kind, instance || undefined, records.get(identity) ?? [], members.get(identity) ?? []);
     if (merged) (handlers.get(merged.type) ?? handler).render?.(merged, state);
   });
   if (state.instructions.length > 0) state.messages.push({ role: 'system', content: state.instructions.join('\n\n') });

@@ -9,6 +9,7 @@ import { TreeBounds, treeLimits } from './tree-bounds.js';
 import { ContextStore } from './data-store.js';
 import { BoundError, cancelled, ModelError, ProtocolError, UsageError, toProtocolError } from './errors.js';
 import { executeCall, prepareCall, recordFailure, type CallScope } from './execute-call.js';
+import { nestingMessage, nestingProblem } from './json.js';
 import { declaredInputSchema, type LoadedRequest } from './load-request.js';
 import { describeCycle, findCycle } from './plan-graph.js';
 import { renderContext } from './render-context.js';
@@ -96,7 +97,7 @@ export async function runRequest(runtime: Runtime, loaded: LoadedRequest, given:
     // †output is checked whenever new writes to it arrived, so an invalid value is reported once.
     let outputWrites = 0;
     const checkOutput = (): Completed | undefined => {
-      const writes = store.records.filter((record) => record.kind === 'output').length;
+      const writes = store.count('output');
       if (writes === outputWrites) return undefined;
       outputWrites = writes;
       const written = store.view('output', undefined);
@@ -143,7 +144,8 @@ export async function runRequest(runtime: Runtime, loaded: LoadedRequest, given:
       const batch = lazy ? undefined : batchFor(scope);
       const started = new Set<string>();
       const startCall = (call: Call, index: number) => {
-        if (!batch || !isCallShaped(call)) return;
+        // A call nested too deep cannot be part of a valid answer (DOC-10), and is never run.
+        if (!batch || !isCallShaped(call) || nestingProblem(call) !== undefined) return;
         // Streamed delivery and the final answer deliver each call at its index: run each position once,
         // but two identical calls at different positions are two calls.
         const key = `${index}\u0000${JSON.stringify(call)}`;
@@ -205,6 +207,7 @@ function batchFor(scope: CallScope): CallBatch {
     prepare: (entry) => prepareCall(scope, entry),
     execute: (entry, call) => executeCall(scope, entry, call),
     fail: (entry, error) => recordFailure(scope, entry, entry.call, error),
+    watch: (listener) => scope.store.watch(listener),
   });
 }
 
@@ -273,21 +276,26 @@ async function askModel(
       release?.();
     }
     account(response);
+    // An answer nested too deep is refused before anything walks it (DOC-10), and traced as text.
+    const tooDeep = response.solution === undefined ? undefined : nestingProblem(response.solution);
+    const solution = tooDeep === undefined ? response.solution : undefined;
     scope.trace.emit('model.response', {
       step,
       attempt,
-      solution: response.solution ?? null,
-      ...(response.solution === undefined ? { text: response.text } : {}),
+      solution: solution ?? null,
+      ...(solution === undefined ? { text: response.text } : {}),
       model: response.model,
       usage: response.usage,
       costUsd: response.costUsd,
       ms: Date.now() - began,
       ...(response.responseFormat === undefined ? {} : { responseFormat: response.responseFormat }),
     });
-    if (response.solution === undefined) {
+    if (tooDeep !== undefined) {
+      lastProblem = nestingMessage(tooDeep);
+    } else if (solution === undefined) {
       lastProblem = 'The answer was not valid JSON.';
-    } else if (validate(response.solution)) {
-      return response.solution as Solution;
+    } else if (validate(solution)) {
+      return solution as Solution;
     } else {
       lastProblem = describeErrors(validate.errors)
         .map((issue) => `${issue.pointer || '/'}: ${issue.message}`)

@@ -1,6 +1,7 @@
 /** Variables (PROTOCOL section 6): `†` references, input expressions, output paths, and reading data records into views. */
 import { JSONPath } from 'jsonpath-plus';
 import { CallError, ProtocolError } from './errors.js';
+import { MAX_NESTING_DEPTH } from './json.js';
 import type { DataMessage, Message, OutputMethod } from './types.js';
 
 /** One step of a path: an object key (string) or an array index (number). */
@@ -83,7 +84,9 @@ function referencePattern(): RegExp {
 
 /**
  * Turns the text after the kind (`.a[0]["x y"]`, or '') into segments. jsonpath-plus splits the
- * path; our own tokens say which parts were indices, and any disagreement rejects the path.
+ * path; our own tokens say which parts were indices, and any disagreement rejects the path. A
+ * path of more than MAX_NESTING_DEPTH segments is none (DOC-10), and is refused before
+ * jsonpath-plus, whose time grows faster than the path, sees it.
  */
 function segmentsOf(suffix: string): PathSegment[] | undefined {
   const tokens: { text: string; index: boolean }[] = [];
@@ -92,7 +95,7 @@ function segmentsOf(suffix: string): PathSegment[] | undefined {
   while (position < suffix.length) {
     token.lastIndex = position;
     const match = token.exec(suffix);
-    if (!match) return undefined;
+    if (!match || tokens.length === MAX_NESTING_DEPTH) return undefined;
     const text = match[0];
     if (text.startsWith('.')) {
       const key = text.slice(1);
@@ -328,6 +331,18 @@ export function parseOutputPath(text: string): OutputPath | undefined {
   return expression && { op: expression.op, targets: expression.refs };
 }
 
+/** True when `text` holds reference-shaped text whose path has more than MAX_NESTING_DEPTH segments. */
+function holdsTooLongPath(text: string): boolean {
+  if (!text.includes(REFERENCE_SIGIL)) return false;
+  const token = new RegExp(SEGMENT, 'guy');
+  for (const match of text.matchAll(referencePattern())) {
+    token.lastIndex = 0;
+    let segments = 0;
+    while (token.exec(match[2]!)) if (++segments > MAX_NESTING_DEPTH) return true;
+  }
+  return false;
+}
+
 /**
  * Explains, in a full sentence, what is wrong with a malformed expression: one that starts with `†`
  * and contains `||` or `&&` but mixes operators or has a side that is not a reference. For `output`
@@ -337,7 +352,11 @@ export function parseOutputPath(text: string): OutputPath | undefined {
 export function validateExpression(text: string, where: 'input' | 'output'): string | undefined {
   const trimmed = text.trim();
   const looksLikeExpression = trimmed.startsWith(REFERENCE_SIGIL) && OPERATOR.test(trimmed);
-  if (where === 'input' && !looksLikeExpression) return undefined;
+  if (where === 'input' && !looksLikeExpression) {
+    return holdsTooLongPath(text)
+      ? `The text ${JSON.stringify(text)} holds a reference whose path has more than ${MAX_NESTING_DEPTH} segments, the most a reference's path may have.`
+      : undefined;
+  }
   const label = where === 'input' ? 'input expression' : 'output path';
   const explanation =
     where === 'input'
@@ -349,6 +368,9 @@ export function validateExpression(text: string, where: 'input' | 'output'): str
   }
   const side = scan.badSides[0];
   if (side === undefined) return undefined;
+  if (holdsTooLongPath(side)) {
+    return `The ${label} ${JSON.stringify(text)} has a path of more than ${MAX_NESTING_DEPTH} segments, the most a reference's path may have.`;
+  }
   if (!looksLikeExpression) {
     return `The ${label} ${JSON.stringify(text)} is not a reference; write it as \`†<kind>.<path>\`, for example \`†state.summary\` or \`†output\`.`;
   }
@@ -474,68 +496,102 @@ export function readAt(value: unknown, path: readonly PathSegment[]): ReadResult
   return node === undefined ? { found: false } : { found: true, value: node };
 }
 
-/** Deep merge: objects merge key by key; arrays, primitives and merges into non-objects replace. */
-function deepMerge(existing: unknown, incoming: unknown): unknown {
-  // A merge that brings nothing (a data message without a value) keeps what is there.
-  if (incoming === undefined) return existing;
-  if (!isPlainObject(existing) || !isPlainObject(incoming)) return incoming;
-  const merged = copyObject(existing);
-  for (const [key, value] of Object.entries(incoming)) {
-    defineKey(merged, key, Object.hasOwn(existing, key) ? deepMerge(existing[key], value) : value);
-  }
-  return merged;
-}
+/**
+ * Applies writes to a state, oldest first, without changing anything it was given: a container
+ * is copied the first time a write changes it, and the copies (the fold's own) are changed in
+ * place after that. Folding n writes into one object thus takes time linear in n, not n².
+ */
+class Fold {
+  private readonly own = new WeakSet<object>();
 
-/** Combines a written value with what is at its path, by method. */
-function combine(existing: unknown, method: OutputMethod, value: unknown): unknown {
-  switch (method) {
-    case 'set':
-      return value;
-    case 'merge':
-      return deepMerge(existing, value);
-    case 'assign':
-      // Object.assign semantics into an object; anything else at either end is replaced.
-      if (value === undefined) return existing;
-      if (!isPlainObject(existing) || !isPlainObject(value)) return value;
-      {
-        const assigned = copyObject(existing);
-        for (const [key, item] of Object.entries(value)) defineKey(assigned, key, item);
-        return assigned;
+  constructor(public state: unknown) {}
+
+  /** Applies one write (see `applyWrite`). */
+  apply(path: readonly PathSegment[], method: OutputMethod, value: unknown): void {
+    this.state = this.updateAt(this.state, path, 0, method, value);
+  }
+
+  /** A container the fold may change: `fresh` itself, made the fold's own. */
+  private adopt<T extends object>(fresh: T): T {
+    this.own.add(fresh);
+    return fresh;
+  }
+
+  /** The fold's own copy of an object (the object itself when it already is). */
+  private ownObject(object: Record<string, unknown>): Record<string, unknown> {
+    return this.own.has(object) ? object : this.adopt(copyObject(object));
+  }
+
+  /** The fold's own copy of an array (the array itself when it already is). */
+  private ownArray(array: unknown[]): unknown[] {
+    return this.own.has(array) ? array : this.adopt(array.slice());
+  }
+
+  /** Deep merge: objects merge key by key; arrays, primitives and merges into non-objects replace. */
+  private merge(existing: unknown, incoming: unknown): unknown {
+    // A merge that brings nothing (a data message without a value) keeps what is there.
+    if (incoming === undefined) return existing;
+    if (!isPlainObject(existing) || !isPlainObject(incoming)) return incoming;
+    const merged = this.ownObject(existing);
+    for (const [key, value] of Object.entries(incoming)) {
+      defineKey(merged, key, Object.hasOwn(merged, key) ? this.merge(merged[key], value) : value);
+    }
+    return merged;
+  }
+
+  /** Combines a written value with what is at its path, by method. */
+  private combine(existing: unknown, method: OutputMethod, value: unknown): unknown {
+    switch (method) {
+      case 'set':
+        return value;
+      case 'merge':
+        return this.merge(existing, value);
+      case 'assign':
+        // Object.assign semantics into an object; anything else at either end is replaced.
+        if (value === undefined) return existing;
+        if (!isPlainObject(existing) || !isPlainObject(value)) return value;
+        {
+          const assigned = this.ownObject(existing);
+          for (const [key, item] of Object.entries(value)) defineKey(assigned, key, item);
+          return assigned;
+        }
+      case 'push': {
+        const array = Array.isArray(existing) ? this.ownArray(existing) : this.adopt([] as unknown[]);
+        array.push(value);
+        return array;
       }
-    case 'push':
-      return Array.isArray(existing) ? [...existing, value] : [value];
-    case 'concat': {
-      const items = Array.isArray(value) ? value : [value];
-      return Array.isArray(existing) ? [...existing, ...items] : [...items];
+      case 'concat': {
+        const array = Array.isArray(existing) ? this.ownArray(existing) : this.adopt([] as unknown[]);
+        for (const item of Array.isArray(value) ? value : [value]) array.push(item);
+        return array;
+      }
     }
   }
-}
 
-/** Copy-on-write update of the node at `path[depth...]`, creating missing containers on the way. */
-function updateAt(node: unknown, path: readonly PathSegment[], depth: number, update: (existing: unknown) => unknown): unknown {
-  if (depth === path.length) return update(node);
-  const segment = path[depth]!;
-  const index = indexOf(segment);
-  if ((Array.isArray(node) && index !== undefined) || (!isPlainObject(node) && !Array.isArray(node) && typeof segment === 'number')) {
-    const array = Array.isArray(node) ? node.slice() : [];
-    const existing = index! < array.length ? array[index!] : undefined;
-    // Gaps become null, as they would in the JSON the trace shows; a far-off index is refused
-    // rather than padding a huge array on a model's whim.
-    if (index! - array.length > MAX_INDEX_GAP) {
-      throw new CallError(
-        'invalid_params',
-        `Refusing to write at index ${index} of an array of ${array.length} items (at most ${MAX_INDEX_GAP} past its end).`,
-      );
+  /** Updates the node at `path[depth...]`, creating missing containers on the way. */
+  private updateAt(node: unknown, path: readonly PathSegment[], depth: number, method: OutputMethod, value: unknown): unknown {
+    if (depth === path.length) return this.combine(node, method, value);
+    const segment = path[depth]!;
+    const index = indexOf(segment);
+    if ((Array.isArray(node) && index !== undefined) || (!isPlainObject(node) && !Array.isArray(node) && typeof segment === 'number')) {
+      const length = Array.isArray(node) ? node.length : 0;
+      // Gaps become null, as they would in the JSON the trace shows; a far-off index is refused
+      // rather than padding a huge array on a model's whim.
+      if (index! - length > MAX_INDEX_GAP) {
+        throw new CallError('invalid_params', `Refusing to write at index ${index} of an array of ${length} items (at most ${MAX_INDEX_GAP} past its end).`);
+      }
+      const array = Array.isArray(node) ? this.ownArray(node) : this.adopt([] as unknown[]);
+      const existing = index! < array.length ? array[index!] : undefined;
+      while (array.length < index!) array.push(null);
+      array[index!] = this.updateAt(existing, path, depth + 1, method, value);
+      return array;
     }
-    while (array.length < index!) array.push(null);
-    array[index!] = updateAt(existing, path, depth + 1, update);
-    return array;
+    // A key below an array turns it into an object that keeps the elements under their indices.
+    const object = isPlainObject(node) ? this.ownObject(node) : this.adopt(Array.isArray(node) ? copyObject({ ...node }) : {});
+    const key = String(segment);
+    defineKey(object, key, this.updateAt(Object.hasOwn(object, key) ? object[key] : undefined, path, depth + 1, method, value));
+    return object;
   }
-  // A key below an array turns it into an object that keeps the elements under their indices.
-  const object = isPlainObject(node) ? copyObject(node) : Array.isArray(node) ? copyObject({ ...node }) : {};
-  const key = String(segment);
-  defineKey(object, key, updateAt(Object.hasOwn(object, key) ? object[key] : undefined, path, depth + 1, update));
-  return object;
 }
 
 /**
@@ -545,7 +601,9 @@ function updateAt(node: unknown, path: readonly PathSegment[], depth: number, up
  * containers creates objects, or arrays where the segment is a number.
  */
 export function applyWrite(state: unknown, path: readonly PathSegment[], method: OutputMethod, value: unknown): unknown {
-  return updateAt(state, path, 0, (existing) => combine(existing, method, value));
+  const fold = new Fold(state);
+  fold.apply(path, method, value);
+  return fold.state;
 }
 
 /** A detached copy, so callers can never change the values records hold. */
@@ -560,9 +618,9 @@ function detached<T>(value: T): T {
 
 /** The reference fold: applies every record, oldest to newest, starting from nothing. */
 export function foldRecords(records: readonly DataRecord[]): unknown {
-  let state: unknown;
-  for (const record of records) state = applyWrite(state, record.path, record.method, record.value);
-  return detached(state);
+  const fold = new Fold(undefined);
+  for (const record of records) fold.apply(record.path, record.method, record.value);
+  return detached(fold.state);
 }
 
 /** True when `prefix` is a prefix of (or equal to) `path`; `0` and `"0"` address the same slot. */
@@ -579,8 +637,7 @@ function isPrefix(prefix: readonly PathSegment[], path: readonly PathSegment[]):
  * array; the answer always equals reading the full fold of the visible records.
  */
 export function readPath(records: readonly DataRecord[], kind: string, instance: string | undefined, path: readonly PathSegment[]): ReadResult {
-  const firstIndex = path.findIndex((segment) => indexOf(segment) !== undefined);
-  const stable = firstIndex === -1 ? path : path.slice(0, firstIndex);
+  const stable = stablePath(path);
   const visible = visibleRecords(records, kind, instance);
   const collected: DataRecord[] = [];
   let base: DataRecord | undefined;
@@ -596,12 +653,24 @@ export function readPath(records: readonly DataRecord[], kind: string, instance:
       collected.push(record);
     }
   }
-  let state: unknown = base ? applyWrite(undefined, base.path, 'set', base.value) : undefined;
-  for (let i = collected.length - 1; i >= 0; i -= 1) {
-    const record = collected[i]!;
-    state = applyWrite(state, record.path, record.method, record.value);
-  }
-  const result = readAt(state, path);
+  return readRelated(base, collected.reverse(), path);
+}
+
+/** The part of a path a read walks the records for: up to its first array index (see `readPath`). */
+export function stablePath(path: readonly PathSegment[]): readonly PathSegment[] {
+  const firstIndex = path.findIndex((segment) => indexOf(segment) !== undefined);
+  return firstIndex === -1 ? path : path.slice(0, firstIndex);
+}
+
+/**
+ * Reads `path` from the records related to it (see `readPath`): the newest `set` at or above its
+ * stable part, if any, then the newer writes at, above or below it, oldest first.
+ */
+export function readRelated(base: DataRecord | undefined, related: readonly DataRecord[], path: readonly PathSegment[]): ReadResult {
+  const fold = new Fold(undefined);
+  if (base) fold.apply(base.path, 'set', base.value);
+  for (const record of related) fold.apply(record.path, record.method, record.value);
+  const result = readAt(fold.state, path);
   return result.found ? { found: true, value: detached(result.value) } : { found: false };
 }
 

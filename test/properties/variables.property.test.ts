@@ -2,7 +2,8 @@
 import { isDeepStrictEqual } from 'node:util';
 import fc from 'fast-check';
 import { describe, it } from 'vitest';
-import type { OutputMethod } from '../../src/protocol/types.js';
+import { ContextStore } from '../../src/protocol/data-store.js';
+import type { Message, OutputMethod } from '../../src/protocol/types.js';
 import {
   applyWrite,
   findReferences,
@@ -90,6 +91,35 @@ describe('readPath', () => {
           INSTANCES.every((instance) => isDeepStrictEqual(viewOf(records, kind, instance), readAt(foldRecords(visibleRecords(records, kind, instance)), []))),
         ),
       ),
+      config,
+    );
+  });
+});
+
+describe('ContextStore reads (VAR-15, PLAN-9)', () => {
+  /** The data message that holds a record, as a write appends it. */
+  const messageOf = (record: DataRecord): Message => ({
+    type: 'data',
+    kind: record.kind,
+    data: record.value,
+    _path: formatPath(record.path),
+    _outputMethod: record.method,
+    ...(record.instance === undefined ? {} : { _instance: record.instance }),
+  });
+
+  it('reads from its index by path exactly what readPath reads from all the records', () => {
+    fc.assert(
+      fc.property(historyArbitrary, (records) => {
+        const store = new ContextStore(records.map(messageOf));
+        return KINDS.every((kind) =>
+          INSTANCES.every((instance) =>
+            READ_PATHS.every((text) => {
+              const path = pathOf(text);
+              return isDeepStrictEqual(store.read({ kind, segments: path, path: text, text }, instance), readPath(records, kind, instance, path));
+            }),
+          ),
+        );
+      }),
       config,
     );
   });

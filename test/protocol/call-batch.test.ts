@@ -52,6 +52,7 @@ function harness(initial: Call[] = []) {
       log.push(`fail ${entry.id}`);
       failures.set(entry.id, error);
     },
+    watch: (listener) => store.watch(listener),
   };
   const batch = new CallBatch(hooks);
   /** Holds a call's execution until `release(id)`. */
@@ -295,5 +296,65 @@ describe('CallBatch: settling (LOOP-4)', () => {
     const { batch } = harness();
     batch.close();
     await expect(batch.settled()).resolves.toBeUndefined();
+  });
+});
+
+describe('CallBatch: work linear in the calls and their dependencies (PLAN-9)', () => {
+  it('prepares each call of a 2,000-call chain once and examines a few candidates per call', async () => {
+    const { batch, failures, prepared } = harness();
+    const size = 2000;
+    batch.addAll(
+      Array.from({ length: size }, (_, index) =>
+        entry(`c${index}`, { _tool: 't', ...(index > 0 ? { x: `†state.v${index - 1}` } : {}), _outputPath: `†state.v${index}`, result: index }),
+      ),
+    );
+    batch.close();
+    await batch.settled();
+    expect(failures.size).toBe(0);
+    expect(prepared.get(`c${size - 1}`)?.x).toBe(size - 2);
+    expect(batch.work.prepared).toBe(size);
+    // Each call finds its one writer, and is found by its one reader.
+    expect(batch.work.examined).toBeLessThanOrEqual(2 * size);
+  });
+
+  it('prepares a blocked call again only after a write to what it misses, not whenever any call finishes', async () => {
+    const { batch, store, failures, prepared } = harness();
+    const size = 300;
+    batch.addAll(Array.from({ length: size }, (_, index) => entry(`r${index}`, { _tool: 't', x: `†state.m${index}` })));
+    await tick();
+    expect(batch.work.prepared).toBe(size);
+    for (let index = 0; index < size; index++) {
+      // A write no call declared (an Activity appending data), then an unrelated call finishing.
+      store.append(makeWrite(parseOutputPath(`†state.m${index}`)!.targets[0]!, index, { call: 'activity' }));
+      batch.add(entry(`other${index}`, { _tool: 't' }));
+      await tick();
+    }
+    batch.close();
+    await batch.settled();
+    expect(failures.size).toBe(0);
+    expect(prepared.get('r7')?.x).toBe(7);
+    expect(batch.work.prepared).toBe(3 * size);
+  });
+
+  it('fails a thousand cycles one after the other, each naming its own calls, without searching the whole batch again', async () => {
+    const { batch, failures } = harness();
+    const pairs = 1000;
+    const entries: BatchEntry[] = [];
+    // A chain of dependants on top, so that every search would start by walking it again.
+    for (let index = 0; index < pairs; index++)
+      entries.push(entry(`d${index}`, { _tool: 't', x: index + 1 < pairs ? `†state.d${index + 1}` : '†state.a0', _outputPath: `†state.d${index}` }));
+    for (let index = 0; index < pairs; index++) {
+      entries.push(
+        entry(`a${index}`, { _tool: 't', x: `†state.b${index}`, y: index + 1 < pairs ? `†state.a${index + 1}` : 'end', _outputPath: `†state.a${index}` }),
+      );
+      entries.push(entry(`b${index}`, { _tool: 't', x: `†state.a${index}`, _outputPath: `†state.b${index}` }));
+    }
+    batch.addAll(entries);
+    batch.close();
+    await batch.settled();
+    expect(failures.size).toBe(3 * pairs);
+    expect(failures.get('a500')?.data.cycle).toEqual(['a500', 'b500']);
+    expect(failures.get('d0')?.data.missing).toEqual(['†state.d1']);
+    expect(batch.work.examined).toBeLessThanOrEqual(10 * entries.length);
   });
 });

@@ -1,6 +1,8 @@
 /** Unit tests of src/protocol/data-store.ts: the run's growing context, its data records, tools and instances. */
 import { describe, expect, it } from 'vitest';
-import { ContextStore } from '../../src/protocol/data-store.js';
+import { ContextStore, MAX_DATA_DEPTH } from '../../src/protocol/data-store.js';
+import { CallError } from '../../src/protocol/errors.js';
+import { MAX_NESTING_DEPTH } from '../../src/protocol/json.js';
 import type { Message } from '../../src/protocol/types.js';
 import { makeWrite, parseReference, type Reference } from '../../src/protocol/variables.js';
 
@@ -73,5 +75,62 @@ describe('ContextStore', () => {
     store.append(makeWrite(ref('†output.y'), 1, { instance: 'fr' }));
     expect(store.instances()).toEqual(['at', 'de', 'fr']);
     expect(new ContextStore([{ type: 'user', text: 'x' }]).instances()).toEqual([]);
+  });
+
+  it('reports every record appended to its watchers, until they stop watching, and counts records by kind', () => {
+    const store = new ContextStore([{ type: 'state', state: { n: 1 } }]);
+    const seen: string[] = [];
+    const stop = store.watch((record) => seen.push(`${record.kind} ${record.path.join('.')} ${record.instance ?? '-'}`));
+    store.append({ type: 'user', text: 'no record' });
+    store.append(makeWrite(ref('†output.a'), 1, { instance: 'fr' }));
+    stop();
+    store.append(makeWrite(ref('†output.b'), 2));
+    expect(seen).toEqual(['output a fr']);
+    expect([store.count('output'), store.count('state'), store.count('input')]).toEqual([2, 1, 0]);
+  });
+});
+
+describe('ContextStore: how deep data may nest (DOC-10)', () => {
+  const nested = (levels: number): unknown => {
+    let value: unknown = 'leaf';
+    for (let level = 0; level < levels; level++) value = { a: value };
+    return value;
+  };
+
+  it('accepts a write whose path and value reach MAX_DATA_DEPTH levels', () => {
+    const store = new ContextStore();
+    const path = `†state${'.p'.repeat(MAX_NESTING_DEPTH)}`;
+    store.append(makeWrite(ref(path), nested(MAX_DATA_DEPTH - MAX_NESTING_DEPTH)));
+    expect(store.read(ref(path), undefined).found).toBe(true);
+  });
+
+  it('refuses a write that would nest deeper, naming where, and keeps the context as it was', () => {
+    const store = new ContextStore();
+    const write = makeWrite(ref('†state.x.y'), nested(MAX_DATA_DEPTH - 1));
+    let thrown: unknown;
+    try {
+      store.append(write);
+    } catch (error) {
+      thrown = error;
+    }
+    expect(thrown).toBeInstanceOf(CallError);
+    expect((thrown as CallError).code).toBe('invalid_params');
+    expect((thrown as CallError).message).toContain('†state.x.y');
+    expect((thrown as CallError).message).toContain(`deeper than ${MAX_DATA_DEPTH} levels`);
+    expect(store.messages).toEqual([]);
+    expect(store.view('state', undefined)).toEqual({ found: false });
+  });
+
+  it('refuses a value that contains itself instead of walking it forever', () => {
+    const cyclic: Record<string, unknown> = {};
+    cyclic.self = cyclic;
+    expect(() => new ContextStore().append(makeWrite(ref('†state.x'), cyclic))).toThrow(/deeper than/);
+  });
+
+  it('counts the array a push adds to as a level', () => {
+    const store = new ContextStore();
+    expect(() => store.append(makeWrite(ref('†state.list'), nested(MAX_DATA_DEPTH - 1), { method: 'push' }))).toThrow(CallError);
+    store.append(makeWrite(ref('†state.list'), nested(MAX_DATA_DEPTH - 2), { method: 'push' }));
+    expect(store.count('state')).toBe(1);
   });
 });

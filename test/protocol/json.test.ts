@@ -1,6 +1,6 @@
 /** Unit tests of src/protocol/json.ts: safe parsing with line and column (DOC-5), and JSON pointers (RFC 6901). */
 import { describe, expect, it } from 'vitest';
-import { lineAndColumn, parseJson, pointer, pointerSegment } from '../../src/protocol/json.js';
+import { lineAndColumn, MAX_NESTING_DEPTH, nestingProblem, parseJson, pointer, pointerSegment } from '../../src/protocol/json.js';
 
 /** Splits a text marked with `⟦` before its bad character into the text and the expected 1-based position. */
 function marked(text: string): { text: string; line: number; column: number } {
@@ -90,5 +90,50 @@ describe('JSON pointers', () => {
     expect(pointer('context', 0, 'tool', 'a/b')).toBe('/context/0/tool/a~1b');
     expect(pointer()).toBe('');
     expect(pointer('')).toBe('/');
+  });
+});
+
+describe('how deep JSON may nest (DOC-10)', () => {
+  const arrays = (levels: number) => `${'['.repeat(levels)}${']'.repeat(levels)}`;
+
+  it('parses text nested MAX_NESTING_DEPTH containers deep', () => {
+    expect(parseJson(arrays(MAX_NESTING_DEPTH)).ok).toBe(true);
+  });
+
+  it('refuses text nested one level deeper, naming the pointer, line and column of the first container too deep', () => {
+    const text = `{"ok": [1, "[[[\\"["],\n "deep": ${arrays(MAX_NESTING_DEPTH)}}`;
+    const result = parseJson(text);
+    expect(result.ok).toBe(false);
+    if (result.ok) return;
+    expect(result.pointer).toBe(`/deep${'/0'.repeat(MAX_NESTING_DEPTH - 1)}`);
+    expect(result.line).toBe(2);
+    expect(result.column).toBe(' "deep": '.length + MAX_NESTING_DEPTH);
+    expect(result.message).toBe(`Expected JSON nested at most 100 levels deep, but the value at ${result.pointer} is nested deeper.`);
+  });
+
+  it('refuses text nested 100,000 levels deep without overflowing the stack', () => {
+    const result = parseJson(`{"a": ${arrays(100_000)}}`);
+    expect(result.ok).toBe(false);
+    expect(!result.ok && result.pointer?.startsWith('/a/0/0/')).toBe(true);
+  });
+
+  it('finds the first container too deep in a value, whatever the limit', () => {
+    // The object, the array, the inner object and the empty array: four levels.
+    expect(nestingProblem({ a: [1, { b: [] }] }, 4)).toBeUndefined();
+    expect(nestingProblem({ a: [1, { b: [] }] }, 3)).toBe('/a/1/b');
+    expect(nestingProblem({ a: [1, { b: [] }] }, 2)).toBe('/a/1');
+    expect(nestingProblem({ 'x/y': {} }, 1)).toBe('/x~1y');
+    expect(nestingProblem('text', 0)).toBeUndefined();
+  });
+
+  it('reports a value that contains itself, and walks a value shared many times over only once per depth', () => {
+    const cyclic: unknown[] = [];
+    cyclic.push(cyclic);
+    expect(nestingProblem(cyclic)).toBe('/0'.repeat(MAX_NESTING_DEPTH));
+    // 60 levels of a node shared by both children: 2⁶⁰ paths, 60 distinct nodes.
+    let shared: unknown = 'leaf';
+    for (let level = 0; level < 60; level++) shared = [shared, shared];
+    expect(nestingProblem(shared)).toBeUndefined();
+    expect(nestingProblem(shared, 59)).toBe('/0'.repeat(59));
   });
 });

@@ -6,6 +6,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { defaultHandlers } from '../../src/protocol/builtin-handlers.js';
 import { type Problem, RequestError } from '../../src/protocol/errors.js';
 import { declaredInputSchema, loadRequestFile, parseRequestText, requestName, validateRequest } from '../../src/protocol/load-request.js';
+import { MAX_NESTING_DEPTH } from '../../src/protocol/json.js';
 import type { RequestDocument } from '../../src/protocol/types.js';
 
 const LOCATION = '/requests/doc.json';
@@ -314,6 +315,41 @@ describe('parseRequestText', () => {
       location: 'https://example.test/a/b.json',
       name: 'b',
     });
+  });
+});
+
+describe('how deep a document may nest (DOC-10)', () => {
+  const deep = (levels: number): unknown => {
+    let value: unknown = 'leaf';
+    for (let level = 0; level < levels; level++) value = { a: value };
+    return value;
+  };
+  const document = (data: unknown) => ({ context: [{ type: 'data', kind: 'k', data }], schema: true });
+  // The document, its context and the message are three levels; the data's first object is the fourth.
+  const tooDeep = `/context/0/data${'/a'.repeat(MAX_NESTING_DEPTH - 3)}`;
+
+  it('loads a document nested exactly MAX_NESTING_DEPTH levels deep', () => {
+    expect(validateRequest(document(deep(MAX_NESTING_DEPTH - 3)), LOCATION, defaultHandlers()).document.context).toHaveLength(1);
+  });
+
+  it('refuses a document nested deeper with invalid_request at the pointer of the first container too deep', () => {
+    expect(problemsOf(document(deep(100_000)))).toEqual([
+      { document: LOCATION, pointer: tooDeep, message: 'Expected JSON nested at most 100 levels deep, but this value is nested deeper.' },
+    ]);
+  });
+
+  it('refuses document text nested deeper the same way, by pointer rather than line and column', () => {
+    let thrown: unknown;
+    try {
+      parseRequestText(JSON.stringify(document(deep(MAX_NESTING_DEPTH))), LOCATION, defaultHandlers());
+    } catch (error) {
+      thrown = error;
+    }
+    expect(thrown).toBeInstanceOf(RequestError);
+    expect((thrown as RequestError).problems).toEqual([
+      { document: LOCATION, pointer: tooDeep, message: 'Expected JSON nested at most 100 levels deep, but this value is nested deeper.' },
+    ]);
+    expect((thrown as RequestError).message).toContain(`${LOCATION}#${tooDeep}: Expected JSON nested at most 100 levels deep`);
   });
 });
 

@@ -1,6 +1,6 @@
 /** Unit tests of src/protocol/plan-graph.ts: what calls read and write, dependencies (VAR-17), cycles (PLAN-4). */
 import { describe, expect, it } from 'vitest';
-import { callLabel, dependencyGraph, dependsOn, describeCycle, findCycle, overlaps, readsOf, writesOf } from '../../src/protocol/plan-graph.js';
+import { CycleSearch, callLabel, dependencyGraph, dependsOn, describeCycle, findCycle, overlaps, readsOf, writesOf } from '../../src/protocol/plan-graph.js';
 import type { Call } from '../../src/protocol/types.js';
 import { parseReference, type Reference } from '../../src/protocol/variables.js';
 
@@ -167,6 +167,36 @@ describe('findCycle (PLAN-4)', () => {
 
   it('does not count a call that reads what it writes itself as a cycle', () => {
     expect(findCycle([{ _tool: 'count', n: '†state.n', _outputPath: '†state.n' }])).toBeUndefined();
+  });
+
+  it('finds the cycle at the end of a 10,000-call chain without overflowing the stack (PLAN-9)', () => {
+    const size = 10_000;
+    const calls: Call[] = Array.from({ length: size }, (_, index) => ({
+      _tool: 't',
+      x: `†state.v${(index + 1) % size === 0 ? size - 2 : index + 1}`,
+      _outputPath: `†state.v${index}`,
+    }));
+    // v0 waits for v1, ..., v9998 for v9999, and v9999 for v9998.
+    expect(findCycle(calls)).toEqual([size - 2, size - 1]);
+    expect(findCycle(calls.slice(0, size - 1))).toBeUndefined();
+  });
+});
+
+describe('CycleSearch (PLAN-4)', () => {
+  it('resumes after cycle members are removed and finds what a fresh search of the rest would', () => {
+    // 0 → 1 ⇄ 2, 1 → 3 ⇄ 4, 5 → 3: two cycles reached from the first node.
+    const edges: number[][] = [[1], [2, 3], [1], [4], [3], [3]];
+    const alive = new Set([0, 1, 2, 3, 4, 5]);
+    const graph = { nodes: [0, 1, 2, 3, 4, 5], edges: (node: number) => edges[node]!, alive: (node: number) => alive.has(node) };
+    const search = new CycleSearch(graph);
+    expect(search.next()).toEqual([1, 2]);
+    alive.delete(1);
+    alive.delete(2);
+    expect(search.next()).toEqual(new CycleSearch(graph).next());
+    expect(search.next()).toEqual([3, 4]);
+    alive.delete(3);
+    alive.delete(4);
+    expect(search.next()).toBeUndefined();
   });
 });
 

@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
+import { type Model, type ModelRequest, zeroUsage } from '../../src/models/model.js';
 import { ReplayModel } from '../../src/models/replay.js';
+import { MAX_NESTING_DEPTH } from '../../src/protocol/json.js';
 import { Runtime, type Activity } from '../../src/protocol/runtime.js';
 import { Tracer, memorySink } from '../../src/protocol/trace.js';
 import type { Call } from '../../src/protocol/types.js';
@@ -347,5 +349,69 @@ describe('the run signal', () => {
     } finally {
       process.off('warning', onWarning);
     }
+  });
+});
+
+describe('values nested too deep (DOC-10)', () => {
+  const nested = (levels: number): unknown => {
+    let value: unknown = 'leaf';
+    for (let level = 0; level < levels; level++) value = [value];
+    return value;
+  };
+  const latent = { type: 'tool', tool: { keep: { description: 'Keeps a value.', properties: {}, _output: {} } } };
+
+  it('refuses a model answer nested too deep: its streamed call never runs, the model is re-asked with the pointer, and the run ends with invalid_model_output', async () => {
+    const runtime = new Runtime();
+    const requests: ModelRequest[] = [];
+    const call: Call = { _tool: 'keep', _output: nested(100_000), _outputPath: '†state.x' };
+    const model: Model = {
+      id: 'test:deep',
+      async generate(request) {
+        requests.push(request);
+        request.onCall?.(call, 0);
+        return { text: '(deep)', solution: { calls: [call], output: null }, model: 'test:deep', usage: zeroUsage(), costUsd: 0 };
+      },
+    };
+    const { tracer, events } = traced();
+    const result = await runtime.run(runtime.validate(loopDocument([latent])), { model, tracer });
+    expect(!result.ok && result.error.code).toBe('invalid_model_output');
+    expect(!result.ok && result.error.message).toContain('Expected JSON nested at most 100 levels deep, but the value at /calls/0/_output/0/0/');
+    expect(requests).toHaveLength(3);
+    expect(requests[1]?.messages.at(-1)?.content).toContain('nested at most 100 levels deep');
+    expect(events.some((event) => event.event.startsWith('call.'))).toBe(false);
+    // The trace keeps the answer as text, which every sink can write.
+    const responses = events.filter((event) => event.event === 'model.response');
+    expect(responses.map((event) => [event.solution, event.text])).toEqual(Array(3).fill([null, '(deep)']));
+  });
+
+  it('fails an Activity that returns a value nested too deep with activity_error, and goes on', async () => {
+    const runtime = new Runtime({ activities: { echo: () => nested(100_000) } });
+    const model = new ReplayModel([
+      { match: { step: 0 }, solution: { calls: [{ _tool: 'echo', text: 'x', _outputPath: '†state.x' }], output: null } },
+      { match: { step: 1, contains: 'activity_error' }, solution: { calls: [], output: 'saw it' } },
+    ]);
+    const { tracer, events } = traced();
+    const result = await runtime.run(runtime.validate(loopDocument()), { model, tracer });
+    expect(result.ok && result.output).toBe('saw it');
+    const failed = events.find((event) => event.event === 'call.failed');
+    expect(failed?.error).toMatchObject({ code: 'activity_error', message: expect.stringContaining('nested at most 100 levels deep') });
+  });
+
+  it('refuses a write that would nest the data ever deeper, so a long plan cannot build data too deep to render', async () => {
+    const runtime = new Runtime();
+    const deeper = '.p'.repeat(MAX_NESTING_DEPTH - 1);
+    // Each call writes what the one before wrote, 99 levels further down.
+    const calls = Array.from({ length: 60 }, (_, index) => ({
+      _tool: 'keep',
+      _output: index === 0 ? 'seed' : `†state.v${index - 1}`,
+      _outputPath: `†state.v${index}${deeper}`,
+    }));
+    const model = new ReplayModel([{ match: { step: 0 }, solution: { calls: [], output: 'rendered' } }]);
+    const { tracer, events } = traced();
+    const result = await runtime.run(runtime.validate(loopDocument([latent, { type: 'plan', calls }])), { model, tracer });
+    expect(result.ok && result.output).toBe('rendered');
+    const failed = events.filter((event) => event.event === 'call.failed').map((event) => [event.call, (event.error as { code: string }).code]);
+    expect(failed[0]).toEqual(['plan0.2', 'invalid_params']);
+    expect(model.requests[0]?.messages.map((message) => message.content).join('\n')).toContain('would nest the state data deeper than 201 levels');
   });
 });

@@ -1,5 +1,6 @@
 /** Unit tests of variables: references, expressions, output paths, data records and their resolution. */
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
+import { MAX_NESTING_DEPTH } from '../../src/protocol/json.js';
 import { ProtocolError } from '../../src/protocol/errors.js';
 import type { Message, OutputMethod } from '../../src/protocol/types.js';
 import {
@@ -94,6 +95,14 @@ describe('parseReference', () => {
     ]) {
       expect(parseReference(text), text).toBeUndefined();
     }
+  });
+});
+
+describe('how long a reference path may be (DOC-10)', () => {
+  it('reads text with more than MAX_NESTING_DEPTH path segments as no reference', () => {
+    expect(parseReference(`†state${'[0]'.repeat(MAX_NESTING_DEPTH)}`)?.segments).toHaveLength(MAX_NESTING_DEPTH);
+    expect(parseReference(`†state${'[0]'.repeat(MAX_NESTING_DEPTH + 1)}`)).toBeUndefined();
+    expect(findReferences({ x: `†state${'.a'.repeat(10_000)}` })).toEqual([]);
   });
 });
 
@@ -292,6 +301,14 @@ describe('validateExpression', () => {
   it('reports an output path that is not a reference at all', () => {
     expect(validateExpression('state.summary', 'output')).toMatch(/^The output path "state\.summary" is not a reference/);
   });
+
+  it('names a reference whose path is longer than MAX_NESTING_DEPTH segments, wherever it is (DOC-10)', () => {
+    const long = `†state${'.a'.repeat(MAX_NESTING_DEPTH + 1)}`;
+    expect(validateExpression(long, 'output')).toMatch(/has a path of more than 100 segments, the most a reference's path may have\.$/);
+    expect(validateExpression(`Hello ${long}`, 'input')).toMatch(/holds a reference whose path has more than 100 segments/);
+    expect(validateExpression(`†state.x || ${long}`, 'input')).toMatch(/has a path of more than 100 segments/);
+    expect(validateExpression(`†state${'.a'.repeat(MAX_NESTING_DEPTH)}`, 'output')).toBeUndefined();
+  });
 });
 
 describe('dataRecordOf', () => {
@@ -470,6 +487,38 @@ describe('foldRecords', () => {
     const records = [write('state', [], 'set', { a: { b: 1 } })];
     (foldRecords(records) as { a: { b: number } }).a.b = 99;
     expect(records[0]!.value).toEqual({ a: { b: 1 } });
+  });
+
+  it('copies a container at most once, however many writes change it (PLAN-9)', () => {
+    const size = 2000;
+    const records = [
+      write('state', [], 'set', { first: 0 }),
+      ...Array.from({ length: size }, (_, index) => write('state', [`k${index}`], index % 2 === 0 ? 'set' : 'merge', { n: index })),
+      ...Array.from({ length: size }, (_, index) => write('state', ['list'], 'push', index)),
+    ];
+    // Copying an object or array of the state walks all its entries: count the big walks.
+    let bigWalks = 0;
+    const entries = Object.entries;
+    const slice = Array.prototype.slice;
+    const spies = [
+      vi.spyOn(Object, 'entries').mockImplementation((value: object) => {
+        const result = entries(value);
+        if (result.length > 100) bigWalks += 1;
+        return result;
+      }),
+      vi.spyOn(Array.prototype, 'slice').mockImplementation(function (this: unknown[], start?: number, end?: number) {
+        if (this.length > 100) bigWalks += 1;
+        return slice.call(this, start, end);
+      }),
+    ];
+    try {
+      const folded = foldRecords(records) as Record<string, unknown>;
+      expect(Object.keys(folded)).toHaveLength(size + 2);
+      expect((folded.list as number[])[size - 1]).toBe(size - 1);
+    } finally {
+      for (const spy of spies) spy.mockRestore();
+    }
+    expect(bigWalks).toBe(0);
   });
 });
 
