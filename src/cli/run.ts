@@ -11,12 +11,14 @@ import type { Model, ModelFactoryOptions } from '../models/model.js';
 import { ModelProviders } from '../models/registry.js';
 import { ProtocolError, RequestError, UsageError, formatProblem } from '../protocol/errors.js';
 import { parseJson } from '../protocol/json.js';
+import { notJsonPlaceholder, toJsonData } from '../protocol/json-data.js';
 import type { LoadedRequest } from '../protocol/load-request.js';
 import type { Budget } from '../protocol/budget.js';
 import type { Activity, RunResult } from '../protocol/runtime.js';
-import { Tracer, jsonlFileSink } from '../protocol/trace.js';
+import { type JsonlFileSink, Tracer, jsonlFileSink } from '../protocol/trace.js';
 import { APPROVAL_MODES, createApprovalHook, type ApprovalMode } from '../approvals/approval-policy.js';
 import { terminalPrompt } from './approval-prompt.js';
+import { checkOutputPaths, type RunInput } from './output-paths.js';
 import { createProgress, type Progress } from './progress.js';
 
 /** Where the CLI reads and writes; tests pass their own. */
@@ -73,6 +75,8 @@ const DEFAULT_MODELS = { openai: 'openai:gpt-4.1-mini', anthropic: 'anthropic:cl
 interface ParsedArguments {
   request: string;
   input?: unknown;
+  /** The file `--input @file` names, made absolute. */
+  inputFile?: string;
   model?: string;
   baseUrl?: string;
   activities: string[];
@@ -118,9 +122,28 @@ function readInput(value: string | undefined, cwd: string): unknown {
   return parsed.value;
 }
 
+/**
+ * Joins an option and a following negative number (`--max-steps -5` → `--max-steps=-5`), which
+ * parseArgs would otherwise refuse as "ambiguous", so every option taking a value, numeric ones
+ * included, gets the number and its own range check (CLI-11).
+ */
+export function joinNegativeNumbers(argv: string[]): string[] {
+  const joined: string[] = [];
+  for (let index = 0; index < argv.length; index++) {
+    const argument = argv[index] as string;
+    if (argument === '--') return [...joined, ...argv.slice(index)];
+    const next = argv[index + 1];
+    if (/^--[^=]+$/.test(argument) && next !== undefined && /^-\.?\d/.test(next)) {
+      joined.push(`${argument}=${next}`);
+      index++;
+    } else joined.push(argument);
+  }
+  return joined;
+}
+
 function parseWithOptions(argv: string[]) {
   return parseArgs({
-    args: argv,
+    args: joinNegativeNumbers(argv),
     allowPositionals: true,
     options: {
       input: { type: 'string' },
@@ -174,6 +197,7 @@ export function parseArguments(argv: string[], cwd: string): ParsedArguments | '
   return {
     request: positionals[0] as string,
     input: readInput(values.input, cwd),
+    ...(values.input?.startsWith('@') ? { inputFile: resolve(cwd, values.input.slice(1)) } : {}),
     ...(values.model === undefined ? {} : { model: values.model }),
     ...(values['base-url'] === undefined ? {} : { baseUrl: values['base-url'] }),
     activities: values.activities ?? [],
@@ -277,13 +301,12 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
     return EXIT.ok;
   }
   const tracer = new Tracer();
-  const sink = args.trace ? jsonlFileSink(resolve(io.cwd, args.trace)) : undefined;
-  if (sink) tracer.subscribe(sink);
   const progress = createProgress(tracer, io.stderr, { env: io.env, quiet: args.quiet });
   // Said through the progress view, so a live tree on screen stays intact.
   io.signal?.addEventListener('abort', () => progress.log('Cancelling… (press Ctrl-C again to quit at once)'), { once: true });
   let result: RunResult | undefined;
   let runtime: DelegatingRuntime | undefined;
+  let sink: JsonlFileSink | undefined;
   try {
     const requestPath = isHttpUrl(args.request) ? args.request : resolve(io.cwd, args.request);
     const root = args.root ? resolve(io.cwd, args.root) : isHttpUrl(args.request) ? io.cwd : dirname(requestPath);
@@ -314,6 +337,9 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
         })()
       : { loaded: await runtime.load(requestPath), trusted: true };
     const model = chooseModel(args, loaded.loaded, providers, factoryOptions, io, say);
+    // The run's inputs have loaded: only now may the trace replace a file, and never one of them (CLI-15).
+    sink = openCheckedTrace(args, io.cwd, model);
+    if (sink) tracer.subscribe(sink);
     result = await runtime.run(loaded.loaded, {
       ...(model ? { model } : {}),
       noModelMessage: NO_MODEL,
@@ -331,6 +357,14 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
     });
   } catch (error) {
     progress.finish();
+    // A run that never started still leaves its trace, empty (TRACE-2), unless the path is refused.
+    if (!sink && args.trace !== undefined) {
+      try {
+        sink = openCheckedTrace(args, io.cwd);
+      } catch {
+        // The error that stopped the run is the one to report.
+      }
+    }
     sink?.close();
     await runtime?.resolvers.close();
     return reportSetupError(error, args.json, io, say);
@@ -338,15 +372,59 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
   sink?.close();
   await runtime.resolvers.close();
   progress.finish(result);
+  // A trace that could not be written is said once, and fails an otherwise successful command (TRACE-14).
+  const traceError = sink?.error ? `the trace ${resolve(io.cwd, args.trace as string)} is incomplete: writing it failed (${sink.error.message}).` : undefined;
+  if (traceError) say(`delegate-run: ${traceError}`);
+  const traceField = traceError ? { traceError } : {};
   if (result.ok) {
-    if (args.json) io.stdout.write(`${JSON.stringify({ ok: true, output: result.output, usage: result.usageTotal, run: result.run })}\n`);
-    else io.stdout.write(`${typeof result.output === 'string' ? result.output : JSON.stringify(result.output, null, 2)}\n`);
-    return EXIT.ok;
+    const output = printable(result.output);
+    if (args.json) io.stdout.write(`${JSON.stringify({ ok: true, output, usage: result.usageTotal, run: result.run, ...traceField })}\n`);
+    else io.stdout.write(`${typeof output === 'string' ? output : JSON.stringify(output, null, 2)}\n`);
+    return traceError ? EXIT.failed : EXIT.ok;
   }
   const error = result.error;
-  if (args.json) io.stdout.write(`${JSON.stringify({ ok: false, error: error.toJSON(), run: result.run })}\n`);
+  if (args.json) io.stdout.write(`${JSON.stringify({ ok: false, error: error.toJSON(), run: result.run, ...traceField })}\n`);
   else say(`delegate-run: ${error.code}: ${error.message}`);
   return exitFor(error);
+}
+
+/** An output as JSON data that can always be printed: parts JSON cannot hold become placeholders, nothing at all is `null` (CLI-4). */
+function printable(output: unknown): unknown {
+  return toJsonData(output, { replace: notJsonPlaceholder }) ?? null;
+}
+
+/**
+ * Opens the trace file once CLI-15 allows it; a path that cannot be opened for writing is bad usage,
+ * said in one line (TRACE-14).
+ */
+function openCheckedTrace(args: ParsedArguments, cwd: string, model?: Model): JsonlFileSink | undefined {
+  const outputs = [
+    ...(args.trace === undefined ? [] : [{ flag: '--trace' as const, given: args.trace, path: resolve(cwd, args.trace) }]),
+    ...(args.record === undefined ? [] : [{ flag: '--record' as const, given: args.record, path: resolve(cwd, args.record) }]),
+  ];
+  checkOutputPaths(outputs, runInputs(args, cwd, model?.id.startsWith('replay:') ? model.id.slice('replay:'.length) : undefined));
+  const given = args.trace;
+  if (given === undefined) return undefined;
+  const path = resolve(cwd, given);
+  try {
+    return jsonlFileSink(path);
+  } catch (error) {
+    throw new UsageError(`--trace ${given}: cannot open ${path} for writing: ${(error as Error).message}.`);
+  }
+}
+
+/**
+ * The files the run reads that the command line names: the request, the input, the Activities
+ * modules, and the cassette replayed (by --model, or `replayed`, the one chosen beside the request).
+ */
+function runInputs(args: ParsedArguments, cwd: string, replayed: string | undefined): RunInput[] {
+  const inputs: RunInput[] = [];
+  if (!isHttpUrl(args.request)) inputs.push({ path: resolve(cwd, args.request), what: 'the request' });
+  if (args.inputFile) inputs.push({ path: args.inputFile, what: 'the --input file' });
+  for (const module of args.activities) inputs.push({ path: resolve(cwd, module), what: 'an --activities module' });
+  if (args.model?.startsWith('replay:')) inputs.push({ path: resolve(cwd, args.model.slice('replay:'.length)), what: 'the replayed cassette' });
+  if (replayed !== undefined) inputs.push({ path: replayed, what: 'the replayed cassette' });
+  return inputs;
 }
 
 /** The approval policy: --approve, else interactive when a person is at a terminal, else strict. */
@@ -385,14 +463,39 @@ function isMain(): boolean {
   }
 }
 
+/** The signals that cancel a run, and the exit status of each: 128 + its number (CLI-13). */
+const SIGNAL_EXIT = { SIGINT: EXIT.cancelled, SIGTERM: 143, SIGHUP: 129 } as const;
+
+/**
+ * Exits with `status` once stdout and stderr have taken everything written to them (output piped
+ * elsewhere is never cut short), without waiting for timers or sockets an Activity left open (CLI-16).
+ */
+function exitWhenWritten(status: number): void {
+  process.exitCode = status;
+  let pending = 2;
+  for (const stream of [process.stdout, process.stderr]) {
+    let settled = false;
+    const settle = () => {
+      if (settled) return;
+      settled = true;
+      if (--pending === 0) process.exit(status);
+    };
+    stream.once('error', settle);
+    stream.write('', settle);
+  }
+}
+
 if (isMain()) {
   const controller = new AbortController();
-  let interrupted = false;
-  process.on('SIGINT', () => {
-    if (interrupted) process.exit(EXIT.cancelled);
-    interrupted = true;
-    controller.abort();
-  });
+  let received: keyof typeof SIGNAL_EXIT | undefined;
+  for (const name of Object.keys(SIGNAL_EXIT) as (keyof typeof SIGNAL_EXIT)[]) {
+    process.on(name, () => {
+      // The first signal cancels the run; a second quits at once, with its own status.
+      if (received) process.exit(SIGNAL_EXIT[name]);
+      received = name;
+      controller.abort();
+    });
+  }
   main(process.argv.slice(2), {
     stdout: process.stdout,
     stderr: process.stderr,
@@ -401,12 +504,10 @@ if (isMain()) {
     signal: controller.signal,
     stdin: process.stdin,
   }).then(
-    (status) => {
-      process.exitCode = status;
-    },
+    (status) => exitWhenWritten(received && status === EXIT.cancelled ? SIGNAL_EXIT[received] : status),
     (error: unknown) => {
       process.stderr.write(`delegate-run: unexpected failure: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
-      process.exitCode = EXIT.failed;
+      exitWhenWritten(EXIT.failed);
     },
   );
 }

@@ -25,6 +25,8 @@ Options:
 const DEFAULT_DIR = 'requests/';
 const DEFAULT_PORT = 8787;
 const DEFAULT_HOST = '127.0.0.1';
+/** The signals that stop the server gracefully (CLI-14): Ctrl-C, `kill`/container stops, a closed terminal. */
+const STOP_SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
 
 /** Where `main` writes and what stops it; every field defaults to the real process. */
 export interface ServeCommandIo {
@@ -34,7 +36,7 @@ export interface ServeCommandIo {
   stderr?: { write(text: string): unknown };
   /** Folder `dir` is resolved against (default: process.cwd()). */
   cwd?: string;
-  /** Stops the server gracefully when aborted, as SIGINT/SIGTERM do. */
+  /** Stops the server gracefully when aborted, as SIGINT, SIGTERM and SIGHUP do. */
   signal?: AbortSignal;
   /** Called once the server listens (tests use it to learn the URL). */
   onListening?: (server: { url: string; port: number; root: string }) => void;
@@ -55,7 +57,7 @@ function parseServeArguments(argv: string[]) {
 
 /**
  * Runs `delegate-serve` with `argv` (the arguments after the executable) and resolves with the
- * exit status: `0` after a graceful shutdown (SIGINT, SIGTERM or `io.signal`) or `--help`, `1` when
+ * exit status: `0` after a graceful shutdown (SIGINT, SIGTERM, SIGHUP or `io.signal`) or `--help`, `1` when
  * the server cannot listen, `2` for bad arguments or a missing folder. A second signal while
  * shutting down cuts the connections still open.
  */
@@ -122,13 +124,11 @@ export async function main(argv: string[], io: ServeCommandIo = {}): Promise<num
       void server.close().then(finish, finish);
     };
     const finish = () => {
-      process.off('SIGINT', stop);
-      process.off('SIGTERM', stop);
+      for (const signal of STOP_SIGNALS) process.off(signal, stop);
       io.signal?.removeEventListener('abort', stop);
       resolveStop();
     };
-    process.on('SIGINT', stop);
-    process.on('SIGTERM', stop);
+    for (const signal of STOP_SIGNALS) process.on(signal, stop);
     if (io.signal?.aborted) stop();
     else io.signal?.addEventListener('abort', stop);
   });

@@ -4,6 +4,7 @@ import { isDataLike } from './builtin-handlers.js';
 import type { BatchEntry } from './call-batch.js';
 import type { ContextStore } from './data-store.js';
 import { ActivityError, CallError, cancelled, DelegateError, ProtocolError, toProtocolError, UserError } from './errors.js';
+import { NotJsonError, toJsonData } from './json-data.js';
 import { nestingMessage, nestingProblem } from './json.js';
 import { normalizeMessage } from './load-request.js';
 import type { RunTrace } from './trace.js';
@@ -216,12 +217,13 @@ async function runActivity(scope: CallScope, entry: BatchEntry, call: Call, tool
     trace: scope.trace,
     addDescendantUsage: (usage) => scope.addDescendantUsage(usage),
   };
+  let result: unknown;
   try {
     // An Activity that ignores its signal must not hold a cancelled run: the run stops waiting.
     // The Delegation Activity is awaited: its child shares the signal and ends first, so every
     // child's run.failed is traced before its parent's.
     const running = Promise.resolve().then(() => activity(call, tool, context, environment));
-    return await (activityName === DELEGATE_ACTIVITY ? running : abortable(running, scope.signal, cancelled));
+    result = await (activityName === DELEGATE_ACTIVITY ? running : abortable(running, scope.signal, cancelled));
   } catch (error) {
     if (error instanceof ProtocolError) throw error;
     if (scope.signal.aborted) throw cancelled(error);
@@ -231,6 +233,24 @@ async function runActivity(scope: CallScope, entry: BatchEntry, call: Call, tool
       { toolName: call._tool },
       { cause: error },
     );
+  }
+  return jsonResult(result, activityName, call._tool);
+}
+
+/**
+ * The Activity's result as plain JSON data, made once here so that nothing later (the context, the
+ * trace, the CLI's output) meets a value JSON cannot hold; `undefined` stays "no result" (TOOL-20).
+ */
+function jsonResult(result: unknown, activityName: string, toolName: string): unknown {
+  try {
+    return toJsonData(result);
+  } catch (error) {
+    if (!(error instanceof NotJsonError)) throw error;
+    const where = error.pointer === '' ? 'it is' : `${error.pointer} is`;
+    throw new ActivityError('activity_error', `The Activity "${activityName}" failed: the result is not JSON: ${where} ${error.problem}.`, {
+      toolName,
+      pointer: error.pointer,
+    });
   }
 }
 

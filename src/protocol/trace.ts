@@ -1,5 +1,6 @@
 /** The trace: one event per thing that happens, shared by a run and all its children, written as JSONL. */
 import { closeSync, openSync, writeSync } from 'node:fs';
+import { notJsonPlaceholder, toJsonData } from './json-data.js';
 
 /** Fields every event carries (CONTRACTS.md section 3). */
 export interface TraceEvent {
@@ -56,22 +57,81 @@ export class RunTrace {
   }
 }
 
+/** How many replaced parts a `traceNote` names before it counts the rest. */
+const NOTED_PARTS = 10;
+
+/**
+ * One JSONL line for an event. An event holding something JSON cannot (a value nested too deeply
+ * to serialise, a BigInt, a cycle) is still written: each such part is replaced by the string
+ * `"[not JSON: <why>]"` and the event gains a `traceNote` naming where (TRACE-13).
+ */
+export function traceLine(event: TraceEvent): string {
+  try {
+    return `${JSON.stringify(event)}\n`;
+  } catch {
+    const notes: string[] = [];
+    const safe = toJsonData(event, {
+      replace: ({ pointer, problem }) => {
+        notes.push(`${pointer} is ${problem}`);
+        return notJsonPlaceholder({ pointer, problem });
+      },
+    }) as Record<string, unknown>;
+    const more = notes.length > NOTED_PARTS ? ` and ${notes.length - NOTED_PARTS} more` : '';
+    const traceNote = `Parts that are not JSON were replaced: ${notes.slice(0, NOTED_PARTS).join('; ')}${more}.`;
+    return `${JSON.stringify({ ...safe, traceNote })}\n`;
+  }
+}
+
+/** A listener writing a JSONL trace file; see {@link jsonlFileSink}. */
+export interface JsonlFileSink extends TraceListener {
+  /** Releases the file; harmless when called again. */
+  close(): void;
+  /** The first failure to write (or close) the file, if any; the file stops at the event before it. */
+  readonly error: Error | undefined;
+}
+
 /**
  * A listener writing JSONL to a file synchronously, so every event is on disk the moment it
- * happens (a SIGINT or crash still leaves a complete trace). `close()` releases the file.
+ * happens (a SIGINT or crash still leaves a complete trace). The listener never throws: a run is
+ * not changed by its observers, so a write that fails (ENOSPC, EIO) is kept in `error`, nothing
+ * more is written, and the caller reports it (TRACE-14). Opening the file throws as `openSync` does.
  */
-export function jsonlFileSink(path: string): TraceListener & { close(): void } {
+export function jsonlFileSink(path: string): JsonlFileSink {
   const descriptor = openSync(path, 'w');
   let open = true;
-  const listener = ((event: TraceEvent) => {
-    if (open) writeSync(descriptor, `${JSON.stringify(event)}\n`);
-  }) as TraceListener & { close(): void };
-  listener.close = () => {
-    if (!open) return;
-    open = false;
-    closeSync(descriptor);
+  let failure: Error | undefined;
+  const fail = (error: unknown) => {
+    failure ??= error instanceof Error ? error : new Error(String(error));
   };
-  return listener;
+  const listener = (event: TraceEvent) => {
+    if (!open || failure) return;
+    try {
+      writeAll(descriptor, traceLine(event));
+    } catch (error) {
+      fail(error);
+    }
+  };
+  return Object.defineProperties(listener, {
+    close: {
+      value: () => {
+        if (!open) return;
+        open = false;
+        try {
+          closeSync(descriptor);
+        } catch (error) {
+          fail(error);
+        }
+      },
+    },
+    error: { get: () => failure },
+  }) as JsonlFileSink;
+}
+
+/** Writes all of `text`: a pipe or a terminal may take less than asked at once. */
+function writeAll(descriptor: number, text: string): void {
+  const bytes = Buffer.from(text, 'utf8');
+  let written = 0;
+  while (written < bytes.length) written += writeSync(descriptor, bytes, written, bytes.length - written);
 }
 
 /** A listener that keeps events in memory (tests, library users). */

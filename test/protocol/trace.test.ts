@@ -1,9 +1,10 @@
-/** Unit tests of src/protocol/trace.ts: common event fields (TRACE-1), listeners, the JSONL file written as it happens (TRACE-2). */
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+/** Unit tests of src/protocol/trace.ts: common event fields (TRACE-1), listeners, the JSONL file written as it happens (TRACE-2), events that are not JSON (TRACE-13), write failures (TRACE-14). */
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { RunTrace, type TraceEvent, Tracer, jsonlFileSink, memorySink } from '../../src/protocol/trace.js';
+import { MAX_JSON_DEPTH } from '../../src/protocol/json-data.js';
+import { RunTrace, type TraceEvent, Tracer, jsonlFileSink, memorySink, traceLine } from '../../src/protocol/trace.js';
 
 const event = (name: string): TraceEvent => ({ ts: new Date(0).toISOString(), event: name, run: 'run_1', parent: null, depth: 0 });
 
@@ -116,5 +117,50 @@ describe('jsonlFileSink (TRACE-2)', () => {
     expect(() => sink.close()).not.toThrow();
     expect(() => sink(event('b'))).not.toThrow();
     expect(readFileSync(path, 'utf8').trimEnd().split('\n')).toHaveLength(1);
+  });
+});
+
+describe('traceLine (TRACE-13)', () => {
+  it('writes an ordinary event as JSON.stringify does', () => {
+    expect(traceLine(event('run.started'))).toBe(`${JSON.stringify(event('run.started'))}\n`);
+  });
+
+  it('still writes an event holding what JSON cannot: placeholders where it was, and a traceNote naming where', () => {
+    let deep: unknown = 'bottom';
+    for (let level = 0; level < 20_000; level++) deep = [deep];
+    const circular: Record<string, unknown> = {};
+    circular.self = circular;
+    const line = traceLine({ ...event('run.started'), input: { deep, big: 10n, circular } });
+    expect(line.endsWith('\n')).toBe(true);
+    const written = JSON.parse(line) as Record<string, unknown> & { input: Record<string, unknown> };
+    expect(written).toMatchObject({ event: 'run.started', run: 'run_1', parent: null, depth: 0 });
+    expect(written.input.big).toBe('[not JSON: a BigInt (10n)]');
+    expect(written.input.circular).toEqual({ self: '[not JSON: a circular reference (an object that contains itself)]' });
+    expect(JSON.stringify(written.input.deep)).toContain(`[not JSON: nested deeper than ${MAX_JSON_DEPTH} levels]`);
+    expect(written.traceNote).toContain('/input/big is a BigInt');
+    expect(written.traceNote).toContain('/input/circular/self is a circular reference');
+    expect(written.traceNote).toContain('/input/deep/0/0');
+  });
+
+  it('counts rather than lists a great many replaced parts', () => {
+    const written = JSON.parse(traceLine({ ...event('x'), values: Array.from({ length: 25 }, (_, index) => BigInt(index)) })) as { traceNote: string };
+    expect(written.traceNote).toContain('and 15 more');
+  });
+});
+
+describe('jsonlFileSink write failures (TRACE-14)', () => {
+  it('throws when the file cannot be opened', () => {
+    expect(() => jsonlFileSink(join(tmpdir(), 'no-such-folder-for-traces', 'trace.jsonl'))).toThrow(/ENOENT/);
+  });
+
+  it.skipIf(!existsSync('/dev/full'))('keeps the first write failure (ENOSPC) instead of throwing, and writes nothing more', () => {
+    const sink = jsonlFileSink('/dev/full');
+    expect(sink.error).toBeUndefined();
+    expect(() => sink(event('run.started'))).not.toThrow();
+    const first = sink.error;
+    expect(first?.message).toMatch(/ENOSPC/);
+    sink(event('run.completed'));
+    sink.close();
+    expect(sink.error).toBe(first);
   });
 });

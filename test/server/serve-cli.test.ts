@@ -153,8 +153,8 @@ describe('delegate-serve serving', () => {
     }
   });
 
-  it('shuts down gracefully on SIGTERM and SIGINT and removes its signal listeners', async () => {
-    for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+  it('shuts down gracefully on SIGTERM, SIGINT and SIGHUP and removes its signal listeners', async () => {
+    for (const signal of ['SIGTERM', 'SIGINT', 'SIGHUP'] as const) {
       const before = process.listeners(signal);
       const { server, exit } = await startMain([fixture.root, '--port', '0']);
       const added = process.listeners(signal).filter((listener) => !before.includes(listener));
