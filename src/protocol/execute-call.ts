@@ -5,7 +5,7 @@ import type { BatchEntry } from './call-batch.js';
 import type { ContextStore } from './data-store.js';
 import { ActivityError, CallError, cancelled, DelegateError, ProtocolError, toProtocolError, UserError } from './errors.js';
 import { NotJsonError, toJsonData } from './json-data.js';
-import { nestingMessage, nestingProblem } from './json.js';
+import { MAX_NESTING_DEPTH, nestingMessage } from './json.js';
 import { normalizeMessage } from './load-request.js';
 import type { RunTrace } from './trace.js';
 import type { ActivityEnvironment, RunInfo, RunOptions, Runtime, UsageSummary } from './runtime.js';
@@ -116,9 +116,6 @@ export async function executeCall(scope: CallScope, entry: BatchEntry, prepared:
       checkOutput(tool, result, toolName);
     } else {
       result = await runActivity(scope, entry, call, tool, activityName);
-      const deep = nestingProblem(result);
-      if (deep !== undefined)
-        throw new ActivityError('activity_error', `The Activity of "${toolName}" returned a value that is not usable: ${nestingMessage(deep)}`, { toolName });
       if (metaSchema(tool, '_output') !== undefined && !isMessageResult(scope.runtime, result)) checkOutput(tool, result, toolName);
     }
     writeResult(scope, entry, call, result);
@@ -243,9 +240,16 @@ async function runActivity(scope: CallScope, entry: BatchEntry, call: Call, tool
  */
 function jsonResult(result: unknown, activityName: string, toolName: string): unknown {
   try {
-    return toJsonData(result);
+    // No deeper than a document may nest (DOC-10).
+    return toJsonData(result, { maxDepth: MAX_NESTING_DEPTH });
   } catch (error) {
     if (!(error instanceof NotJsonError)) throw error;
+    if (error.tooDeep) {
+      throw new ActivityError('activity_error', `The Activity "${activityName}" returned a value that is not usable: ${nestingMessage(error.pointer)}`, {
+        toolName,
+        pointer: error.pointer,
+      });
+    }
     const where = error.pointer === '' ? 'it is' : `${error.pointer} is`;
     throw new ActivityError('activity_error', `The Activity "${activityName}" failed: the result is not JSON: ${where} ${error.problem}.`, {
       toolName,

@@ -19,6 +19,8 @@ export class NotJsonError extends Error {
   constructor(
     readonly pointer: string,
     readonly problem: string,
+    /** True when the value is JSON but nests deeper than allowed. */
+    readonly tooDeep = false,
   ) {
     super(`${pointer === '' ? 'the value' : pointer} is ${problem}`);
     this.name = 'NotJsonError';
@@ -29,6 +31,8 @@ export class NotJsonError extends Error {
 export interface ToJsonDataOptions {
   /** The value to put in place of a part that is not JSON; without it, such a part throws {@link NotJsonError}. */
   replace?: (notJson: NotJson) => unknown;
+  /** How many containers deep the value may nest (default {@link MAX_JSON_DEPTH}). */
+  maxDepth?: number;
 }
 
 /**
@@ -88,7 +92,11 @@ function convertReadable(value: unknown, key: string, at: string, depth: number,
   if (current === null) return null;
   const object = current as object;
   if (ancestors.has(object)) return notJson(at, 'a circular reference (an object that contains itself)', options);
-  if (depth >= MAX_JSON_DEPTH) return notJson(at, `nested deeper than ${MAX_JSON_DEPTH} levels`, options);
+  const maxDepth = options.maxDepth ?? MAX_JSON_DEPTH;
+  if (depth >= maxDepth) {
+    if (!options.replace) throw new NotJsonError(at, `nested deeper than ${maxDepth} levels`, true);
+    return notJson(at, `nested deeper than ${maxDepth} levels`, options);
+  }
   if (object instanceof Map || object instanceof Set) return notJson(at, `a ${object instanceof Map ? 'Map' : 'Set'}`, options);
   ancestors.add(object);
   try {

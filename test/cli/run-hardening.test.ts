@@ -110,15 +110,15 @@ describe('trace files that cannot be written (TRACE-14)', () => {
     });
   });
 
-  it('still traces run.started for an input nested too deeply to serialise', async () => {
+  it('refuses an input nested too deeply before the trace is opened: nothing runs, nothing is lost (DOC-10)', async () => {
     const trace = join(tempDir(), 'trace.jsonl');
     const deep = `${'['.repeat(20_000)}${']'.repeat(20_000)}`;
     const folder = tempDir();
     writeFileSync(join(folder, 'deep.json'), deep);
-    await runCli(['requests/plan/welcome.json', '--input', `@${join(folder, 'deep.json')}`, '--trace', trace, '--quiet']);
-    const started = readTrace(trace).find((event) => event.event === 'run.started');
-    expect(started).toMatchObject({ traceNote: expect.stringContaining('nested deeper than') });
-    expect(JSON.stringify(started?.input)).toContain('[not JSON: nested deeper than');
+    const result = await runCli(['requests/plan/welcome.json', '--input', `@${join(folder, 'deep.json')}`, '--trace', trace, '--quiet']);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain('nested at most 100 levels deep');
+    expect(existsSync(trace)).toBe(false);
   });
 });
 
