@@ -1,7 +1,7 @@
 /** The batteries-included Runtime: built-in handlers, the Delegation Activity, resolvers, up-front resolution. */
 import { createDelegateActivity, type ChildModelChooser } from './activities/delegate.js';
 import { createUpfrontPreparer } from './activities/upfront.js';
-import type { Model, ModelFactoryOptions } from './models/model.js';
+import type { Model, ModelFactoryOptions } from './protocol/model.js';
 import { ModelProviders } from './models/registry.js';
 import { DelegateError } from './protocol/errors.js';
 import type { HandlerRegistry } from './protocol/handlers.js';

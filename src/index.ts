@@ -15,8 +15,8 @@ export {
   type RunPreparer,
   type RunResult,
   type RuntimeOptions,
-  type UsageSummary,
 } from './protocol/runtime.js';
+export type { UsageSummary } from './protocol/usage.js';
 export type { LoadedRequest } from './protocol/load-request.js';
 
 // Documents and messages
@@ -83,7 +83,8 @@ export {
 } from './approvals/approval-policy.js';
 
 // Models
-export type { Model, ModelFactory, ModelFactoryOptions, ModelRequest, ModelResponse, ModelRetry, ProviderMessage } from './models/model.js';
+export type { Model, ModelFactory, ModelFactoryOptions, ModelRequest, ModelResponse, ModelRetry, ProviderMessage } from './protocol/model.js';
+export { addCost, addUsage, zeroUsage } from './protocol/usage.js';
 export { ReplayModel } from './models/replay.js';
 export { RecordingModel } from './models/recording.js';
 export { OpenAIModel } from './models/openai.js';

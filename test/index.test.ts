@@ -26,6 +26,8 @@ describe('the public surface', () => {
       'Tracer',
       'UsageError',
       'UserError',
+      'addCost',
+      'addUsage',
       'builtinHandlers',
       'composeSolutionSchema',
       'createApprovalHook',
@@ -42,6 +44,7 @@ describe('the public surface', () => {
       'renderContext',
       'requiresApproval',
       'serve',
+      'zeroUsage',
     ]);
   });
 });

@@ -1,8 +1,8 @@
 /** The Delegation Activity: runs the Request a `_delegate` names in an isolated child run and returns its output. */
-import type { Model } from '../models/model.js';
+import type { Model } from '../protocol/model.js';
 import { BoundError, DelegateError, type ProtocolError } from '../protocol/errors.js';
 import { DEFAULT_MAX_DEPTH } from '../protocol/constants.js';
-import { newId } from '../protocol/run-loop.js';
+import { newId } from '../protocol/ids.js';
 import type { Activity, ActivityEnvironment } from '../protocol/runtime.js';
 import { metaValue } from '../protocol/tools.js';
 import type { Call, Message, RequestDocument, ToolSchema } from '../protocol/types.js';

@@ -7,7 +7,7 @@ import { parseArgs } from 'node:util';
 import { createRuntime, type DelegatingRuntime } from '../create-runtime.js';
 import { isHttpUrl } from '../resolvers/reference-forms.js';
 import { parseTimeoutSeconds } from '../models/live-model-options.js';
-import type { Model, ModelFactoryOptions } from '../models/model.js';
+import type { Model, ModelFactoryOptions } from '../protocol/model.js';
 import { ModelProviders } from '../models/registry.js';
 import { ProtocolError, RequestError, UsageError, formatProblem } from '../protocol/errors.js';
 import { parseJson } from '../protocol/json.js';

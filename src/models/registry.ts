@@ -6,7 +6,7 @@ import { UsageError } from '../protocol/errors.js';
 import type { Usage } from '../protocol/types.js';
 import { AnthropicModel } from './anthropic.js';
 import { ModelConfigError, problemsFromAjv } from './config-error.js';
-import type { Model, ModelFactory, ModelFactoryOptions } from './model.js';
+import type { Model, ModelFactory, ModelFactoryOptions } from '../protocol/model.js';
 import { OpenAIModel } from './openai.js';
 import { parseJson } from '../protocol/json.js';
 import { documentSchema } from '../protocol/schemas.js';

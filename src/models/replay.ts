@@ -2,7 +2,8 @@
 import { ModelError } from '../protocol/errors.js';
 import { throwIfAborted, sleep } from './abort.js';
 import { readCassetteFile, readCassetteFileSync, validateCassette, type Cassette, type CassetteEntry } from './cassette.js';
-import { addUsage, zeroUsage, type Model, type ModelRequest, type ModelResponse } from './model.js';
+import type { Model, ModelRequest, ModelResponse } from '../protocol/model.js';
+import { addUsage, zeroUsage } from '../protocol/usage.js';
 import { parseModelJson } from './parse-json.js';
 import { emitCalls } from './stream-calls.js';
 

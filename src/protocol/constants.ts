@@ -12,3 +12,6 @@ export const SOLUTION_INSTRUCTIONS = [
   '"calls" lists the tool calls to make now (each names its tool in "_tool"; parameters may be †references such as "†input.name" to values in the context; "_outputPath" such as "†state.result" says where a result is written).',
   '"output" stays null until the task is complete; a non-null "output" that matches the output schema ends the run.',
 ].join(' ');
+
+/** The name under which the Delegation Activity is registered (DEL-1). */
+export const DELEGATE_ACTIVITY = '@delegate';

@@ -1,5 +1,5 @@
 /** The message pipeline's registry: one handler per message type, registered by name. */
-import type { ProviderMessage } from '../models/model.js';
+import type { ProviderMessage } from './model.js';
 import type { JsonSchema, Message, RequestConfig } from './types.js';
 
 /** What handlers build together before each model call. */

@@ -1,21 +1,14 @@
 /** The Runtime: owns the registries (message handlers, Activities, run preparers) and starts runs. */
-import type { Model } from '../models/model.js';
+import type { Model } from './model.js';
 import type { Budget, BudgetMeter } from './budget.js';
+import type { ProtocolError } from './errors.js';
 import { defaultHandlers } from './builtin-handlers.js';
 import type { HandlerRegistry } from './handlers.js';
 import { loadRequestFile, parseRequestText, validateRequest, type LoadedRequest } from './load-request.js';
 import { runRequest } from './run-loop.js';
 import type { RunTrace, Tracer } from './trace.js';
-import type { Call, Message, RequestDocument, ToolSchema, Usage } from './types.js';
-
-/** Usage of a run: tokens, cost, and what it did. */
-export interface UsageSummary extends Usage {
-  /** Cost in US dollars, `null` when any part of it is of unknown price. */
-  costUsd: number | null;
-  steps: number;
-  toolCalls: number;
-  ms: number;
-}
+import type { Call, Message, RequestDocument, ToolSchema } from './types.js';
+import type { UsageSummary } from './usage.js';
 
 /** Facts about the run an Activity is called from. */
 export interface RunInfo {
@@ -115,7 +108,7 @@ export interface RunOptions {
 /** The outcome of a run. */
 export type RunResult =
   | { ok: true; run: string; output: unknown; usage: UsageSummary; usageTotal: UsageSummary }
-  | { ok: false; run: string; error: import('./errors.js').ProtocolError; usage: UsageSummary; usageTotal: UsageSummary };
+  | { ok: false; run: string; error: ProtocolError; usage: UsageSummary; usageTotal: UsageSummary };
 
 /** Transforms a document before its run starts (e.g. up-front delegate resolution). */
 export type RunPreparer = (request: LoadedRequest, options: RunOptions, runtime: Runtime) => Promise<LoadedRequest> | LoadedRequest;
@@ -127,8 +120,7 @@ export interface RuntimeOptions {
   preparers?: RunPreparer[];
 }
 
-/** The name under which the Delegation Activity is registered. */
-export const DELEGATE_ACTIVITY = '@delegate';
+export { DELEGATE_ACTIVITY } from './constants.js';
 
 /** Owns the registries a run uses; no hidden global state. */
 export class Runtime {

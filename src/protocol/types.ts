@@ -165,14 +165,7 @@ export interface RequestDocument {
   schema: JsonSchema;
 }
 
-/** Normalised token usage of one model call or a whole run. */
-export interface Usage {
-  inputTokens: number;
-  outputTokens: number;
-  cacheReadTokens: number;
-  cacheWriteTokens: number;
-  reasoningTokens?: number;
-}
+export type { Usage } from './usage.js';
 
 /** Meta-property names the runtime reads from tools and calls. */
 export const META_PROPERTIES = [

@@ -2,7 +2,7 @@ import { writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createRuntime } from '../../src/create-runtime.js';
-import type { ModelRequest } from '../../src/models/model.js';
+import type { ModelRequest } from '../../src/protocol/model.js';
 import { ModelProviders, ModelRegistry } from '../../src/models/registry.js';
 import { ReplayModel } from '../../src/models/replay.js';
 import { tempDir } from '../helpers/cli.js';

@@ -3,7 +3,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { ModelError, UsageError } from '../../src/protocol/errors.js';
 import type { Call } from '../../src/protocol/types.js';
 import { AnthropicModel, type AnthropicModelOptions } from '../../src/models/anthropic.js';
-import type { ModelRequest } from '../../src/models/model.js';
+import type { ModelRequest } from '../../src/protocol/model.js';
 import { ModelRegistry } from '../../src/models/registry.js';
 import type { RetryEvent } from '../../src/models/retry.js';
 import { anthropicError, anthropicMessage, anthropicStream, anthropicUsage } from './support/anthropic-wire.js';

@@ -2,7 +2,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Call, Solution, Usage } from '../../src/protocol/types.js';
 import { AnthropicModel } from '../../src/models/anthropic.js';
-import type { Model, ModelRequest } from '../../src/models/model.js';
+import type { Model, ModelRequest } from '../../src/protocol/model.js';
 import { OpenAIModel } from '../../src/models/openai.js';
 import { ModelRegistry } from '../../src/models/registry.js';
 import { ReplayModel } from '../../src/models/replay.js';

@@ -2,7 +2,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { ModelError, UsageError } from '../../src/protocol/errors.js';
 import type { Call } from '../../src/protocol/types.js';
-import type { ModelRequest } from '../../src/models/model.js';
+import type { ModelRequest } from '../../src/protocol/model.js';
 import { OpenAIModel, type OpenAIModelOptions } from '../../src/models/openai.js';
 import { ModelRegistry } from '../../src/models/registry.js';
 import type { RetryEvent } from '../../src/models/retry.js';

@@ -1,7 +1,7 @@
 /** The loop driven by the real providers (real SDKs against loopback wire servers): early calls from streams, re-asks, usage in the trace. */
 import { afterEach, describe, expect, it } from 'vitest';
 import { AnthropicModel } from '../../src/models/anthropic.js';
-import type { Model } from '../../src/models/model.js';
+import type { Model } from '../../src/protocol/model.js';
 import { OpenAIModel } from '../../src/models/openai.js';
 import { ModelRegistry } from '../../src/models/registry.js';
 import { Runtime } from '../../src/protocol/runtime.js';
