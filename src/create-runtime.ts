@@ -1,12 +1,12 @@
 /** The batteries-included Runtime: built-in handlers, the Delegation Activity, resolvers, up-front resolution. */
 import { createDelegateActivity, type ChildModelChooser } from './activities/delegate.js';
-import { createUpfrontPreparer } from './activities/upfront.js';
+import { createUpfrontPreparer } from './activities/upfront-preparer.js';
 import type { Model, ModelFactoryOptions } from './protocol/model.js';
-import { ModelProviders } from './models/registry.js';
+import { ModelProviders } from './models/model-providers.js';
 import { DelegateError } from './protocol/errors.js';
 import type { HandlerRegistry } from './protocol/handlers.js';
 import { DELEGATE_ACTIVITY, Runtime, type Activity } from './protocol/runtime.js';
-import { createDefaultResolvers, type ResolverRegistry } from './resolvers/resolvers.js';
+import { createDefaultResolvers, type ResolverRegistry } from './resolvers/resolver-registry.js';
 
 /** Options of {@link createRuntime}. */
 export interface CreateRuntimeOptions {

@@ -68,8 +68,8 @@ export { Tracer, RunTrace, jsonlFileSink, memorySink, type TraceEvent, type Trac
 
 // Delegation
 export { createDelegateActivity, type DelegateActivityOptions, type ChildModelChooser } from './activities/delegate.js';
-export { createUpfrontPreparer, mergeDelegateContract } from './activities/upfront.js';
-export { ResolverRegistry, createDefaultResolvers, type DefaultResolverOptions } from './resolvers/resolvers.js';
+export { createUpfrontPreparer, mergeDelegateContract } from './activities/upfront-preparer.js';
+export { ResolverRegistry, createDefaultResolvers, type DefaultResolverOptions } from './resolvers/resolver-registry.js';
 export type { Resolver, ResolveContext, ResolvedRequest } from './resolvers/resolver.js';
 
 // Approvals
@@ -89,7 +89,8 @@ export { ReplayModel } from './models/replay.js';
 export { RecordingModel } from './models/recording.js';
 export { OpenAIModel } from './models/openai.js';
 export { AnthropicModel } from './models/anthropic.js';
-export { ModelProviders, ModelRegistry } from './models/registry.js';
+export { ModelProviders, type ModelProvidersOptions } from './models/model-providers.js';
+export { ModelCatalog, ModelRegistry, type ModelEntry, type ModelsFile, type Tier } from './models/model-catalog.js';
 
 // Serving
 export { createRequestHandler } from './server/handler.js';

@@ -12,6 +12,7 @@ describe('the public surface', () => {
       'DELEGATE_ACTIVITY',
       'DelegateError',
       'HandlerRegistry',
+      'ModelCatalog',
       'ModelError',
       'ModelProviders',
       'ModelRegistry',

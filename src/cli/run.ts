@@ -8,7 +8,7 @@ import { createRuntime, type DelegatingRuntime } from '../create-runtime.js';
 import { isHttpUrl } from '../resolvers/reference-forms.js';
 import { parseTimeoutSeconds } from '../models/live-model-options.js';
 import type { Model, ModelFactoryOptions } from '../protocol/model.js';
-import { ModelProviders } from '../models/registry.js';
+import { ModelProviders } from '../models/model-providers.js';
 import { ProtocolError, RequestError, UsageError, formatProblem } from '../protocol/errors.js';
 import { parseJson } from '../protocol/json.js';
 import type { LoadedRequest } from '../protocol/load-request.js';
