@@ -14,7 +14,7 @@ export interface DelegateResolver {
   resolve(reference: string, context: ResolveContext): Promise<ResolvedRequest>;
 }
 
-/** Chooses a child run's model (PROTOCOL.md section 12): own model, else own tier, else the caller's. */
+/** Chooses a child run's model (DEL-16): own model, else own tier, else the caller's. */
 export type ChildModelChooser = (document: RequestDocument, inherited: Model | undefined, environment: ActivityEnvironment) => Model | undefined;
 
 /** What the Delegation Activity needs. */

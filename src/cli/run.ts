@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-/** The `delegate-run` executable: a thin command-line layer over the library (CONTRACTS.md section 1). */
+/** The `delegate-run` executable: a thin command-line layer over the library (spec/cli.md). */
 import { readFileSync, realpathSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -32,7 +32,7 @@ export interface CliIo {
   stdin?: NodeJS.ReadableStream & { isTTY?: boolean };
 }
 
-/** Exit statuses of CONTRACTS.md section 1. */
+/** Exit statuses (CLI-5). */
 export const EXIT = { ok: 0, failed: 1, usage: 2, cancelled: 130 } as const;
 
 const USAGE = `Usage: delegate-run <request.json | http(s)://host/path.json> [options]

@@ -1,4 +1,4 @@
-/** Replay cassettes (CONTRACTS.md section 2): their types, their schema, and loading them with clear errors. */
+/** Replay cassettes (spec/cassettes.md): their types, their schema, and loading them with clear errors. */
 import { readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { documentSchema } from '../protocol/schemas.js';

@@ -7,7 +7,7 @@ import { ModelConfigError, problemsFromAjv } from './config-error.js';
 import { parseJson } from '../protocol/json.js';
 import { documentSchema } from '../protocol/schemas.js';
 
-/** The tiers a Request or a delegate call may ask for (PROTOCOL section 11). */
+/** The tiers a Request or a delegate call may ask for (DEL-16; the model catalog, `config.tier`). */
 export type Tier = 'fast' | 'balanced' | 'deep';
 
 /** Prices in US dollars per million tokens. */

@@ -1,4 +1,4 @@
-/** The replay model (CONTRACTS.md section 2): plays a cassette's answers deterministically; also the library's test double. */
+/** The replay model (spec/cassettes.md CAS-1 to CAS-8): plays a cassette's answers deterministically; also the library's test double. */
 import { ModelError } from '../protocol/errors.js';
 import { throwIfAborted, sleep } from './abort.js';
 import { readCassetteFile, readCassetteFileSync, validateCassette, type Cassette, type CassetteEntry } from './cassette.js';

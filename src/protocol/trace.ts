@@ -1,7 +1,7 @@
 /** The trace: one event per thing that happens, shared by a run and all its children, written as JSONL. */
 import { closeSync, openSync, writeSync } from 'node:fs';
 
-/** Fields every event carries (CONTRACTS.md section 3). */
+/** Fields every event carries (spec/trace.md TRACE-1). */
 export interface TraceEvent {
   ts: string;
   event: string;

@@ -25,7 +25,7 @@ export interface TextMessage extends BaseMessage {
   role?: 'system' | 'user' | 'assistant';
 }
 
-/** How a write combines with what is already at its path (PROTOCOL section 6). */
+/** How a write combines with what is already at its path (spec/variables.md VAR-13). */
 export type OutputMethod = 'set' | 'merge' | 'assign' | 'push' | 'concat';
 
 /**
