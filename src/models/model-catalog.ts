@@ -1,11 +1,9 @@
 /** The model catalog: which models exist, their tier, whether they may delegate, and their prices (models.json plus DELEGATE_MODELS). */
-import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Usage } from '../protocol/types.js';
-import { ModelConfigError, problemsFromAjv } from './config-error.js';
-import { parseJson } from '../protocol/json.js';
-import { documentSchema } from '../protocol/schemas.js';
+import { ModelConfigError } from './config-error.js';
+import { readDocumentFileSync } from '../protocol/read-document.js';
 
 /** The tiers a Request or a delegate call may ask for (DEL-16; the model catalog, `config.tier`). */
 export type Tier = 'fast' | 'balanced' | 'deep';
@@ -169,19 +167,9 @@ export class ModelCatalog {
 
 /** Reads and validates a models.json file; problems name the file and the JSON pointer. */
 export function readModelsFile(path: string): ModelsFile {
-  let text: string;
-  try {
-    text = readFileSync(path, 'utf8');
-  } catch (error) {
-    const reason = error instanceof Error ? error.message : String(error);
-    throw new ModelConfigError('models file', [{ document: path, pointer: '', message: `The file cannot be read: ${reason}` }]);
-  }
-  const parsed = parseJson(text);
-  if (!parsed.ok)
-    throw new ModelConfigError('models file', [{ document: path, pointer: '', message: parsed.message, line: parsed.line, column: parsed.column }]);
-  const validate = documentSchema('models.schema.json');
-  if (!validate(parsed.value)) throw new ModelConfigError('models file', problemsFromAjv(validate.errors, path));
-  return parsed.value as ModelsFile;
+  const reading = readDocumentFileSync<ModelsFile>(path, 'models.schema.json');
+  if (!reading.ok) throw new ModelConfigError('models file', reading.problems);
+  return reading.value;
 }
 
 /** @deprecated The old name of ModelCatalog (it is a catalog of models, not a registry of providers). */
