@@ -5,7 +5,8 @@ import { ModelChooser } from './models/choose-model.js';
 import type { ModelFactoryOptions } from './protocol/model.js';
 import { ModelProviders } from './models/model-providers.js';
 import type { HandlerRegistry } from './protocol/handlers.js';
-import { DELEGATE_ACTIVITY, Runtime, type Activity } from './protocol/runtime.js';
+import { defaultHandlers } from './protocol/builtin-handlers.js';
+import { DELEGATE_ACTIVITY, Runtime, type Activity, type RuntimeOptions } from './protocol/runtime.js';
 import { createDefaultResolvers, type ResolverRegistry } from './resolvers/resolver-registry.js';
 
 /** Options of {@link createRuntime}. */
@@ -33,8 +34,14 @@ export interface CreateRuntimeOptions {
 }
 
 /** A Runtime that can delegate: it owns its resolvers too. */
-export interface DelegatingRuntime extends Runtime {
-  readonly resolvers: ResolverRegistry;
+export class DelegatingRuntime extends Runtime {
+  constructor(
+    options: RuntimeOptions,
+    /** The resolvers delegate references go through, in order (DEL-3). */
+    readonly resolvers: ResolverRegistry,
+  ) {
+    super(options);
+  }
 }
 
 /** The default model choice of a child run (DEL-16), as {@link ModelChooser.forChild} decides it. */
@@ -45,18 +52,20 @@ export function ownModelOrInherited(models: { providers: ModelProviders; options
 
 /** Creates a Runtime with everything the protocol defines registered. */
 export function createRuntime(options: CreateRuntimeOptions = {}): DelegatingRuntime {
-  const runtime = new Runtime({ ...(options.handlers ? { handlers: options.handlers } : {}), activities: options.activities ?? {} });
+  const handlers = options.handlers ?? defaultHandlers();
   const resolvers = createDefaultResolvers({
     root: options.root ?? process.cwd(),
-    handlers: runtime.handlers,
+    handlers,
     ...(options.allowHosts ? { allowHosts: options.allowHosts } : {}),
     ...(options.trustHosts ? { trustHosts: options.trustHosts } : {}),
     ...(options.fetchTimeoutMs ? { fetchTimeoutMs: options.fetchTimeoutMs } : {}),
     ...(options.maxBytes ? { maxBytes: options.maxBytes } : {}),
   });
+  const runtime = new DelegatingRuntime({ handlers, activities: options.activities ?? {} }, resolvers);
   const chooseModel =
     options.chooseModel ?? ownModelOrInherited(options.models ?? { providers: new ModelProviders(), options: { cwd: process.cwd(), env: process.env } });
-  runtime.registerActivity(DELEGATE_ACTIVITY, createDelegateActivity({ resolvers, chooseModel }));
-  runtime.preparers.push(createUpfrontPreparer(resolvers));
-  return Object.assign(runtime, { resolvers });
+  // Delegation runs for untrusted documents (its children carry the trust) and ends with its child at cancellation.
+  runtime.registerActivity(DELEGATE_ACTIVITY, createDelegateActivity({ resolvers, chooseModel }), { runsUntrusted: true, ownsCancellation: true });
+  runtime.registerPreparer(createUpfrontPreparer(resolvers));
+  return runtime;
 }

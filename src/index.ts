@@ -1,7 +1,8 @@
 /** The public surface of the library: everything a user embeds, named once here. */
 
 // Running Requests
-export { createRuntime, type CreateRuntimeOptions, type DelegatingRuntime } from './create-runtime.js';
+export { createRuntime, DelegatingRuntime, type CreateRuntimeOptions } from './create-runtime.js';
+export { ActivityRegistry, type ActivityOptions, type ActivityRegistration } from './protocol/activity-registry.js';
 export {
   Runtime,
   DELEGATE_ACTIVITY,

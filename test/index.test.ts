@@ -6,11 +6,13 @@ describe('the public surface', () => {
     expect(Object.keys(library).sort()).toEqual([
       'APPROVAL_MODES',
       'ActivityError',
+      'ActivityRegistry',
       'AnthropicModel',
       'BoundError',
       'CallError',
       'DELEGATE_ACTIVITY',
       'DelegateError',
+      'DelegatingRuntime',
       'HandlerRegistry',
       'ModelCatalog',
       'ModelError',

@@ -69,6 +69,21 @@ export class ModelProviders {
     return [...this.factories.keys()].map((prefix) => `${prefix}:`);
   }
 
+  /** The registered prefixes, each with its colon: the `list` every registry has. */
+  list(): string[] {
+    return this.prefixes();
+  }
+
+  /** True when a factory is registered for the prefix (given with or without its colon). */
+  has(prefix: string): boolean {
+    return this.factories.has(prefix.replace(/:$/, ''));
+  }
+
+  /** The factory of a prefix (given with or without its colon). */
+  get(prefix: string): ModelFactory | undefined {
+    return this.factories.get(prefix.replace(/:$/, ''));
+  }
+
   /** Builds the model of a spec `<prefix>:<name>`; an unknown prefix is a UsageError listing the known ones. */
   create(spec: string, options: ModelFactoryOptions): Model {
     const colon = spec.indexOf(':');
@@ -78,7 +93,9 @@ export class ModelProviders {
     if (!factory || name === '') {
       const known = this.prefixes().join(', ');
       const why = colon < 0 ? 'it has no provider prefix' : !factory ? `the provider "${prefix}:" is unknown` : 'it names no model';
-      throw new UsageError(`Cannot use the model "${spec}": ${why}. Write <provider>:<model> with one of the known providers: ${known}.`);
+      throw new UsageError(`Cannot use the model "${spec}": ${why}. Write <provider>:<model> with one of the known providers: ${known}.`, {
+        available: this.prefixes(),
+      });
     }
     const model = factory(name, options);
     if (!options.record || prefix === 'replay') return model;

@@ -87,8 +87,8 @@ export class UserError extends ProtocolError {}
 
 /** Bad command-line usage. */
 export class UsageError extends ProtocolError {
-  constructor(message: string) {
-    super('usage_error', message);
+  constructor(message: string, data: Record<string, unknown> = {}) {
+    super('usage_error', message, data);
   }
 }
 

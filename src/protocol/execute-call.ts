@@ -186,15 +186,16 @@ async function confirm(scope: CallScope, entry: BatchEntry, call: Call, tool: To
 }
 
 async function runActivity(scope: CallScope, entry: BatchEntry, call: Call, tool: ToolSchema, activityName: string): Promise<unknown> {
-  const activity = scope.runtime.activities.get(activityName);
-  if (!activity) {
-    const known = [...scope.runtime.activities.keys()].filter((name) => !name.startsWith('@')).join(', ') || 'none';
-    throw new ActivityError('activity_error', `No Activity named "${activityName}" is registered (registered: ${known}).`, {
+  const registration = scope.runtime.activities.registration(activityName);
+  if (!registration) {
+    const available = scope.runtime.activities.list();
+    throw new ActivityError('activity_error', `No Activity named "${activityName}" is registered (registered: ${available.join(', ') || 'none'}).`, {
       toolName: call._tool,
-      available: known,
+      available,
     });
   }
-  if (!scope.run.trusted && activityName !== DELEGATE_ACTIVITY) {
+  const { activity } = registration;
+  if (!scope.run.trusted && !registration.runsUntrusted) {
     throw new DelegateError(
       'delegate_forbidden',
       `"${scope.run.location}" is not trusted to run the local Activity "${activityName}"; trust its host with --trust-host to allow it.`,
@@ -215,10 +216,10 @@ async function runActivity(scope: CallScope, entry: BatchEntry, call: Call, tool
   };
   try {
     // An Activity that ignores its signal must not hold a cancelled run: the run stops waiting.
-    // The Delegation Activity is awaited: its child shares the signal and ends first, so every
-    // child's run.failed is traced before its parent's.
+    // One that owns its cancellation (the Delegation Activity, whose child shares the signal and
+    // ends first) is awaited, so every child's run.failed is traced before its parent's.
     const running = Promise.resolve().then(() => activity(call, tool, context, environment));
-    return await (activityName === DELEGATE_ACTIVITY ? running : abortable(running, scope.signal, cancelled));
+    return await (registration.ownsCancellation ? running : abortable(running, scope.signal, cancelled));
   } catch (error) {
     if (error instanceof ProtocolError) throw error;
     if (scope.signal.aborted) throw cancelled(error);

@@ -55,4 +55,9 @@ export class HandlerRegistry {
   types(): string[] {
     return [...this.handlers.keys()].sort();
   }
+
+  /** The registered handlers, by type name (sorted): the `list` every registry has. */
+  list(): MessageHandler[] {
+    return this.types().map((type) => this.handlers.get(type) as MessageHandler);
+  }
 }

@@ -1,4 +1,5 @@
 /** The Runtime: owns the registries (message handlers, Activities, run preparers) and starts runs. */
+import { ActivityRegistry, type ActivityOptions } from './activity-registry.js';
 import type { Model } from './model.js';
 import type { Budget, BudgetMeter } from './budget.js';
 import type { ProtocolError } from './errors.js';
@@ -125,19 +126,30 @@ export { DELEGATE_ACTIVITY } from './constants.js';
 /** Owns the registries a run uses; no hidden global state. */
 export class Runtime {
   readonly handlers: HandlerRegistry;
-  readonly activities = new Map<string, Activity>();
-  readonly preparers: RunPreparer[] = [];
+  readonly activities = new ActivityRegistry();
+  private readonly runPreparers: RunPreparer[] = [];
 
   constructor(options: RuntimeOptions = {}) {
     this.handlers = options.handlers ?? defaultHandlers();
     for (const [name, activity] of Object.entries(options.activities ?? {})) this.registerActivity(name, activity);
-    this.preparers.push(...(options.preparers ?? []));
+    for (const preparer of options.preparers ?? []) this.registerPreparer(preparer);
   }
 
-  /** Registers (or replaces) an Activity under a name. */
-  registerActivity(name: string, activity: Activity): this {
-    this.activities.set(name, activity);
+  /** Registers (or replaces) an Activity under a name, with what the core must know about it. */
+  registerActivity(name: string, activity: Activity, options: ActivityOptions = {}): this {
+    this.activities.register(name, activity, options);
     return this;
+  }
+
+  /** Adds a preparer, run (in registration order) on every document before its run starts. */
+  registerPreparer(preparer: RunPreparer): this {
+    this.runPreparers.push(preparer);
+    return this;
+  }
+
+  /** The preparers, in registration order. */
+  get preparers(): readonly RunPreparer[] {
+    return this.runPreparers;
   }
 
   /** True when an Activity of this name is registered. */
