@@ -8,7 +8,8 @@ import type { AttemptDeadline } from './deadline.js';
 import { answerCut, callWithRetries, sdkTimeoutMs } from './live-call.js';
 import type { Model, ModelRequest, ModelResponse } from '../protocol/model.js';
 import { zeroUsage } from '../protocol/usage.js';
-import { isJsonObject, parseModelJson } from './parse-json.js';
+import { isJsonObject } from '../protocol/types.js';
+import { parseModelJson } from './parse-json.js';
 import { StreamedCalls } from './stream-calls.js';
 import type { LiveModelOptions } from './live-model-options.js';
 

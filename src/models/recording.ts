@@ -4,7 +4,7 @@ import { dirname } from 'node:path';
 import { ModelError } from '../protocol/errors.js';
 import type { Cassette, CassetteEntry } from './cassette.js';
 import type { Model, ModelRequest, ModelResponse } from '../protocol/model.js';
-import { isJsonObject } from './parse-json.js';
+import { isJsonObject } from '../protocol/types.js';
 
 let temporaryCounter = 0;
 

@@ -12,7 +12,7 @@ import { DELEGATE_ACTIVITY } from './constants.js';
 import { validateAgainst } from './schemas.js';
 import { scopeContext } from './scopes.js';
 import { TOOL_META_PROPERTIES, callValidationSchema, metaConst, metaSchema, metaValue, outputSchemaOf } from './tools.js';
-import type { Call, ErrorMessage, Message, ToolSchema } from './types.js';
+import { isJsonObject, type Call, type ErrorMessage, type Message, type ToolSchema } from './types.js';
 import { makeWrite, parseOutputPath, resolveValue, type Reference } from './variables.js';
 
 /** Everything a call needs from its run. */
@@ -266,7 +266,7 @@ function writeResult(scope: CallScope, entry: BatchEntry, call: Call, result: un
 }
 
 function chooseAlternative(targets: Reference[], result: unknown): { target: Reference; value: unknown } {
-  if (typeof result === 'object' && result !== null && !Array.isArray(result)) {
+  if (isJsonObject(result)) {
     const keys = Object.keys(result);
     if (keys.length === 1) {
       const key = keys[0] as string;

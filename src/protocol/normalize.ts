@@ -1,8 +1,8 @@
 /** Normalisation: the shorthand forms of messages and tools turned into one canonical form. */
-import type { Message, ToolSchema } from './types.js';
+import { TOOL_META_PROPERTIES } from './tools.js';
+import { isJsonObject, type Message, type ToolSchema } from './types.js';
 
 /** Tool meta-properties whose top-level plain value is shorthand for `{const: value}`. */
-const CONST_SHORTHANDS = ['_delegate', '_activity', '_scopes', '_resolve', '_approval'] as const;
 
 /**
  * Canonicalises a tool schema: top-level `_delegate`/`_activity`/`_scopes`/`_resolve`/`_approval` values move
@@ -15,7 +15,7 @@ export function normalizeTool(tool: ToolSchema): ToolSchema {
   // A tool is an object schema; any other `type` is kept so validation can name it.
   const next: ToolSchema = { type: (rest.type ?? 'object') as 'object' };
   for (const [key, value] of Object.entries(rest)) {
-    if ((CONST_SHORTHANDS as readonly string[]).includes(key)) {
+    if ((TOOL_META_PROPERTIES as readonly string[]).includes(key)) {
       nextProperties[key] = { const: value };
     } else if (key === '_output') {
       nextProperties._output = value;
@@ -70,7 +70,7 @@ export const builtinNormalizers: Record<string, (message: Record<string, unknown
     if (typeof tools !== 'object' || tools === null || Array.isArray(tools)) return message as Message;
     const normalized: Record<string, ToolSchema> = {};
     for (const [name, schema] of Object.entries(tools as Record<string, unknown>)) {
-      normalized[name] = typeof schema === 'object' && schema !== null && !Array.isArray(schema) ? normalizeTool(schema as ToolSchema) : (schema as ToolSchema);
+      normalized[name] = isJsonObject(schema) ? normalizeTool(schema as ToolSchema) : (schema as ToolSchema);
     }
     return { ...message, tool: normalized } as Message;
   },

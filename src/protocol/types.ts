@@ -167,20 +167,10 @@ export interface RequestDocument {
 
 export type { Usage } from './usage.js';
 
-/** Meta-property names the runtime reads from tools and calls. */
-export const META_PROPERTIES = [
-  '_tool',
-  '_output',
-  '_activity',
-  '_delegate',
-  '_scopes',
-  '_outputPath',
-  '_outputMethod',
-  '_instance',
-  '_reasoningForCall',
-  '_resolve',
-  '_approval',
-] as const;
+/** True for plain JSON objects (not arrays, not null): the one such check of the project. */
+export function isJsonObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
 
 /** True for property names reserved for the runtime (they start with `_`). */
 export function isMetaProperty(name: string): boolean {
