@@ -1,7 +1,8 @@
 /** The public surface of the library: everything a user embeds, named once here. */
 
 // Running Requests
-export { createRuntime, type CreateRuntimeOptions, type DelegatingRuntime } from './create-runtime.js';
+export { createRuntime, DelegatingRuntime, type CreateRuntimeOptions } from './create-runtime.js';
+export { ActivityRegistry, type ActivityOptions, type ActivityRegistration } from './protocol/activity-registry.js';
 export {
   Runtime,
   DELEGATE_ACTIVITY,
@@ -15,8 +16,8 @@ export {
   type RunPreparer,
   type RunResult,
   type RuntimeOptions,
-  type UsageSummary,
 } from './protocol/runtime.js';
+export type { UsageSummary } from './protocol/usage.js';
 export type { LoadedRequest } from './protocol/load-request.js';
 export type { TreeBounds, TreeLimits } from './protocol/tree-bounds.js';
 
@@ -69,8 +70,8 @@ export { Tracer, RunTrace, jsonlFileSink, memorySink, type TraceEvent, type Trac
 
 // Delegation
 export { createDelegateActivity, type DelegateActivityOptions, type ChildModelChooser } from './activities/delegate.js';
-export { createUpfrontPreparer, mergeDelegateContract } from './activities/upfront.js';
-export { ResolverRegistry, createDefaultResolvers, type DefaultResolverOptions } from './resolvers/resolvers.js';
+export { createUpfrontPreparer, mergeDelegateContract } from './activities/upfront-preparer.js';
+export { ResolverRegistry, createDefaultResolvers, type DefaultResolverOptions } from './resolvers/resolver-registry.js';
 export type { Resolver, ResolveContext, ResolvedRequest } from './resolvers/resolver.js';
 
 // Approvals
@@ -84,12 +85,14 @@ export {
 } from './approvals/approval-policy.js';
 
 // Models
-export type { Model, ModelFactory, ModelFactoryOptions, ModelRequest, ModelResponse, ModelRetry, ProviderMessage } from './models/model.js';
+export type { Model, ModelFactory, ModelFactoryOptions, ModelRequest, ModelResponse, ModelRetry, ProviderMessage } from './protocol/model.js';
+export { addCost, addUsage, zeroUsage } from './protocol/usage.js';
 export { ReplayModel } from './models/replay.js';
 export { RecordingModel } from './models/recording.js';
 export { OpenAIModel } from './models/openai.js';
 export { AnthropicModel } from './models/anthropic.js';
-export { ModelProviders, ModelRegistry } from './models/registry.js';
+export { ModelProviders, type ModelProvidersOptions } from './models/model-providers.js';
+export { ModelCatalog, ModelRegistry, type ModelEntry, type ModelsFile, type Tier } from './models/model-catalog.js';
 
 // Serving
 export { createRequestHandler } from './server/handler.js';

@@ -6,12 +6,15 @@ describe('the public surface', () => {
     expect(Object.keys(library).sort()).toEqual([
       'APPROVAL_MODES',
       'ActivityError',
+      'ActivityRegistry',
       'AnthropicModel',
       'BoundError',
       'CallError',
       'DELEGATE_ACTIVITY',
       'DelegateError',
+      'DelegatingRuntime',
       'HandlerRegistry',
+      'ModelCatalog',
       'ModelError',
       'ModelProviders',
       'ModelRegistry',
@@ -26,6 +29,8 @@ describe('the public surface', () => {
       'Tracer',
       'UsageError',
       'UserError',
+      'addCost',
+      'addUsage',
       'builtinHandlers',
       'composeSolutionSchema',
       'createApprovalHook',
@@ -42,6 +47,7 @@ describe('the public surface', () => {
       'renderContext',
       'requiresApproval',
       'serve',
+      'zeroUsage',
     ]);
   });
 });

@@ -6,7 +6,7 @@ import { Ajv2020 } from 'ajv/dist/2020.js';
 import { describe, expect, it } from 'vitest';
 import { ModelConfigError } from '../src/models/config-error.js';
 import { validateCassette } from '../src/models/cassette.js';
-import { readModelsFile } from '../src/models/registry.js';
+import { readModelsFile } from '../src/models/model-catalog.js';
 import { RequestError } from '../src/protocol/errors.js';
 import { Runtime } from '../src/protocol/runtime.js';
 

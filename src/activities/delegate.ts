@@ -1,8 +1,8 @@
 /** The Delegation Activity: runs the Request a `_delegate` names in an isolated child run and returns its output. */
-import type { Model } from '../models/model.js';
+import type { Model } from '../protocol/model.js';
 import { BoundError, DelegateError, type ProtocolError } from '../protocol/errors.js';
 import { DEFAULT_MAX_DEPTH } from '../protocol/constants.js';
-import { newId } from '../protocol/run-loop.js';
+import { newId } from '../protocol/ids.js';
 import type { Activity, ActivityEnvironment } from '../protocol/runtime.js';
 import { metaValue } from '../protocol/tools.js';
 import type { Call, Message, RequestDocument, ToolSchema } from '../protocol/types.js';
@@ -14,7 +14,7 @@ export interface DelegateResolver {
   resolve(reference: string, context: ResolveContext): Promise<ResolvedRequest>;
 }
 
-/** Chooses a child run's model (PROTOCOL.md section 12): own model, else own tier, else the caller's. */
+/** Chooses a child run's model (DEL-16): own model, else own tier, else the caller's. */
 export type ChildModelChooser = (document: RequestDocument, inherited: Model | undefined, environment: ActivityEnvironment) => Model | undefined;
 
 /** What the Delegation Activity needs. */

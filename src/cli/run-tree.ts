@@ -1,5 +1,5 @@
 /** The run tree: a pure model of a run and its delegations, built from trace events, for the progress views and the summary. */
-import { addCost, addUsage, zeroUsage } from '../models/model.js';
+import { addCost, addUsage, zeroUsage } from '../protocol/usage.js';
 import type { TraceEvent } from '../protocol/trace.js';
 import type { Usage } from '../protocol/types.js';
 

@@ -1,14 +1,15 @@
 #!/usr/bin/env node
-/** The `delegate-run` executable: a thin command-line layer over the library (CONTRACTS.md section 1). */
-import { existsSync, readFileSync, realpathSync } from 'node:fs';
-import { basename, dirname, extname, join, resolve } from 'node:path';
+/** The `delegate-run` executable: a thin command-line layer over the library (spec/cli.md). */
+import { readFileSync, realpathSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { createRuntime, type DelegatingRuntime } from '../create-runtime.js';
 import { isHttpUrl } from '../resolvers/reference-forms.js';
 import { parseTimeoutSeconds } from '../models/live-model-options.js';
-import type { Model, ModelFactoryOptions } from '../models/model.js';
-import { ModelProviders } from '../models/registry.js';
+import type { Model, ModelFactoryOptions } from '../protocol/model.js';
+import { ModelChooser } from '../models/choose-model.js';
+import { ModelProviders } from '../models/model-providers.js';
 import { ProtocolError, RequestError, UsageError, formatProblem } from '../protocol/errors.js';
 import { parseJson } from '../protocol/json.js';
 import { notJsonPlaceholder, toJsonData } from '../protocol/json-data.js';
@@ -33,7 +34,7 @@ export interface CliIo {
   stdin?: NodeJS.ReadableStream & { isTTY?: boolean };
 }
 
-/** Exit statuses of CONTRACTS.md section 1. */
+/** Exit statuses (CLI-5). */
 export const EXIT = { ok: 0, failed: 1, usage: 2, cancelled: 130 } as const;
 
 const USAGE = `Usage: delegate-run <request.json | http(s)://host/path.json> [options]
@@ -68,9 +69,6 @@ const NO_MODEL = `No model was chosen. Choose one of:
   1. --model openai:<model> | anthropic:<model> | replay:<cassette.json>
   2. set OPENAI_API_KEY or ANTHROPIC_API_KEY
   3. put a cassette beside the request, named <request>.cassette.json`;
-
-/** Default model names when only a key is given; Anthropic's is the balanced tier's in models.json. */
-const DEFAULT_MODELS = { openai: 'openai:gpt-4.1-mini', anthropic: 'anthropic:claude-sonnet-4-6' } as const;
 
 interface ParsedArguments {
   request: string;
@@ -253,34 +251,16 @@ async function loadActivities(modules: string[], cwd: string): Promise<Record<st
   return activities;
 }
 
-/** Picks the top run's model (CONTRACTS.md section 1): --model, else a key, else a sibling cassette. */
-function chooseModel(
-  args: ParsedArguments,
-  loaded: LoadedRequest,
-  providers: ModelProviders,
-  factoryOptions: ModelFactoryOptions,
-  io: CliIo,
-  say: (line: string) => void,
-): Model | undefined {
-  const create = (spec: string) => providers.create(spec, factoryOptions);
-  if (args.model) return create(args.model);
-  // With a key, the document's own model of that provider, else one of its tier, else the default.
-  const config = loaded.document.config;
-  const pick = (provider: 'openai' | 'anthropic') => {
-    if (config?.model?.startsWith(`${provider}:`)) return config.model;
-    const ofTier = config?.tier ? providers.registry.modelForTier(config.tier, { filter: (model) => model.startsWith(`${provider}:`) }) : null;
-    return ofTier ?? DEFAULT_MODELS[provider];
-  };
-  if (io.env.OPENAI_API_KEY) return create(pick('openai'));
-  if (io.env.ANTHROPIC_API_KEY) return create(pick('anthropic'));
-  if (!isHttpUrl(loaded.location)) {
-    const cassette = join(dirname(loaded.location), `${basename(loaded.location, extname(loaded.location))}.cassette.json`);
-    if (existsSync(cassette)) {
-      say(`No --model given and no API key set: replaying ${cassette}.`);
-      return create(`replay:${cassette}`);
-    }
-  }
-  return undefined;
+/** Picks the top run's model by the one policy (CLI-3), saying so when a cassette is replayed by default. */
+function chooseModel(args: ParsedArguments, loaded: LoadedRequest, chooser: ModelChooser, io: CliIo, say: (line: string) => void): Model | undefined {
+  const choice = chooser.forTopRun(loaded.document, {
+    ...(args.model ? { spec: args.model } : {}),
+    location: loaded.location,
+    isFile: !isHttpUrl(loaded.location),
+    env: io.env,
+  });
+  if (choice.source === 'cassette') say(`No --model given and no API key set: replaying ${choice.spec?.slice('replay:'.length)}.`);
+  return choice.model;
 }
 
 /** Runs the command line; resolves to the exit status. */
@@ -336,7 +316,7 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
           return { loaded: { document: resolved.document, location: resolved.location, name: resolved.name }, trusted: resolved.trusted };
         })()
       : { loaded: await runtime.load(requestPath), trusted: true };
-    const model = chooseModel(args, loaded.loaded, providers, factoryOptions, io, say);
+    const model = chooseModel(args, loaded.loaded, new ModelChooser(providers, factoryOptions), io, say);
     // The run's inputs have loaded: only now may the trace replace a file, and never one of them (CLI-15).
     sink = openCheckedTrace(args, io.cwd, model);
     if (sink) tracer.subscribe(sink);

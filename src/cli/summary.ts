@@ -1,5 +1,5 @@
 /** The end-of-run summary on stderr: outcome, total tokens and cost, elapsed time, and a line per delegate. */
-import type { UsageSummary } from '../protocol/runtime.js';
+import type { UsageSummary } from '../protocol/usage.js';
 import { subtreeUsage, type RunNode, type RunStatus, type RunTree } from './run-tree.js';
 import type { Usage } from '../protocol/types.js';
 import { STATUS_GLYPHS, formatCost, formatElapsed, formatModel, paint, type Style } from './tree-renderer.js';

@@ -6,8 +6,10 @@ import type { Usage } from '../protocol/types.js';
 import { throwIfAborted } from './abort.js';
 import type { AttemptDeadline } from './deadline.js';
 import { answerCut, callWithRetries, sdkTimeoutMs } from './live-call.js';
-import { zeroUsage, type Model, type ModelRequest, type ModelResponse } from './model.js';
-import { isJsonObject, parseModelJson } from './parse-json.js';
+import type { Model, ModelRequest, ModelResponse } from '../protocol/model.js';
+import { zeroUsage } from '../protocol/usage.js';
+import { isJsonObject } from '../protocol/types.js';
+import { parseModelJson } from './parse-json.js';
 import { StreamedCalls } from './stream-calls.js';
 import type { LiveModelOptions } from './live-model-options.js';
 

@@ -1,10 +1,7 @@
-/** Replay cassettes (CONTRACTS.md section 2): their types, their schema, and loading them with clear errors. */
-import { readFileSync } from 'node:fs';
-import { readFile } from 'node:fs/promises';
-import { documentSchema } from '../protocol/schemas.js';
+/** Replay cassettes (spec/cassettes.md): their types, their schema, and loading them with clear errors. */
 import type { Usage } from '../protocol/types.js';
-import { ModelConfigError, problemsFromAjv } from './config-error.js';
-import { parseJson } from '../protocol/json.js';
+import { ModelConfigError } from './config-error.js';
+import { checkDocument, type DocumentReading, readDocument, readDocumentFile, readDocumentFileSync } from '../protocol/read-document.js';
 
 /** Which model calls an entry answers; every field given must match, absent fields match anything. */
 export interface CassetteMatch {
@@ -41,45 +38,30 @@ export interface Cassette {
   entries: CassetteEntry[];
 }
 
+const CASSETTE_SCHEMA = 'cassette.schema.json';
+
 /** Validates a parsed cassette; throws ModelConfigError naming `document` and each JSON pointer. */
 export function validateCassette(value: unknown, document: string): Cassette {
-  const validate = documentSchema('cassette.schema.json');
-  if (!validate(value)) throw new ModelConfigError('replay cassette', problemsFromAjv(validate.errors, document));
-  return value as Cassette;
+  return cassetteOf(checkDocument<Cassette>(value, document, CASSETTE_SCHEMA));
+}
+
+/** The cassette of a reading, or a ModelConfigError with every problem. */
+function cassetteOf(reading: DocumentReading<Cassette>): Cassette {
+  if (!reading.ok) throw new ModelConfigError('replay cassette', reading.problems);
+  return reading.value;
 }
 
 /** Parses and validates cassette text read from `document`. */
 export function parseCassette(text: string, document: string): Cassette {
-  const parsed = parseJson(text);
-  if (!parsed.ok) {
-    throw new ModelConfigError('replay cassette', [{ document, pointer: '', message: parsed.message, line: parsed.line, column: parsed.column }]);
-  }
-  return validateCassette(parsed.value, document);
+  return cassetteOf(readDocument<Cassette>(text, document, CASSETTE_SCHEMA));
 }
 
 /** Reads a cassette file; a missing, unparseable or invalid file is a ModelConfigError. */
 export async function readCassetteFile(path: string): Promise<Cassette> {
-  let text: string;
-  try {
-    text = await readFile(path, 'utf8');
-  } catch (error) {
-    throw unreadable(path, error);
-  }
-  return parseCassette(text, path);
+  return cassetteOf(await readDocumentFile<Cassette>(path, CASSETTE_SCHEMA));
 }
 
 /** Synchronous `readCassetteFile`, for factories that must build a model at once. */
 export function readCassetteFileSync(path: string): Cassette {
-  let text: string;
-  try {
-    text = readFileSync(path, 'utf8');
-  } catch (error) {
-    throw unreadable(path, error);
-  }
-  return parseCassette(text, path);
-}
-
-function unreadable(path: string, error: unknown): ModelConfigError {
-  const reason = error instanceof Error ? error.message : String(error);
-  return new ModelConfigError('replay cassette', [{ document: path, pointer: '', message: `The file cannot be read: ${reason}` }]);
+  return cassetteOf(readDocumentFileSync<Cassette>(path, CASSETTE_SCHEMA));
 }

@@ -1,7 +1,5 @@
 /** The error for bad model configuration files (cassettes, models.json): every problem with its file and JSON pointer. */
-import type { ErrorObject } from 'ajv';
 import { formatProblem, UsageError, type Problem } from '../protocol/errors.js';
-import { describeErrors } from '../protocol/schemas.js';
 
 /**
  * A model configuration file (a replay cassette, a models.json) is unreadable or invalid. It is a
@@ -15,9 +13,4 @@ export class ModelConfigError extends UsageError {
     this.problems = problems;
     this.data.problems = problems;
   }
-}
-
-/** Turns ajv errors into Problems of `document`, one sentence each (the project's one describer). */
-export function problemsFromAjv(errors: ErrorObject[] | null | undefined, document: string): Problem[] {
-  return describeErrors(errors).map((issue) => ({ document, pointer: issue.pointer, message: issue.message }));
 }

@@ -2,7 +2,7 @@
 import { BoundError } from '../protocol/errors.js';
 import { withDeadline, type AttemptDeadline, type DeadlineLimits } from './deadline.js';
 import { DEFAULT_IDLE_TIMEOUT_MS, DEFAULT_MODEL_TIMEOUT_MS, type LiveModelOptions } from './live-model-options.js';
-import type { ModelRequest } from './model.js';
+import type { ModelRequest } from '../protocol/model.js';
 import { withRetries } from './retry.js';
 
 /** The deadlines of each attempt of a live provider (spec/models.md MODEL-2). */

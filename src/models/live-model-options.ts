@@ -1,6 +1,6 @@
 /** The options shared by the live providers (OpenAI, Anthropic), with their time limits and defaults. */
 import { UsageError } from '../protocol/errors.js';
-import type { ModelRegistry } from './registry.js';
+import type { ModelCatalog } from './model-catalog.js';
 import type { RetryOptions } from './retry.js';
 
 /** The whole-answer timeout of one attempt when none is given (spec/models.md MODEL-2). */
@@ -21,7 +21,7 @@ export interface LiveModelOptions {
   /** Overrides the base URL from the environment. */
   baseUrl?: string;
   /** Prices answers (`costUsd`); without it `costUsd` is null. */
-  registry?: Pick<ModelRegistry, 'costOf'>;
+  registry?: Pick<ModelCatalog, 'costOf'>;
   retry?: RetryOptions;
   /** Stream the answer (default true), so calls reach `onCall` before it ends. */
   stream?: boolean;

@@ -1,5 +1,6 @@
 /** Parsing a model's answer text as JSON: the project's safe parser, finding the JSON object in a fenced block or in prose. */
 import { parseJson, type ParseResult } from '../protocol/json.js';
+import { isJsonObject } from '../protocol/types.js';
 
 /** How many opening braces `parseModelJson` tries as the start of an object wrapped in prose. */
 const MAX_EMBEDDED_CANDIDATES = 32;
@@ -52,9 +53,4 @@ function closingBrace(text: string, start: number): number {
     }
   }
   return -1;
-}
-
-/** True for plain JSON objects (not arrays, not null). */
-export function isJsonObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }

@@ -3,8 +3,8 @@ import { mkdir, rename, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { ModelError } from '../protocol/errors.js';
 import type { Cassette, CassetteEntry } from './cassette.js';
-import type { Model, ModelRequest, ModelResponse } from './model.js';
-import { isJsonObject } from './parse-json.js';
+import type { Model, ModelRequest, ModelResponse } from '../protocol/model.js';
+import { isJsonObject } from '../protocol/types.js';
 
 let temporaryCounter = 0;
 

@@ -1,8 +1,9 @@
-/** The replay model (CONTRACTS.md section 2): plays a cassette's answers deterministically; also the library's test double. */
+/** The replay model (spec/cassettes.md CAS-1 to CAS-8): plays a cassette's answers deterministically; also the library's test double. */
 import { ModelError } from '../protocol/errors.js';
 import { throwIfAborted, sleep } from './abort.js';
 import { readCassetteFile, readCassetteFileSync, validateCassette, type Cassette, type CassetteEntry } from './cassette.js';
-import { addUsage, zeroUsage, type Model, type ModelRequest, type ModelResponse } from './model.js';
+import type { Model, ModelRequest, ModelResponse } from '../protocol/model.js';
+import { addUsage, zeroUsage } from '../protocol/usage.js';
 import { parseModelJson } from './parse-json.js';
 import { emitCalls } from './stream-calls.js';
 

@@ -3,8 +3,8 @@ import { parseJson } from '../protocol/json.js';
 import { compileSchema } from '../protocol/schemas.js';
 import type { Call, JsonSchema } from '../protocol/types.js';
 import { CallsStreamParser } from './incremental-json.js';
-import type { ModelRequest } from './model.js';
-import { isJsonObject } from './parse-json.js';
+import type { ModelRequest } from '../protocol/model.js';
+import { isJsonObject } from '../protocol/types.js';
 
 /**
  * Feeds streamed answer text to a CallsStreamParser and calls `request.onCall(call, index)` for a

@@ -1,7 +1,7 @@
 /** Turns a Solution schema into OpenAI's strict structured-output subset, and maps strict answers back to the original schema. */
 import mergeAllOf from 'json-schema-merge-allof';
 import type { JsonSchema } from '../protocol/types.js';
-import { isJsonObject } from './parse-json.js';
+import { isJsonObject } from '../protocol/types.js';
 import { atPointer } from '../protocol/json.js';
 
 /** The outcome of `toStrictSchema`. */

@@ -16,3 +16,6 @@ export const SOLUTION_INSTRUCTIONS = [
 export const DEFAULT_MAX_CONCURRENCY = 128;
 /** Runs a run tree may start, the top run included (DEL-19). */
 export const DEFAULT_MAX_RUNS = 2000;
+
+/** The name under which the Delegation Activity is registered (DEL-1). */
+export const DELEGATE_ACTIVITY = '@delegate';

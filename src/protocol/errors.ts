@@ -1,6 +1,6 @@
 /** The error hierarchy: one base class, subclasses by who is at fault, each with a stable code. */
 
-/** The stable error codes of CONTRACTS.md section 3. */
+/** The stable error codes (spec/errors.md, Codes). */
 export type ErrorCode =
   | 'invalid_request'
   | 'invalid_params'
@@ -87,8 +87,8 @@ export class UserError extends ProtocolError {}
 
 /** Bad command-line usage. */
 export class UsageError extends ProtocolError {
-  constructor(message: string) {
-    super('usage_error', message);
+  constructor(message: string, data: Record<string, unknown> = {}) {
+    super('usage_error', message, data);
   }
 }
 

@@ -8,12 +8,13 @@ import { NotJsonError, toJsonData } from './json-data.js';
 import { MAX_NESTING_DEPTH, nestingMessage } from './json.js';
 import { normalizeMessage } from './load-request.js';
 import type { RunTrace } from './trace.js';
-import type { ActivityEnvironment, RunInfo, RunOptions, Runtime, UsageSummary } from './runtime.js';
-import { DELEGATE_ACTIVITY } from './runtime.js';
+import type { ActivityEnvironment, RunInfo, RunOptions, Runtime } from './runtime.js';
+import type { UsageSummary } from './usage.js';
+import { DELEGATE_ACTIVITY } from './constants.js';
 import { validateAgainst } from './schemas.js';
 import { scopeContext } from './scopes.js';
 import { TOOL_META_PROPERTIES, callValidationSchema, metaConst, metaSchema, metaValue, outputSchemaOf } from './tools.js';
-import type { Call, ErrorMessage, Message, ToolSchema } from './types.js';
+import { isJsonObject, type Call, type ErrorMessage, type Message, type ToolSchema } from './types.js';
 import { makeWrite, parseOutputPath, resolveValue, type Reference } from './variables.js';
 
 /** Everything a call needs from its run. */
@@ -187,15 +188,16 @@ async function confirm(scope: CallScope, entry: BatchEntry, call: Call, tool: To
 }
 
 async function runActivity(scope: CallScope, entry: BatchEntry, call: Call, tool: ToolSchema, activityName: string): Promise<unknown> {
-  const activity = scope.runtime.activities.get(activityName);
-  if (!activity) {
-    const known = [...scope.runtime.activities.keys()].filter((name) => !name.startsWith('@')).join(', ') || 'none';
-    throw new ActivityError('activity_error', `No Activity named "${activityName}" is registered (registered: ${known}).`, {
+  const registration = scope.runtime.activities.registration(activityName);
+  if (!registration) {
+    const available = scope.runtime.activities.list();
+    throw new ActivityError('activity_error', `No Activity named "${activityName}" is registered (registered: ${available.join(', ') || 'none'}).`, {
       toolName: call._tool,
-      available: known,
+      available,
     });
   }
-  if (!scope.run.trusted && activityName !== DELEGATE_ACTIVITY) {
+  const { activity } = registration;
+  if (!scope.run.trusted && !registration.runsUntrusted) {
     throw new DelegateError(
       'delegate_forbidden',
       `"${scope.run.location}" is not trusted to run the local Activity "${activityName}"; trust its host with --trust-host to allow it.`,
@@ -217,10 +219,10 @@ async function runActivity(scope: CallScope, entry: BatchEntry, call: Call, tool
   let result: unknown;
   try {
     // An Activity that ignores its signal must not hold a cancelled run: the run stops waiting.
-    // The Delegation Activity is awaited: its child shares the signal and ends first, so every
-    // child's run.failed is traced before its parent's.
+    // One that owns its cancellation (the Delegation Activity, whose child shares the signal and
+    // ends first) is awaited, so every child's run.failed is traced before its parent's.
     const running = Promise.resolve().then(() => activity(call, tool, context, environment));
-    result = await (activityName === DELEGATE_ACTIVITY ? running : abortable(running, scope.signal, cancelled));
+    result = await (registration.ownsCancellation ? running : abortable(running, scope.signal, cancelled));
   } catch (error) {
     if (error instanceof ProtocolError) throw error;
     if (scope.signal.aborted) throw cancelled(error);
@@ -292,7 +294,7 @@ function writeResult(scope: CallScope, entry: BatchEntry, call: Call, result: un
 }
 
 function chooseAlternative(targets: Reference[], result: unknown): { target: Reference; value: unknown } {
-  if (typeof result === 'object' && result !== null && !Array.isArray(result)) {
+  if (isJsonObject(result)) {
     const keys = Object.keys(result);
     if (keys.length === 1) {
       const key = keys[0] as string;

@@ -1,5 +1,5 @@
 /** The message pipeline's registry: one handler per message type, registered by name. */
-import type { ProviderMessage } from '../models/model.js';
+import type { ProviderMessage } from './model.js';
 import type { JsonSchema, Message, RequestConfig } from './types.js';
 
 /** What handlers build together before each model call. */
@@ -54,5 +54,10 @@ export class HandlerRegistry {
   /** Registered type names, sorted, for error messages. */
   types(): string[] {
     return [...this.handlers.keys()].sort();
+  }
+
+  /** The registered handlers, by type name (sorted): the `list` every registry has. */
+  list(): MessageHandler[] {
+    return this.types().map((type) => this.handlers.get(type) as MessageHandler);
   }
 }

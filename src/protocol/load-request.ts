@@ -8,7 +8,16 @@ import { withType } from './normalize.js';
 import { findCycle, describeCycle } from './plan-graph.js';
 import { compileSchema, describeErrors, documentSchema, schemaProblem } from './schemas.js';
 import { outputSchemaOf } from './tools.js';
-import type { Call, InputMessage, JsonSchema, Message, PlanMessage, RequestDocument, ToolMessage } from './types.js';
+import {
+  isJsonObject,
+  type Call,
+  type InputMessage,
+  type JsonSchema,
+  type Message,
+  type PlanMessage,
+  type RequestDocument,
+  type ToolMessage,
+} from './types.js';
 import { validateExpression } from './variables.js';
 
 /** A loaded Request: the canonical document, where it came from and the name its runs carry. */
@@ -100,9 +109,7 @@ function withTypes(value: unknown): unknown {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return value;
   const context = (value as { context?: unknown }).context;
   if (!Array.isArray(context)) return value;
-  const typed = context.map((message: unknown) =>
-    typeof message === 'object' && message !== null && !Array.isArray(message) ? withType(message as Record<string, unknown>) : message,
-  );
+  const typed = context.map((message: unknown) => (isJsonObject(message) ? withType(message) : message));
   return { ...value, context: typed };
 }
 

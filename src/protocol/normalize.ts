@@ -1,8 +1,8 @@
 /** Normalisation: the shorthand forms of messages and tools turned into one canonical form. */
-import type { Message, ToolSchema } from './types.js';
+import { TOOL_META_PROPERTIES } from './tools.js';
+import { isJsonObject, type Message, type ToolSchema } from './types.js';
 
 /** Tool meta-properties whose top-level plain value is shorthand for `{const: value}`. */
-const CONST_SHORTHANDS = ['_delegate', '_activity', '_scopes', '_resolve', '_approval'] as const;
 
 // Records keyed by the document's own names are built with spreads and `Object.fromEntries`, never
 // by assignment: `record[name] = value` with the name `__proto__` would set the prototype and drop
@@ -18,7 +18,7 @@ export function normalizeTool(tool: ToolSchema): ToolSchema {
   const nextProperties: Record<string, unknown> = { ...(properties ?? {}) };
   const kept: [string, unknown][] = [];
   for (const [key, value] of Object.entries(rest)) {
-    if ((CONST_SHORTHANDS as readonly string[]).includes(key)) {
+    if ((TOOL_META_PROPERTIES as readonly string[]).includes(key)) {
       nextProperties[key] = { const: value };
     } else if (key === '_output') {
       nextProperties._output = value;
@@ -70,7 +70,7 @@ export const builtinNormalizers: Record<string, (message: Record<string, unknown
     if (typeof tools !== 'object' || tools === null || Array.isArray(tools)) return message as Message;
     const normalized = Object.entries(tools as Record<string, unknown>).map(([name, schema]) => [
       name,
-      typeof schema === 'object' && schema !== null && !Array.isArray(schema) ? normalizeTool(schema as ToolSchema) : schema,
+      isJsonObject(schema) ? normalizeTool(schema as ToolSchema) : schema,
     ]);
     return { ...message, tool: Object.fromEntries(normalized) } as Message;
   },

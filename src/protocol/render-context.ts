@@ -1,5 +1,5 @@
 /** Rendering: the context turned into provider messages by the handler pipeline, data merged by identity first. */
-import type { ProviderMessage } from '../models/model.js';
+import type { ProviderMessage } from './model.js';
 import { isDataLike } from './builtin-handlers.js';
 import type { HandlerRegistry, RenderState } from './handlers.js';
 import type { JsonSchema, Message, RequestConfig } from './types.js';

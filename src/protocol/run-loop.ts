@@ -1,6 +1,6 @@
 /** The execution loop: plans first, then model steps, calls in parallel, errors fed back, until a valid output. */
-import { randomUUID } from 'node:crypto';
-import { addCost, addUsage, zeroUsage, type Model, type ModelResponse, type ModelRetry, type ProviderMessage } from '../models/model.js';
+import type { Model, ModelResponse, ModelRetry, ProviderMessage } from './model.js';
+import { addCost, addUsage, zeroUsage } from './usage.js';
 import { CallBatch, type BatchEntry } from './call-batch.js';
 import { DEFAULT_MAX_STEPS, MAX_REASKS, SOLUTION_INSTRUCTIONS } from './constants.js';
 import { runSignal, throwIfCancelled } from './abort.js';
@@ -8,21 +8,18 @@ import { BudgetMeter } from './budget.js';
 import { TreeBounds, treeLimits } from './tree-bounds.js';
 import { ContextStore } from './data-store.js';
 import { BoundError, cancelled, ModelError, ProtocolError, UsageError, toProtocolError } from './errors.js';
+import { newId } from './ids.js';
 import { executeCall, prepareCall, recordFailure, type CallScope } from './execute-call.js';
 import { nestingMessage, nestingProblem } from './json.js';
 import { declaredInputSchema, type LoadedRequest } from './load-request.js';
 import { describeCycle, findCycle } from './plan-graph.js';
 import { renderContext } from './render-context.js';
-import type { RunInfo, RunOptions, RunResult, Runtime, UsageSummary } from './runtime.js';
+import type { RunInfo, RunOptions, RunResult, Runtime } from './runtime.js';
+import type { UsageSummary } from './usage.js';
 import { compileSchema, describeErrors, validateAgainst } from './schemas.js';
 import { composeSolutionSchema } from './tools.js';
 import { RunTrace, Tracer } from './trace.js';
 import type { Call, ErrorMessage, JsonSchema, PlanMessage, Solution, Usage } from './types.js';
-
-/** A fresh id for runs and the like. */
-export function newId(prefix: string): string {
-  return `${prefix}_${randomUUID().replace(/-/g, '').slice(0, 12)}`;
-}
 
 function summary(usage: Usage, costUsd: number | null, steps: number, toolCalls: number, ms: number): UsageSummary {
   return { ...usage, costUsd, steps, toolCalls, ms };

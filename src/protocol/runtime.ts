@@ -1,22 +1,16 @@
 /** The Runtime: owns the registries (message handlers, Activities, run preparers) and starts runs. */
-import type { Model } from '../models/model.js';
+import { ActivityRegistry, type ActivityOptions } from './activity-registry.js';
+import type { Model } from './model.js';
 import type { Budget, BudgetMeter } from './budget.js';
+import type { ProtocolError } from './errors.js';
 import type { TreeBounds } from './tree-bounds.js';
 import { defaultHandlers } from './builtin-handlers.js';
 import type { HandlerRegistry } from './handlers.js';
 import { loadRequestFile, parseRequestText, validateRequest, type LoadedRequest } from './load-request.js';
 import { runRequest } from './run-loop.js';
 import type { RunTrace, Tracer } from './trace.js';
-import type { Call, Message, RequestDocument, ToolSchema, Usage } from './types.js';
-
-/** Usage of a run: tokens, cost, and what it did. */
-export interface UsageSummary extends Usage {
-  /** Cost in US dollars, `null` when any part of it is of unknown price. */
-  costUsd: number | null;
-  steps: number;
-  toolCalls: number;
-  ms: number;
-}
+import type { Call, Message, RequestDocument, ToolSchema } from './types.js';
+import type { UsageSummary } from './usage.js';
 
 /** Facts about the run an Activity is called from. */
 export interface RunInfo {
@@ -129,7 +123,7 @@ export interface RunOptions {
 /** The outcome of a run. */
 export type RunResult =
   | { ok: true; run: string; output: unknown; usage: UsageSummary; usageTotal: UsageSummary }
-  | { ok: false; run: string; error: import('./errors.js').ProtocolError; usage: UsageSummary; usageTotal: UsageSummary };
+  | { ok: false; run: string; error: ProtocolError; usage: UsageSummary; usageTotal: UsageSummary };
 
 /** Transforms a document before its run starts (e.g. up-front delegate resolution). */
 export type RunPreparer = (request: LoadedRequest, options: RunOptions, runtime: Runtime) => Promise<LoadedRequest> | LoadedRequest;
@@ -141,25 +135,35 @@ export interface RuntimeOptions {
   preparers?: RunPreparer[];
 }
 
-/** The name under which the Delegation Activity is registered. */
-export const DELEGATE_ACTIVITY = '@delegate';
+export { DELEGATE_ACTIVITY } from './constants.js';
 
 /** Owns the registries a run uses; no hidden global state. */
 export class Runtime {
   readonly handlers: HandlerRegistry;
-  readonly activities = new Map<string, Activity>();
-  readonly preparers: RunPreparer[] = [];
+  readonly activities = new ActivityRegistry();
+  private readonly runPreparers: RunPreparer[] = [];
 
   constructor(options: RuntimeOptions = {}) {
     this.handlers = options.handlers ?? defaultHandlers();
     for (const [name, activity] of Object.entries(options.activities ?? {})) this.registerActivity(name, activity);
-    this.preparers.push(...(options.preparers ?? []));
+    for (const preparer of options.preparers ?? []) this.registerPreparer(preparer);
   }
 
-  /** Registers (or replaces) an Activity under a name. */
-  registerActivity(name: string, activity: Activity): this {
-    this.activities.set(name, activity);
+  /** Registers (or replaces) an Activity under a name, with what the core must know about it. */
+  registerActivity(name: string, activity: Activity, options: ActivityOptions = {}): this {
+    this.activities.register(name, activity, options);
     return this;
+  }
+
+  /** Adds a preparer, run (in registration order) on every document before its run starts. */
+  registerPreparer(preparer: RunPreparer): this {
+    this.runPreparers.push(preparer);
+    return this;
+  }
+
+  /** The preparers, in registration order. */
+  get preparers(): readonly RunPreparer[] {
+    return this.runPreparers;
   }
 
   /** True when an Activity of this name is registered. */

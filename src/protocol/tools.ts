@@ -1,6 +1,7 @@
 /** Tools: collecting tool definitions, reading meta-properties, composing the Solution schema the model sees. */
 import type { Call, JsonSchema, Message, ToolMessage, ToolSchema } from './types.js';
 import { isMetaProperty } from './types.js';
+import { OUTPUT_METHODS } from './variables.js';
 
 /** Every tool defined in a context, by name; a later definition of a name wins (and moves to the end). */
 export function collectTools(context: readonly Message[], into = new Map<string, ToolSchema>()): Map<string, ToolSchema> {
@@ -61,7 +62,7 @@ function callMetaProperties(instances: readonly string[]): Record<string, JsonSc
       pattern: '^†',
       description: 'Where the result is written, e.g. "†state.summary"; "†output" sets the final output.',
     },
-    _outputMethod: { enum: ['set', 'merge', 'assign', 'push', 'concat'], description: 'How the result combines with what is at _outputPath (default set).' },
+    _outputMethod: { enum: [...OUTPUT_METHODS], description: 'How the result combines with what is at _outputPath (default set).' },
   };
   if (instances.length > 0) properties._instance = { enum: [...instances], description: 'The instance this call operates on.' };
   return properties;

@@ -2,7 +2,7 @@
 import { closeSync, openSync, writeSync } from 'node:fs';
 import { notJsonPlaceholder, toJsonData } from './json-data.js';
 
-/** Fields every event carries (CONTRACTS.md section 3). */
+/** Fields every event carries (spec/trace.md TRACE-1). */
 export interface TraceEvent {
   ts: string;
   event: string;

@@ -25,7 +25,7 @@ export interface TextMessage extends BaseMessage {
   role?: 'system' | 'user' | 'assistant';
 }
 
-/** How a write combines with what is already at its path (PROTOCOL section 6). */
+/** How a write combines with what is already at its path (spec/variables.md VAR-13). */
 export type OutputMethod = 'set' | 'merge' | 'assign' | 'push' | 'concat';
 
 /**
@@ -165,29 +165,12 @@ export interface RequestDocument {
   schema: JsonSchema;
 }
 
-/** Normalised token usage of one model call or a whole run. */
-export interface Usage {
-  inputTokens: number;
-  outputTokens: number;
-  cacheReadTokens: number;
-  cacheWriteTokens: number;
-  reasoningTokens?: number;
-}
+export type { Usage } from './usage.js';
 
-/** Meta-property names the runtime reads from tools and calls. */
-export const META_PROPERTIES = [
-  '_tool',
-  '_output',
-  '_activity',
-  '_delegate',
-  '_scopes',
-  '_outputPath',
-  '_outputMethod',
-  '_instance',
-  '_reasoningForCall',
-  '_resolve',
-  '_approval',
-] as const;
+/** True for plain JSON objects (not arrays, not null): the one such check of the project. */
+export function isJsonObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
 
 /** True for property names reserved for the runtime (they start with `_`). */
 export function isMetaProperty(name: string): boolean {

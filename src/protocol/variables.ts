@@ -1,4 +1,4 @@
-/** Variables (PROTOCOL section 6): `†` references, input expressions, output paths, and reading data records into views. */
+/** Variables (spec/variables.md): `†` references, input expressions, output paths, and reading data records into views. */
 import { JSONPath } from 'jsonpath-plus';
 import { CallError, ProtocolError } from './errors.js';
 import { MAX_NESTING_DEPTH } from './json.js';

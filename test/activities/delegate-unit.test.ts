@@ -1,11 +1,12 @@
 /** Unit tests of src/activities/delegate.ts: the child's input and context (DEL-9), order of work (DEL-2), depth (DEL-14), trust (DEL-15), result codes (DEL-11). */
 import { describe, expect, it } from 'vitest';
 import { type DelegateResolver, createDelegateActivity, delegateInput, isolatedContext } from '../../src/activities/delegate.js';
-import type { Model } from '../../src/models/model.js';
+import type { Model } from '../../src/protocol/model.js';
 import { type ErrorCode, ProtocolError } from '../../src/protocol/errors.js';
 import type { LoadedRequest } from '../../src/protocol/load-request.js';
 import { normalizeTool } from '../../src/protocol/normalize.js';
-import { type ActivityEnvironment, type RunOptions, type RunResult, Runtime, type UsageSummary } from '../../src/protocol/runtime.js';
+import { type ActivityEnvironment, type RunOptions, type RunResult, Runtime } from '../../src/protocol/runtime.js';
+import type { UsageSummary } from '../../src/protocol/usage.js';
 import { RunTrace, Tracer, memorySink } from '../../src/protocol/trace.js';
 import { TreeBounds } from '../../src/protocol/tree-bounds.js';
 import type { Call, Message, RequestDocument, ToolSchema } from '../../src/protocol/types.js';

@@ -2,8 +2,9 @@ import { writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createRuntime } from '../../src/create-runtime.js';
-import type { ModelRequest } from '../../src/models/model.js';
-import { ModelProviders, ModelRegistry } from '../../src/models/registry.js';
+import type { ModelRequest } from '../../src/protocol/model.js';
+import { ModelCatalog } from '../../src/models/model-catalog.js';
+import { ModelProviders } from '../../src/models/model-providers.js';
 import { ReplayModel } from '../../src/models/replay.js';
 import { tempDir } from '../helpers/cli.js';
 import { Tracer, memorySink } from '../../src/protocol/trace.js';
@@ -143,7 +144,7 @@ describe('model choice of child runs', () => {
   });
 
   it("picks a model of the child's own tier from the registry, the caller's provider first", async () => {
-    const registry = new ModelRegistry({
+    const registry = new ModelCatalog({
       models: {
         'other:huge': { tier: 'deep' },
         'fake:small': { tier: 'fast' },
@@ -161,7 +162,7 @@ describe('model choice of child runs', () => {
   });
 
   it('fails the call with no_model_available_for_tier when no model of the tier can be used', async () => {
-    const registry = new ModelRegistry({ models: { 'keyless:big': { tier: 'deep' } } });
+    const registry = new ModelCatalog({ models: { 'keyless:big': { tier: 'deep' } } });
     const providers = new ModelProviders({ registry, builtins: false }).register('keyless', () => {
       throw new Error('no key');
     });

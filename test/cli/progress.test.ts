@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { createProgress, progressLine } from '../../src/cli/progress.js';
 import { main } from '../../src/cli/run.js';
 import type { RunOutcome } from '../../src/cli/summary.js';
-import type { UsageSummary } from '../../src/protocol/runtime.js';
+import type { UsageSummary } from '../../src/protocol/usage.js';
 import { Tracer } from '../../src/protocol/trace.js';
 import { fakePipe, fakeTerminal, frameLines, hasAnsi, stripAnsi } from './fake-terminal.js';
 import { musicEvents } from './music-events.js';

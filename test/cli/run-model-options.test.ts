@@ -4,7 +4,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { main } from '../../src/cli/run.js';
-import { ModelRegistry } from '../../src/models/registry.js';
+import { ModelCatalog } from '../../src/models/model-catalog.js';
 import { BIN, offlineEnv, readTrace, tempDir } from '../helpers/cli.js';
 import { anthropicStream, anthropicStreamEvents } from '../models/support/anthropic-wire.js';
 import { sse, stall, startServer, type LoopbackServer } from '../models/support/loopback.js';
@@ -74,7 +74,7 @@ describe('delegate-run model options', () => {
     const { folder, request } = requestFile();
     const result = await run([request, '--quiet'], { ANTHROPIC_API_KEY: 'k', ANTHROPIC_BASE_URL: server.url }, folder);
     expect(result.status).toBe(0);
-    const balanced = ModelRegistry.load({ env: {} }).modelForTier('balanced', { provider: 'anthropic' });
+    const balanced = ModelCatalog.load({ env: {} }).modelForTier('balanced', { provider: 'anthropic' });
     expect(`anthropic:${server.requests[0]!.body.model}`).toBe(balanced);
   });
 

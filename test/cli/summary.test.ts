@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { RunTree } from '../../src/cli/run-tree.js';
 import { formatCount, formatSummary, previewOutput, summarize, type RunOutcome } from '../../src/cli/summary.js';
-import type { UsageSummary } from '../../src/protocol/runtime.js';
+import type { UsageSummary } from '../../src/protocol/usage.js';
 import type { TraceEvent } from '../../src/protocol/trace.js';
 import { hasAnsi } from './fake-terminal.js';
 import { musicEnd, musicEvents } from './music-events.js';

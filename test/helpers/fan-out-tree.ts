@@ -1,7 +1,7 @@
 // In-memory run trees for the run-tree bound tests: one Request per node, delegating to its children, and a model that counts its calls in flight.
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { createDelegateActivity } from '../../src/activities/delegate.js';
-import type { Model, ModelRequest, ModelResponse } from '../../src/models/model.js';
+import type { Model, ModelRequest, ModelResponse } from '../../src/protocol/model.js';
 import type { LoadedRequest } from '../../src/protocol/load-request.js';
 import { DELEGATE_ACTIVITY, type RunOptions, type RunResult, Runtime } from '../../src/protocol/runtime.js';
 import type { TreeBounds } from '../../src/protocol/tree-bounds.js';

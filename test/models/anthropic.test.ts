@@ -3,8 +3,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { ModelError, UsageError } from '../../src/protocol/errors.js';
 import type { Call } from '../../src/protocol/types.js';
 import { AnthropicModel, type AnthropicModelOptions } from '../../src/models/anthropic.js';
-import type { ModelRequest } from '../../src/models/model.js';
-import { ModelRegistry } from '../../src/models/registry.js';
+import type { ModelRequest } from '../../src/protocol/model.js';
+import { ModelCatalog } from '../../src/models/model-catalog.js';
 import type { RetryEvent } from '../../src/models/retry.js';
 import { anthropicError, anthropicMessage, anthropicStream, anthropicUsage } from './support/anthropic-wire.js';
 import { deferred, pieces, reset, startServer, within, type Handler, type LoopbackServer } from './support/loopback.js';
@@ -99,7 +99,7 @@ describe('AnthropicModel', () => {
   });
 
   it('reports usage with cache reads and writes and prices it', async () => {
-    const registry = new ModelRegistry({ models: { 'anthropic:claude-haiku-4-5': { price: { input: 1, output: 5, cacheRead: 0.1, cacheWrite: 1.25 } } } });
+    const registry = new ModelCatalog({ models: { 'anthropic:claude-haiku-4-5': { price: { input: 1, output: 5, cacheRead: 0.1, cacheWrite: 1.25 } } } });
     const model = await modelFor([anthropicStream(['{"calls":[],"output":"x"}'], anthropicUsage(100, 40, 2000, 500))], { registry });
     const response = await model.generate(request());
     expect(response.usage).toEqual({ inputTokens: 100, outputTokens: 40, cacheReadTokens: 2000, cacheWriteTokens: 500 });

@@ -2,9 +2,9 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Call, Solution, Usage } from '../../src/protocol/types.js';
 import { AnthropicModel } from '../../src/models/anthropic.js';
-import type { Model, ModelRequest } from '../../src/models/model.js';
+import type { Model, ModelRequest } from '../../src/protocol/model.js';
 import { OpenAIModel } from '../../src/models/openai.js';
-import { ModelRegistry } from '../../src/models/registry.js';
+import { ModelCatalog } from '../../src/models/model-catalog.js';
 import { ReplayModel } from '../../src/models/replay.js';
 import { anthropicStream, anthropicUsage } from './support/anthropic-wire.js';
 import { pieces, startServer, type Handler, type LoopbackServer } from './support/loopback.js';
@@ -63,7 +63,7 @@ const harnesses: Harness[] = [
           hang ? { holdAfter: 2, hang: true } : {},
         ),
       );
-      const registry = new ModelRegistry({ models: { 'openai:test-model': { price } } });
+      const registry = new ModelCatalog({ models: { 'openai:test-model': { price } } });
       return { model: new OpenAIModel({ model: 'test-model', env: { OPENAI_API_KEY: 'k' }, baseUrl: url, registry }), expectedCost: costOf(usage) };
     },
   },
@@ -73,7 +73,7 @@ const harnesses: Harness[] = [
     start: async ({ solution, usage, hang }) => {
       const wire = anthropicUsage(usage.inputTokens, usage.outputTokens, usage.cacheReadTokens, usage.cacheWriteTokens);
       const url = await serve(anthropicStream(pieces(JSON.stringify(solution), 9), wire, hang ? { holdAfter: 4, hang: true } : {}));
-      const registry = new ModelRegistry({ models: { 'anthropic:test-model': { price } } });
+      const registry = new ModelCatalog({ models: { 'anthropic:test-model': { price } } });
       return {
         model: new AnthropicModel({ model: 'test-model', env: { ANTHROPIC_API_KEY: 'k', ANTHROPIC_BASE_URL: url }, registry }),
         expectedCost: costOf(usage),

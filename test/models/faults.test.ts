@@ -2,7 +2,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { AnthropicModel } from '../../src/models/anthropic.js';
 import type { LiveModelOptions } from '../../src/models/live-model-options.js';
-import type { Model, ModelRequest, ModelRetry } from '../../src/models/model.js';
+import type { Model, ModelRequest, ModelRetry } from '../../src/protocol/model.js';
 import { OpenAIModel } from '../../src/models/openai.js';
 import { BoundError, ModelError } from '../../src/protocol/errors.js';
 import { anthropicStreamEvents, anthropicUsage } from './support/anthropic-wire.js';

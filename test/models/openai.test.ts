@@ -2,9 +2,9 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { ModelError, UsageError } from '../../src/protocol/errors.js';
 import type { Call } from '../../src/protocol/types.js';
-import type { ModelRequest } from '../../src/models/model.js';
+import type { ModelRequest } from '../../src/protocol/model.js';
 import { OpenAIModel, type OpenAIModelOptions } from '../../src/models/openai.js';
-import { ModelRegistry } from '../../src/models/registry.js';
+import { ModelCatalog } from '../../src/models/model-catalog.js';
 import type { RetryEvent } from '../../src/models/retry.js';
 import { deferred, pieces, reset, startServer, within, type Handler, type LoopbackServer } from './support/loopback.js';
 import { openAICompletion, openAIError, openAIStream, openAIStreamEvents, openAIUsage } from './support/openai-wire.js';
@@ -235,7 +235,7 @@ describe('OpenAIModel', () => {
   });
 
   it('normalises usage (uncached input, cached, reasoning) and prices it with the registry', async () => {
-    const registry = new ModelRegistry({ models: { 'openai:gpt-4.1-mini': { tier: 'fast', price: { input: 0.4, output: 1.6, cacheRead: 0.1 } } } });
+    const registry = new ModelCatalog({ models: { 'openai:gpt-4.1-mini': { tier: 'fast', price: { input: 0.4, output: 1.6, cacheRead: 0.1 } } } });
     const model = await modelFor([openAIStream(['{"calls":[],"output":"x"}'], openAIUsage(1000, 200, 3000, 50))], { registry });
     const response = await model.generate(request());
     expect(response.usage).toEqual({ inputTokens: 1000, outputTokens: 200, cacheReadTokens: 3000, cacheWriteTokens: 0, reasoningTokens: 50 });

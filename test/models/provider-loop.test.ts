@@ -1,9 +1,9 @@
 /** The loop driven by the real providers (real SDKs against loopback wire servers): early calls from streams, re-asks, usage in the trace. */
 import { afterEach, describe, expect, it } from 'vitest';
 import { AnthropicModel } from '../../src/models/anthropic.js';
-import type { Model } from '../../src/models/model.js';
+import type { Model } from '../../src/protocol/model.js';
 import { OpenAIModel } from '../../src/models/openai.js';
-import { ModelRegistry } from '../../src/models/registry.js';
+import { ModelCatalog } from '../../src/models/model-catalog.js';
 import { Runtime } from '../../src/protocol/runtime.js';
 import { Tracer, memorySink } from '../../src/protocol/trace.js';
 import { anthropicError, anthropicStream, anthropicStreamEvents, anthropicUsage } from './support/anthropic-wire.js';
@@ -44,7 +44,7 @@ interface Provider {
   model(url: string): Model;
 }
 
-const registry = ModelRegistry.load({ env: {} });
+const registry = ModelCatalog.load({ env: {} });
 const providers: Provider[] = [
   {
     name: 'OpenAI',

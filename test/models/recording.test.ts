@@ -3,7 +3,7 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { ModelRequest } from '../../src/models/model.js';
+import type { ModelRequest } from '../../src/protocol/model.js';
 import { OpenAIModel } from '../../src/models/openai.js';
 import { RecordingModel } from '../../src/models/recording.js';
 import { ReplayModel } from '../../src/models/replay.js';

@@ -6,7 +6,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ModelError, UsageError } from '../../src/protocol/errors.js';
 import type { Call } from '../../src/protocol/types.js';
 import { ModelConfigError } from '../../src/models/config-error.js';
-import type { ModelRequest } from '../../src/models/model.js';
+import type { ModelRequest } from '../../src/protocol/model.js';
 import { ReplayModel } from '../../src/models/replay.js';
 
 function request(requestName: string, step: number, prompt = 'hello', extra: Partial<ModelRequest> = {}): ModelRequest {

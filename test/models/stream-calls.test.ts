@@ -1,6 +1,6 @@
 /** Unit tests of early call delivery: a streamed call starts only when the answer so far is a valid prefix of a Solution (LOOP-11). */
 import { describe, expect, it } from 'vitest';
-import type { ModelRequest } from '../../src/models/model.js';
+import type { ModelRequest } from '../../src/protocol/model.js';
 import { StreamedCalls, emitCalls } from '../../src/models/stream-calls.js';
 import { solutionSchema } from './support/solution-schema.js';
 

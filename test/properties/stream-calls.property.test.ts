@@ -1,7 +1,7 @@
 /** Property: a streamed call starts early only when every call before it, and everything written before it, is valid; a valid answer delivers each call once (LOOP-11). */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import type { ModelRequest } from '../../src/models/model.js';
+import type { ModelRequest } from '../../src/protocol/model.js';
 import { StreamedCalls } from '../../src/models/stream-calls.js';
 import { compileSchema } from '../../src/protocol/schemas.js';
 import { solutionSchema } from '../models/support/solution-schema.js';

@@ -2,7 +2,7 @@
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { mergeDelegateContract } from '../../src/activities/upfront.js';
+import { mergeDelegateContract } from '../../src/activities/upfront-preparer.js';
 import type { JsonSchema, ToolSchema } from '../../src/protocol/types.js';
 
 /** Fixed seed so CI is deterministic; override with FC_SEED / FC_NUM_RUNS to explore. */

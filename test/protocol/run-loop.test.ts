@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { type Model, type ModelRequest, zeroUsage } from '../../src/models/model.js';
+import type { Model, ModelRequest } from '../../src/protocol/model.js';
+import { zeroUsage } from '../../src/protocol/usage.js';
 import { ReplayModel } from '../../src/models/replay.js';
 import { MAX_NESTING_DEPTH } from '../../src/protocol/json.js';
 import { Runtime, type Activity } from '../../src/protocol/runtime.js';

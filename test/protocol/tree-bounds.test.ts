@@ -2,7 +2,7 @@
 import { resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createRuntime } from '../../src/create-runtime.js';
-import type { ModelRequest } from '../../src/models/model.js';
+import type { ModelRequest } from '../../src/protocol/model.js';
 import { ReplayModel } from '../../src/models/replay.js';
 import { DEFAULT_MAX_CONCURRENCY, DEFAULT_MAX_RUNS } from '../../src/protocol/constants.js';
 import { ProtocolError } from '../../src/protocol/errors.js';

@@ -5,10 +5,12 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { UsageError } from '../../src/protocol/errors.js';
 import { ModelConfigError } from '../../src/models/config-error.js';
-import { zeroUsage, type Model } from '../../src/models/model.js';
+import type { Model } from '../../src/protocol/model.js';
+import { zeroUsage } from '../../src/protocol/usage.js';
 import { OpenAIModel } from '../../src/models/openai.js';
 import { RecordingModel } from '../../src/models/recording.js';
-import { builtinModelsPath, ModelProviders, ModelRegistry, MODELS_FILE_ENV, readModelsFile } from '../../src/models/registry.js';
+import { builtinModelsPath, ModelCatalog, MODELS_FILE_ENV, readModelsFile } from '../../src/models/model-catalog.js';
+import { ModelProviders } from '../../src/models/model-providers.js';
 import { ReplayModel } from '../../src/models/replay.js';
 
 let dir: string;
@@ -21,10 +23,10 @@ afterEach(async () => {
 
 const usage = { inputTokens: 1_000_000, outputTokens: 100_000, cacheReadTokens: 2_000_000, cacheWriteTokens: 0 };
 
-describe('ModelRegistry', () => {
+describe('ModelCatalog', () => {
   it('ships a valid models.json with every tier for both providers', () => {
     const file = readModelsFile(builtinModelsPath());
-    const registry = new ModelRegistry(file);
+    const registry = new ModelCatalog(file);
     for (const tier of ['fast', 'balanced', 'deep'] as const) {
       expect(registry.modelForTier(tier, { provider: 'openai' })).toMatch(/^openai:/);
       expect(registry.modelForTier(tier, { provider: 'anthropic' })).toMatch(/^anthropic:/);
@@ -39,7 +41,7 @@ describe('ModelRegistry', () => {
   });
 
   it('computes cost per million tokens, finds dated model names, and is free for replay', () => {
-    const registry = ModelRegistry.load({ env: {} });
+    const registry = ModelCatalog.load({ env: {} });
     expect(registry.costOf('openai:gpt-4.1-mini', usage)).toBeCloseTo(0.4 + 0.16 + 0.2, 10);
     expect(registry.costOf('openai:gpt-4.1-mini-2025-04-14', usage)).toBeCloseTo(0.76, 10);
     expect(registry.costOf('replay:x.json', usage)).toBe(0);
@@ -47,7 +49,7 @@ describe('ModelRegistry', () => {
 
   it('reports an unknown price as null and warns once per model', () => {
     const warnings: string[] = [];
-    const registry = new ModelRegistry({ models: {} }, { warn: (message) => warnings.push(message) });
+    const registry = new ModelCatalog({ models: {} }, { warn: (message) => warnings.push(message) });
     expect(registry.costOf('openai:llama3.2', zeroUsage())).toBeNull();
     expect(registry.costOf('openai:llama3.2', zeroUsage())).toBeNull();
     expect(registry.costOf('openai:qwen', zeroUsage())).toBeNull();
@@ -68,7 +70,7 @@ describe('ModelRegistry', () => {
         tiers: { fast: ['openai:llama3.2'] },
       }),
     );
-    const registry = ModelRegistry.load({ env: { [MODELS_FILE_ENV]: user } });
+    const registry = ModelCatalog.load({ env: { [MODELS_FILE_ENV]: user } });
     expect(registry.get('openai:gpt-4.1-mini')?.price).toEqual({ input: 1, output: 1.6, cacheRead: 0.1, cacheWrite: 0.4 });
     expect(registry.get('anthropic:claude-haiku-4-5')).toBeUndefined();
     expect(registry.modelForTier('fast')).toBe('openai:llama3.2');
@@ -82,7 +84,7 @@ describe('ModelRegistry', () => {
     await writeFile(user, JSON.stringify({ models: { 'openai:x': { tier: 'fastest', price: { input: -1, output: 1 } }, noprefix: {} } }));
     const error = (() => {
       try {
-        ModelRegistry.load({ userFile: user });
+        ModelCatalog.load({ userFile: user });
       } catch (caught) {
         return caught;
       }
@@ -96,7 +98,7 @@ describe('ModelRegistry', () => {
 });
 
 describe('ModelProviders', () => {
-  const registry = new ModelRegistry({ models: {} }, { warn: () => undefined });
+  const registry = new ModelCatalog({ models: {} }, { warn: () => undefined });
 
   it('builds models by prefix: replay files relative to cwd, live providers from env', async () => {
     await writeFile(join(dir, 'run.cassette.json'), JSON.stringify({ version: 1, entries: [{ solution: { calls: [], output: 1 } }] }));

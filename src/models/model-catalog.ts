@@ -1,21 +1,11 @@
-/** The model registry (tiers, delegation, prices from models.json) and the provider registry that builds models from specs by prefix. */
-import { readFileSync } from 'node:fs';
+/** The model catalog: which models exist, their tier, whether they may delegate, and their prices (models.json plus DELEGATE_MODELS). */
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { UsageError } from '../protocol/errors.js';
 import type { Usage } from '../protocol/types.js';
-import { AnthropicModel } from './anthropic.js';
-import { ModelConfigError, problemsFromAjv } from './config-error.js';
-import type { Model, ModelFactory, ModelFactoryOptions } from './model.js';
-import { OpenAIModel } from './openai.js';
-import { parseJson } from '../protocol/json.js';
-import { documentSchema } from '../protocol/schemas.js';
-import { CassetteRecorder, RecordingModel } from './recording.js';
-import { ReplayModel } from './replay.js';
-import type { RetryOptions } from './retry.js';
-import { modelTimeoutFromEnv, type LiveModelOptions } from './live-model-options.js';
+import { ModelConfigError } from './config-error.js';
+import { readDocumentFileSync } from '../protocol/read-document.js';
 
-/** The tiers a Request or a delegate call may ask for (PROTOCOL section 11). */
+/** The tiers a Request or a delegate call may ask for (DEL-16; the model catalog, `config.tier`). */
 export type Tier = 'fast' | 'balanced' | 'deep';
 
 /** Prices in US dollars per million tokens. */
@@ -53,13 +43,13 @@ export function builtinModelsPath(): string {
 }
 
 /** Options of the model registry. */
-export interface ModelRegistryOptions {
+export interface ModelCatalogOptions {
   /** Receives warnings (an unknown price, once per model); writes to stderr by default. */
   warn?: (message: string) => void;
 }
 
-/** Options of `ModelRegistry.load`. */
-export interface LoadModelRegistryOptions extends ModelRegistryOptions {
+/** Options of `ModelCatalog.load`. */
+export interface LoadModelCatalogOptions extends ModelCatalogOptions {
   /** The base file; the shipped models.json by default. */
   builtinFile?: string;
   /** A user file merged on top; default: the file named by DELEGATE_MODELS, if any. */
@@ -78,20 +68,20 @@ const defaultWarn = (message: string): void => {
  * Models with their tier, delegation flag and prices. Files merge on top of each other: a model's
  * fields are replaced field by field (`price` too), new models are appended, `null` removes one.
  */
-export class ModelRegistry {
+export class ModelCatalog {
   private readonly models = new Map<string, ModelEntry>();
   private readonly tiers: Partial<Record<Tier, string[]>> = {};
   private readonly warn: (message: string) => void;
   private readonly warned = new Set<string>();
 
-  constructor(file: ModelsFile = {}, options: ModelRegistryOptions = {}) {
+  constructor(file: ModelsFile = {}, options: ModelCatalogOptions = {}) {
     this.warn = options.warn ?? defaultWarn;
     this.merge(file);
   }
 
   /** Loads the shipped models.json, then the user file (explicit, or from DELEGATE_MODELS) on top. */
-  static load(options: LoadModelRegistryOptions = {}): ModelRegistry {
-    const registry = new ModelRegistry({}, options);
+  static load(options: LoadModelCatalogOptions = {}): ModelCatalog {
+    const registry = new ModelCatalog({}, options);
     registry.merge(readModelsFile(options.builtinFile ?? builtinModelsPath()));
     const user = options.userFile ?? (options.env ?? process.env)[MODELS_FILE_ENV];
     if (user) registry.merge(readModelsFile(resolve(options.cwd ?? process.cwd(), user)));
@@ -177,99 +167,16 @@ export class ModelRegistry {
 
 /** Reads and validates a models.json file; problems name the file and the JSON pointer. */
 export function readModelsFile(path: string): ModelsFile {
-  let text: string;
-  try {
-    text = readFileSync(path, 'utf8');
-  } catch (error) {
-    const reason = error instanceof Error ? error.message : String(error);
-    throw new ModelConfigError('models file', [{ document: path, pointer: '', message: `The file cannot be read: ${reason}` }]);
-  }
-  const parsed = parseJson(text);
-  if (!parsed.ok)
-    throw new ModelConfigError('models file', [{ document: path, pointer: '', message: parsed.message, line: parsed.line, column: parsed.column }]);
-  const validate = documentSchema('models.schema.json');
-  if (!validate(parsed.value)) throw new ModelConfigError('models file', problemsFromAjv(validate.errors, path));
-  return parsed.value as ModelsFile;
+  const reading = readDocumentFileSync<ModelsFile>(path, 'models.schema.json');
+  if (!reading.ok) throw new ModelConfigError('models file', reading.problems);
+  return reading.value;
 }
 
-/** The time limits and retries a live model gets from the factory options (MODEL-2, MODEL-3). */
-function liveOptions(factoryOptions: ModelFactoryOptions, retry: RetryOptions | undefined): Pick<LiveModelOptions, 'timeoutMs' | 'idleTimeoutMs' | 'retry'> {
-  const timeoutMs = factoryOptions.timeoutMs ?? modelTimeoutFromEnv(factoryOptions.env);
-  const maxRetries = factoryOptions.maxRetries ?? retry?.maxRetries;
-  return {
-    ...(timeoutMs === undefined ? {} : { timeoutMs }),
-    ...(factoryOptions.idleTimeoutMs === undefined ? {} : { idleTimeoutMs: factoryOptions.idleTimeoutMs }),
-    retry: { ...retry, ...(maxRetries === undefined ? {} : { maxRetries }) },
-  };
-}
-
-/** Options of a provider registry. */
-export interface ModelProvidersOptions {
-  /** Prices for the live providers' `costUsd`; the shipped models.json (plus DELEGATE_MODELS) by default. */
-  registry?: ModelRegistry;
-  /** Retry policy of the live providers. */
-  retry?: RetryOptions;
-  /** Register `replay:`, `openai:` and `anthropic:` (default true). */
-  builtins?: boolean;
-}
-
-/**
- * Model providers by prefix: `create('openai:gpt-4.1-mini', options)` hands `gpt-4.1-mini` to the
- * factory registered for `openai`. With `options.record`, live models are wrapped so that their
- * answers are written to that cassette (one shared recorder per file).
- */
-export class ModelProviders {
-  /** The registry the built-in live providers price their answers with. */
-  readonly registry: ModelRegistry;
-  private readonly factories = new Map<string, ModelFactory>();
-  private readonly recorders = new Map<string, CassetteRecorder>();
-
-  constructor(options: ModelProvidersOptions = {}) {
-    this.registry = options.registry ?? ModelRegistry.load();
-    if (options.builtins === false) return;
-    const registry = this.registry;
-    this.register('replay', (name, factoryOptions) => ReplayModel.fromFileSync(resolve(factoryOptions.cwd, name)));
-    this.register(
-      'openai',
-      (name, factoryOptions) =>
-        new OpenAIModel({ model: name, env: factoryOptions.env, baseUrl: factoryOptions.baseUrl, registry, ...liveOptions(factoryOptions, options.retry) }),
-    );
-    this.register(
-      'anthropic',
-      (name, factoryOptions) => new AnthropicModel({ model: name, env: factoryOptions.env, registry, ...liveOptions(factoryOptions, options.retry) }),
-    );
-  }
-
-  /** Registers (or replaces) the factory of a prefix, given with or without its colon. */
-  register(prefix: string, factory: ModelFactory): this {
-    this.factories.set(prefix.replace(/:$/, ''), factory);
-    return this;
-  }
-
-  /** The registered prefixes, each with its colon. */
-  prefixes(): string[] {
-    return [...this.factories.keys()].map((prefix) => `${prefix}:`);
-  }
-
-  /** Builds the model of a spec `<prefix>:<name>`; an unknown prefix is a UsageError listing the known ones. */
-  create(spec: string, options: ModelFactoryOptions): Model {
-    const colon = spec.indexOf(':');
-    const prefix = colon < 0 ? '' : spec.slice(0, colon);
-    const name = colon < 0 ? '' : spec.slice(colon + 1);
-    const factory = this.factories.get(prefix);
-    if (!factory || name === '') {
-      const known = this.prefixes().join(', ');
-      const why = colon < 0 ? 'it has no provider prefix' : !factory ? `the provider "${prefix}:" is unknown` : 'it names no model';
-      throw new UsageError(`Cannot use the model "${spec}": ${why}. Write <provider>:<model> with one of the known providers: ${known}.`);
-    }
-    const model = factory(name, options);
-    if (!options.record || prefix === 'replay') return model;
-    const path = resolve(options.cwd, options.record);
-    let recorder = this.recorders.get(path);
-    if (!recorder) {
-      recorder = new CassetteRecorder(path);
-      this.recorders.set(path, recorder);
-    }
-    return new RecordingModel(model, recorder);
-  }
-}
+/** @deprecated The old name of ModelCatalog (it is a catalog of models, not a registry of providers). */
+export const ModelRegistry = ModelCatalog;
+/** @deprecated The old name of ModelCatalog. */
+export type ModelRegistry = ModelCatalog;
+/** @deprecated The old name of ModelCatalogOptions. */
+export type ModelRegistryOptions = ModelCatalogOptions;
+/** @deprecated The old name of LoadModelCatalogOptions. */
+export type LoadModelRegistryOptions = LoadModelCatalogOptions;

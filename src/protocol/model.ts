@@ -1,5 +1,6 @@
-/** The provider-neutral model interface: rendered messages and a Solution schema in, a Solution and usage out. */
-import type { Call, JsonSchema, RequestConfig, Usage } from '../protocol/types.js';
+/** The provider-neutral Model contract the core speaks: rendered messages and a Solution schema in, a Solution and usage out. Providers implement it in src/models. */
+import type { Call, JsonSchema, RequestConfig } from './types.js';
+import type { Usage } from './usage.js';
 
 /** A message as sent to a provider: plain text with a role. */
 export interface ProviderMessage {
@@ -79,28 +80,4 @@ export interface ModelFactoryOptions {
   idleTimeoutMs?: number;
   /** Retries of transient failures of live models (`--model-retries`; default 3). */
   maxRetries?: number;
-}
-
-/** An empty usage record. */
-export function zeroUsage(): Usage {
-  return { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0 };
-}
-
-/** Adds costs; unknown (`null`) stays unknown, since a total with an unpriced part is unknown. */
-export function addCost(a: number | null, b: number | null): number | null {
-  return a === null || b === null ? null : a + b;
-}
-
-/** Adds usage records field by field. */
-export function addUsage(total: Usage, more: Partial<Usage>): Usage {
-  const sum: Usage = {
-    inputTokens: total.inputTokens + (more.inputTokens ?? 0),
-    outputTokens: total.outputTokens + (more.outputTokens ?? 0),
-    cacheReadTokens: total.cacheReadTokens + (more.cacheReadTokens ?? 0),
-    cacheWriteTokens: total.cacheWriteTokens + (more.cacheWriteTokens ?? 0),
-  };
-  if (total.reasoningTokens !== undefined || more.reasoningTokens !== undefined) {
-    sum.reasoningTokens = (total.reasoningTokens ?? 0) + (more.reasoningTokens ?? 0);
-  }
-  return sum;
 }

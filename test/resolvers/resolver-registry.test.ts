@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { defaultHandlers } from '../../src/protocol/builtin-handlers.js';
 import type { ToolSchema } from '../../src/protocol/types.js';
 import type { ResolveContext, ResolvedRequest, Resolver } from '../../src/resolvers/resolver.js';
-import { ResolverRegistry, createDefaultResolvers } from '../../src/resolvers/resolvers.js';
+import { ResolverRegistry, createDefaultResolvers } from '../../src/resolvers/resolver-registry.js';
 import type { UrlResolver } from '../../src/resolvers/url-resolver.js';
 import { expectDelegateError, makeTempDir, serveDocuments, startServer, validDocument, writeDocument, type LoopbackServer, type TempDir } from './helpers.js';
 
