@@ -1,7 +1,8 @@
 // Benchmarks (npm run bench): medians and ratios, never pass/fail limits. Runs against the build in dist/.
 import { performance } from 'node:perf_hooks';
 import { Runtime, ReplayModel, createRuntime } from '../dist/index.js';
-import { foldRecords, readPath, dataRecordOf, makeWrite, parseReference } from '../dist/protocol/variables.js';
+import { foldRecords, readPath, dataRecordOf, makeWrite } from '../dist/protocol/data-records.js';
+import { parseReference } from '../dist/protocol/references.js';
 
 function median(values) {
   const sorted = [...values].sort((a, b) => a - b);

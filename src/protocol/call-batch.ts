@@ -3,7 +3,8 @@ import { CallError, type ProtocolError } from './errors.js';
 import { addWriter, callLabel, CycleSearch, cycleSentence, forEachWriterOf, readScopeOf, readsOf, writeScopeOf, writesOf } from './plan-graph.js';
 import { ScopedReferenceIndex } from './reference-index.js';
 import type { Call } from './types.js';
-import type { DataRecord, Reference } from './variables.js';
+import type { DataRecord } from './data-records.js';
+import type { Reference } from './references.js';
 
 /** A call waiting in a batch. */
 export interface BatchEntry {

@@ -4,7 +4,8 @@ import { CallError } from './errors.js';
 import { MAX_NESTING_DEPTH, nestingProblem } from './json.js';
 import { collectTools } from './tools.js';
 import type { Message, ToolSchema } from './types.js';
-import { dataRecordOf, formatReference, readRelated, stablePath, type DataRecord, type PathSegment, type ReadResult, type Reference } from './variables.js';
+import { dataRecordOf, readRelated, stablePath, type DataRecord, type ReadResult } from './data-records.js';
+import { formatReference, type PathSegment, type Reference } from './references.js';
 
 /**
  * How deep the data of one kind may nest (DOC-10): a write of a value MAX_NESTING_DEPTH levels
@@ -150,7 +151,7 @@ export class ContextStore {
     return [...names].sort();
   }
 
-  /** `readPath` of variables.ts, over the indexed records: the same answer, from the related records only. */
+  /** `readPath` of data-records.ts, over the indexed records: the same answer, from the related records only. */
   private readPath(kind: string, instance: string | undefined, path: readonly PathSegment[]): ReadResult {
     const stable = stablePath(path);
     const trees = this.trees.get(kind);

@@ -15,7 +15,9 @@ import { validateAgainst } from './schemas.js';
 import { scopeContext } from './scopes.js';
 import { TOOL_META_PROPERTIES, callValidationSchema, metaConst, metaSchema, metaValue, outputSchemaOf } from './tools.js';
 import { isJsonObject, type Call, type ErrorMessage, type Message, type ToolSchema } from './types.js';
-import { makeWrite, parseOutputPath, resolveValue, type Reference } from './variables.js';
+import { makeWrite } from './data-records.js';
+import { parseOutputPath, type Reference } from './references.js';
+import { resolveValue } from './resolve-references.js';
 
 /** Everything a call needs from its run. */
 export interface CallScope {

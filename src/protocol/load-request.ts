@@ -18,7 +18,7 @@ import {
   type RequestDocument,
   type ToolMessage,
 } from './types.js';
-import { validateExpression } from './variables.js';
+import { validateExpression } from './references.js';
 
 /** A loaded Request: the canonical document, where it came from and the name its runs carry. */
 export interface LoadedRequest {

@@ -1,7 +1,7 @@
 /** Dependencies between calls: which call reads what another writes, and cycles among them. */
 import type { Call } from './types.js';
 import { ScopedReferenceIndex } from './reference-index.js';
-import { findReferences, parseOutputPath, type Reference } from './variables.js';
+import { findReferences, parseOutputPath, type Reference } from './references.js';
 
 // Calls are never mutated once scheduled, so their parsed references are cached by identity.
 const readCache = new WeakMap<Call, Reference[]>();

@@ -1,5 +1,5 @@
 /** An index of references by path: which registered references overlap a given one (VAR-17), in time proportional to the answer. */
-import type { Reference } from './variables.js';
+import type { Reference } from './references.js';
 
 /** The part of a reference the index looks at: its kind and path. */
 export type ReferencePath = Pick<Reference, 'kind' | 'segments'>;

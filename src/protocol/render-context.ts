@@ -3,7 +3,7 @@ import type { ProviderMessage } from './model.js';
 import { isDataLike } from './builtin-handlers.js';
 import type { HandlerRegistry, RenderState } from './handlers.js';
 import type { JsonSchema, Message, RequestConfig } from './types.js';
-import { dataRecordOf, foldRecords, viewOf, type DataRecord } from './variables.js';
+import { dataRecordOf, foldRecords, viewOf, type DataRecord } from './data-records.js';
 
 /** What rendering produces for one model call. */
 export interface RenderedContext {

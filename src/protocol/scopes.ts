@@ -2,7 +2,7 @@
 import { CallError } from './errors.js';
 import type { ContextStore } from './data-store.js';
 import type { Message } from './types.js';
-import { parseReference } from './variables.js';
+import { parseReference } from './references.js';
 
 /** Scope names for plain turns; everything else names a data kind (optionally narrowed by a path). */
 const TURN_SCOPES: Record<string, (message: Message) => boolean> = {

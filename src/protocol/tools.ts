@@ -1,7 +1,7 @@
 /** Tools: collecting tool definitions, reading meta-properties, composing the Solution schema the model sees. */
 import type { Call, JsonSchema, Message, ToolMessage, ToolSchema } from './types.js';
 import { isMetaProperty } from './types.js';
-import { OUTPUT_METHODS } from './variables.js';
+import { OUTPUT_METHODS } from './data-records.js';
 
 /** Every tool defined in a context, by name; a later definition of a name wins (and moves to the end). */
 export function collectTools(context: readonly Message[], into = new Map<string, ToolSchema>()): Map<string, ToolSchema> {

@@ -10,7 +10,9 @@ import { ContextStore } from '../../src/protocol/data-store.js';
 import { CallError } from '../../src/protocol/errors.js';
 import { dependencyGraph, dependsOn, findCycle, overlaps, readsOf, writesOf } from '../../src/protocol/plan-graph.js';
 import type { Call } from '../../src/protocol/types.js';
-import { type DataRecord, makeWrite, parseOutputPath, parseReference, type Reference, resolveValue } from '../../src/protocol/variables.js';
+import { type DataRecord, makeWrite } from '../../src/protocol/data-records.js';
+import { parseOutputPath, parseReference, type Reference } from '../../src/protocol/references.js';
+import { resolveValue } from '../../src/protocol/resolve-references.js';
 import { NaiveCallBatch, naiveFindCycle } from '../helpers/naive-call-batch.js';
 
 /** Fixed seed so CI is deterministic; override with FC_SEED / FC_NUM_RUNS to explore. */

@@ -4,23 +4,9 @@ import fc from 'fast-check';
 import { describe, it } from 'vitest';
 import { ContextStore } from '../../src/protocol/data-store.js';
 import type { Message, OutputMethod } from '../../src/protocol/types.js';
-import {
-  applyWrite,
-  findReferences,
-  foldRecords,
-  formatPath,
-  formatReference,
-  parseExpression,
-  parsePath,
-  parseReference,
-  readAt,
-  readPath,
-  resolveValue,
-  viewOf,
-  visibleRecords,
-  type DataRecord,
-  type PathSegment,
-} from '../../src/protocol/variables.js';
+import { applyWrite, foldRecords, readAt, readPath, viewOf, visibleRecords, type DataRecord } from '../../src/protocol/data-records.js';
+import { findReferences, formatPath, formatReference, parseExpression, parsePath, parseReference, type PathSegment } from '../../src/protocol/references.js';
+import { resolveValue } from '../../src/protocol/resolve-references.js';
 
 /** Fixed seed so CI is deterministic; override with FC_SEED / FC_NUM_RUNS to explore. */
 const config = { seed: Number(process.env.FC_SEED ?? 42), numRuns: Number(process.env.FC_NUM_RUNS ?? 100) };

@@ -4,7 +4,9 @@ import { type BatchEntry, type BatchHooks, CallBatch } from '../../src/protocol/
 import { ContextStore } from '../../src/protocol/data-store.js';
 import { CallError, type ProtocolError } from '../../src/protocol/errors.js';
 import type { Call } from '../../src/protocol/types.js';
-import { makeWrite, parseOutputPath, resolveValue } from '../../src/protocol/variables.js';
+import { makeWrite } from '../../src/protocol/data-records.js';
+import { parseOutputPath } from '../../src/protocol/references.js';
+import { resolveValue } from '../../src/protocol/resolve-references.js';
 
 /** Lets the microtasks and timers queued so far run. */
 const tick = () => new Promise<void>((resolve) => setTimeout(resolve, 0));

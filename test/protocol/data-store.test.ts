@@ -4,7 +4,8 @@ import { ContextStore, MAX_DATA_DEPTH } from '../../src/protocol/data-store.js';
 import { CallError } from '../../src/protocol/errors.js';
 import { MAX_NESTING_DEPTH } from '../../src/protocol/json.js';
 import type { Message } from '../../src/protocol/types.js';
-import { makeWrite, parseReference, type Reference } from '../../src/protocol/variables.js';
+import { makeWrite } from '../../src/protocol/data-records.js';
+import { parseReference, type Reference } from '../../src/protocol/references.js';
 
 const ref = (text: string) => parseReference(text) as Reference;
 

@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { CycleSearch, callLabel, dependencyGraph, dependsOn, describeCycle, findCycle, overlaps, readsOf, writesOf } from '../../src/protocol/plan-graph.js';
 import type { Call } from '../../src/protocol/types.js';
-import { parseReference, type Reference } from '../../src/protocol/variables.js';
+import { parseReference, type Reference } from '../../src/protocol/references.js';
 
 const texts = (references: Reference[]) => references.map((reference) => reference.text);
 const ref = (text: string) => parseReference(text) as Reference;

@@ -4,7 +4,7 @@ import { defaultHandlers, renderDataBlock } from '../../src/protocol/builtin-han
 import type { MessageHandler } from '../../src/protocol/handlers.js';
 import { identityOf, mergedMessage, renderContext } from '../../src/protocol/render-context.js';
 import type { Message } from '../../src/protocol/types.js';
-import { dataRecordOf, type DataRecord } from '../../src/protocol/variables.js';
+import { dataRecordOf, type DataRecord } from '../../src/protocol/data-records.js';
 
 const contents = (context: Message[]) => renderContext(context, defaultHandlers()).messages.map((message) => message.content);
 
