@@ -2,7 +2,7 @@
 import { abortable } from './abort.js';
 import { isDataLike } from './builtin-handlers.js';
 import type { BatchEntry } from './call-batch.js';
-import type { ContextStore } from './data-store.js';
+import type { ContextStore } from './context-store.js';
 import { ActivityError, CallError, cancelled, DelegateError, ProtocolError, toProtocolError, UserError } from './errors.js';
 import { NotJsonError, toJsonData } from './json-data.js';
 import { MAX_NESTING_DEPTH, nestingMessage } from './json.js';

@@ -6,7 +6,7 @@ import { DEFAULT_MAX_STEPS, MAX_REASKS, SOLUTION_INSTRUCTIONS } from './constant
 import { runSignal, throwIfCancelled } from './abort.js';
 import { BudgetMeter } from './budget.js';
 import { TreeBounds, treeLimits } from './tree-bounds.js';
-import { ContextStore } from './data-store.js';
+import { ContextStore } from './context-store.js';
 import { BoundError, cancelled, ModelError, ProtocolError, UsageError, toProtocolError } from './errors.js';
 import { newId } from './ids.js';
 import { executeCall, prepareCall, recordFailure, type CallScope } from './execute-call.js';

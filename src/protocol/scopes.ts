@@ -1,6 +1,6 @@
 /** Scopes: the allow-list of parent context a latent hint, an Activity or a delegate may see. */
 import { CallError } from './errors.js';
-import type { ContextStore } from './data-store.js';
+import type { ContextStore } from './context-store.js';
 import type { Message } from './types.js';
 import { parseReference } from './references.js';
 

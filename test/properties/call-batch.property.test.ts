@@ -6,7 +6,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { CallBatch, type BatchHooks } from '../../src/protocol/call-batch.js';
-import { ContextStore } from '../../src/protocol/data-store.js';
+import { ContextStore } from '../../src/protocol/context-store.js';
 import { CallError } from '../../src/protocol/errors.js';
 import { dependencyGraph, dependsOn, findCycle, overlaps, readsOf, writesOf } from '../../src/protocol/plan-graph.js';
 import type { Call } from '../../src/protocol/types.js';

@@ -2,7 +2,7 @@
 import { isDeepStrictEqual } from 'node:util';
 import fc from 'fast-check';
 import { describe, it } from 'vitest';
-import { ContextStore } from '../../src/protocol/data-store.js';
+import { ContextStore } from '../../src/protocol/context-store.js';
 import type { Message, OutputMethod } from '../../src/protocol/types.js';
 import { applyWrite, foldRecords, readAt, readPath, viewOf, visibleRecords, type DataRecord } from '../../src/protocol/data-records.js';
 import { findReferences, formatPath, formatReference, parseExpression, parsePath, parseReference, type PathSegment } from '../../src/protocol/references.js';
