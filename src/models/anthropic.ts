@@ -3,7 +3,7 @@ import type Anthropic from '@anthropic-ai/sdk';
 import type { MessageCreateParamsBase, MessageParam, TextBlockParam, Usage as AnthropicUsage } from '@anthropic-ai/sdk/resources/messages/messages';
 import { ModelError, UsageError } from '../protocol/errors.js';
 import type { Usage } from '../protocol/types.js';
-import { throwIfAborted } from './abort.js';
+import { throwIfAborted } from './abort-error.js';
 import type { AttemptDeadline } from './deadline.js';
 import { answerCut, callWithRetries, sdkTimeoutMs } from './live-call.js';
 import type { Model, ModelRequest, ModelResponse } from '../protocol/model.js';

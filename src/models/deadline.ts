@@ -1,5 +1,5 @@
 /** The time limits of one model attempt: the whole answer, and the silence between streamed chunks (spec/models.md MODEL-2). */
-import { abortError } from './abort.js';
+import { abortError } from './abort-error.js';
 
 /** The limits of one attempt, in milliseconds. */
 export interface DeadlineLimits {

@@ -4,7 +4,7 @@ import type { ChatCompletionCreateParamsBase } from 'openai/resources/chat/compl
 import type { CompletionUsage } from 'openai/resources/completions';
 import { ModelError, UsageError } from '../protocol/errors.js';
 import type { JsonSchema, Usage } from '../protocol/types.js';
-import { throwIfAborted } from './abort.js';
+import { throwIfAborted } from './abort-error.js';
 import type { AttemptDeadline } from './deadline.js';
 import { answerCut, callWithRetries, sdkTimeoutMs } from './live-call.js';
 import type { Model, ModelRequest, ModelResponse } from '../protocol/model.js';

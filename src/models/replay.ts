@@ -1,6 +1,6 @@
 /** The replay model (spec/cassettes.md CAS-1 to CAS-8): plays a cassette's answers deterministically; also the library's test double. */
 import { ModelError } from '../protocol/errors.js';
-import { throwIfAborted, sleep } from './abort.js';
+import { throwIfAborted, sleep } from './abort-error.js';
 import { readCassetteFile, readCassetteFileSync, validateCassette, type Cassette, type CassetteEntry } from './cassette.js';
 import type { Model, ModelRequest, ModelResponse } from '../protocol/model.js';
 import { addUsage, zeroUsage } from '../protocol/usage.js';

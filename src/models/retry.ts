@@ -1,6 +1,6 @@
 /** The retry policy of the live providers: bounded exponential backoff with jitter that honours retry-after and cancellation. */
 import { ModelError, ProtocolError } from '../protocol/errors.js';
-import { abortError, isAbortError, sleep } from './abort.js';
+import { abortError, isAbortError, sleep } from './abort-error.js';
 
 /** How a provider retries failed HTTP requests. */
 export interface RetryOptions {

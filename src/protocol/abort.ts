@@ -1,4 +1,4 @@
-/** Cancellation: the one `cancelled_by_user` error, and waiting on work no longer than a signal allows. */
+/** Cancelling runs: the run signal, the one `cancelled_by_user` error, and waiting on work no longer than a signal allows. */
 import { setMaxListeners } from 'node:events';
 import { cancelled } from './errors.js';
 

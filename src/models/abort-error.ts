@@ -1,4 +1,4 @@
-/** Cancellation helpers shared by the models: AbortError values and abortable sleeps. */
+/** A cancelled model call as the platform says it: DOMException `AbortError` values, and sleeps that end with one (the core maps the name to `cancelled_by_user`). */
 
 /**
  * The error a cancelled model call rejects with: the signal's own reason when it is already an
