@@ -1,6 +1,6 @@
 /** The folder layout the README describes: the core imports nothing from the folders built on it. */
 import { readdirSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join, relative, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 
 const PROTOCOL = join(import.meta.dirname, '..', 'src', 'protocol');
@@ -17,7 +17,8 @@ describe('the layout', () => {
     for (const file of sourcesUnder(PROTOCOL)) {
       for (const match of readFileSync(file, 'utf8').matchAll(/from '([^']+)'/g)) {
         const target = match[1] as string;
-        const upward = target.startsWith('../') && !target.startsWith('../protocol/');
+        // Relative imports must stay inside src/protocol, from whichever of its folders they are written.
+        const upward = target.startsWith('.') && relative(PROTOCOL, resolve(dirname(file), target)).startsWith('..');
         const vendor = /^(openai|@anthropic-ai\/|undici)/.test(target);
         if (upward || vendor) offending.push(`${file}: ${target}`);
       }
