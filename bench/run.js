@@ -1,7 +1,8 @@
 // Benchmarks (npm run bench): medians and ratios, never pass/fail limits. Runs against the build in dist/.
 import { performance } from 'node:perf_hooks';
-import { Runtime, ReplayModel, createRuntime } from '../dist/index.js';
-import { foldRecords, readPath, dataRecordOf, makeWrite } from '../dist/protocol/data-records.js';
+import { Runtime, ReplayModel, createRuntime, defaultHandlers } from '../dist/index.js';
+import { recordOf } from '../dist/protocol/data-messages.js';
+import { foldRecords, readPath, makeWrite } from '../dist/protocol/data-records.js';
 import { parseReference } from '../dist/protocol/references.js';
 
 function median(values) {
@@ -52,7 +53,8 @@ async function resolution(size) {
     const target = parseReference(i % 3 === 0 ? '†state.items' : `†state.k${i % 50}`);
     messages.push(makeWrite(target, i % 3 === 0 ? { n: i } : i, { method: i % 3 === 0 ? 'push' : 'set', call: `c${i}` }));
   }
-  const records = messages.map(dataRecordOf);
+  const handlers = defaultHandlers();
+  const records = messages.map((message) => recordOf(message, handlers));
   const path = ['k7'];
   const walk = await measure(`variables: readPath over ${size} writes`, 200, () => readPath(records, 'state', undefined, path));
   const fold = await measure(`variables: full fold over ${size} writes`, 200, () => foldRecords(records));

@@ -44,7 +44,16 @@ export type {
   TurnMessage,
   Usage,
 } from './protocol/types.js';
-export { HandlerRegistry, type MessageHandler, type RenderState } from './protocol/handlers.js';
+export {
+  HandlerRegistry,
+  defineHandler,
+  type DataSemantics,
+  type MessageHandler,
+  type MessageProblem,
+  type RenderState,
+  type ShownFields,
+} from './protocol/handlers.js';
+export { recordFor, type DataRecord, type ReadResult, type RecordOutcome } from './protocol/data-records.js';
 export { builtinHandlers, defaultHandlers } from './protocol/builtin-handlers.js';
 export { renderContext, type RenderedContext } from './protocol/render-context.js';
 export { composeSolutionSchema } from './protocol/tools.js';

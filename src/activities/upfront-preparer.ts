@@ -7,7 +7,7 @@ import type { RunOptions, RunPreparer } from '../protocol/runtime.js';
 import { metaConst } from '../protocol/tools.js';
 import type { JsonSchema, Message, ToolMessage, ToolSchema } from '../protocol/types.js';
 import { isMetaProperty } from '../protocol/types.js';
-import { declaredInputSchema } from '../protocol/load-request.js';
+import { declaredInputSchema } from '../protocol/messages/input.js';
 import type { DelegateResolver } from './delegate.js';
 
 /**

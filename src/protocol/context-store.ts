@@ -1,10 +1,12 @@
 /** The run's context with its data records kept beside it, indexed by kind, instance and path, so reads never rescan the messages. */
-import { isDataLike } from './builtin-handlers.js';
+import { defaultHandlers } from './builtin-handlers.js';
+import { recordOf } from './data-messages.js';
+import type { HandlerRegistry } from './handlers.js';
 import { CallError } from './errors.js';
 import { MAX_NESTING_DEPTH, nestingProblem } from './json.js';
 import { collectTools } from './tools.js';
 import type { Message, ToolSchema } from './types.js';
-import { dataRecordOf, readRelated, stablePath, type DataRecord, type ReadResult } from './data-records.js';
+import { readRelated, stablePath, type DataRecord, type ReadResult } from './data-records.js';
 import { formatReference, type PathSegment, type Reference } from './references.js';
 
 /**
@@ -95,13 +97,17 @@ export class ContextStore {
   private readonly counts = new Map<string, number>();
   private readonly listeners = new Set<(record: DataRecord) => void>();
 
-  constructor(messages: readonly Message[] = []) {
+  /** `handlers` say which messages are data and what each records (the built-in ones by default). */
+  constructor(
+    messages: readonly Message[] = [],
+    readonly handlers: HandlerRegistry = defaultHandlers(),
+  ) {
     for (const message of messages) this.append(message);
   }
 
   /** Appends a message (never mutates an old one). */
   append(message: Message): void {
-    const record = isDataLike(message) ? dataRecordOf(message) : undefined;
+    const record = recordOf(message, this.handlers);
     if (record) checkDepth(record);
     this.messages.push(message);
     collectTools([message], this.tools);

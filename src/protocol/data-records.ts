@@ -1,7 +1,8 @@
 /** Data records (spec/variables.md, spec/data-and-instances.md): the writes data-like messages hold, folded into the values reads see. */
-import { CallError, ProtocolError } from './errors.js';
+import { CallError } from './errors.js';
+import type { MessageProblem } from './handlers.js';
 import { arrayIndexOf, parsePath, type PathSegment, type Reference } from './references.js';
-import { isJsonObject, type DataMessage, type Message, type OutputMethod } from './types.js';
+import { isJsonObject, type BaseMessage, type DataMessage, type OutputMethod } from './types.js';
 
 /** The answer of a read: `found` is false when nothing exists at the path (`null` is found). */
 export interface ReadResult {
@@ -9,7 +10,7 @@ export interface ReadResult {
   value?: unknown;
 }
 
-/** One write to a kind's data, taken from a data-like message (see `dataRecordOf`). */
+/** One write to a kind's data, taken from a data-like message (see `recordFor`). */
 export interface DataRecord {
   kind: string;
   /** Absent = global (visible to every instance). */
@@ -28,52 +29,39 @@ export const MAX_INDEX_GAP = 10_000;
 /** The five ways a write combines with what is already at its path. */
 export const OUTPUT_METHODS: readonly OutputMethod[] = ['set', 'merge', 'assign', 'push', 'concat'];
 
+/** What a data-like message contributes to its kind's data: a record or none, or why its write cannot be read. */
+export type RecordOutcome = { ok: true; record?: DataRecord } | { ok: false; problem: MessageProblem };
+
 /**
- * The record a data-like message contributes: `data` (kind `kind`, default 'data'), `input` (kind
- * 'input'; none for a template slot without `input`) and `state` (kind 'state'). A message without
- * `_path` is a document message, merged at the root; a write carries `_path` and `_outputMethod`
- * (default `set`). Other messages give undefined. Throws a ProtocolError (`invalid_request`) for an
- * unreadable `_path` or `_outputMethod`.
+ * The record of a data-like message holding `value` of `kind`. A message without `_path` is a
+ * document message, merged at the root; a write carries `_path` and `_outputMethod` (default
+ * `set`), and an unreadable one is a problem at `/_path` or `/_outputMethod` (VAR-12, VAR-13).
  */
-export function dataRecordOf(message: Message): DataRecord | undefined {
-  let kind: string;
-  let value: unknown;
-  if (message.type === 'data') {
-    kind = typeof message.kind === 'string' ? message.kind : 'data';
-    value = message.data;
-  } else if (message.type === 'input') {
-    if (message.input === undefined) return undefined;
-    kind = 'input';
-    value = message.input;
-  } else if (message.type === 'state') {
-    kind = 'state';
-    value = message.state;
-  } else {
-    return undefined;
-  }
+export function recordFor(kind: string, value: unknown, message: BaseMessage): RecordOutcome {
   const record: DataRecord = { kind, path: [], method: 'merge', value };
   if (typeof message._instance === 'string') record.instance = message._instance;
   if (message._path !== undefined) {
     const path = typeof message._path === 'string' ? parsePath(message._path) : undefined;
     if (!path) {
-      throw new ProtocolError(
-        'invalid_request',
-        `The ${message.type} message of kind "${kind}" has the _path ${JSON.stringify(message._path)}, which is not a path such as "items[0].name" ('' for the whole kind).`,
-      );
+      const text = `The ${message.type} message of kind "${kind}" has the _path ${JSON.stringify(message._path)}, which is not a path such as "items[0].name" ('' for the whole kind).`;
+      return { ok: false, problem: { pointer: '/_path', message: text } };
     }
     const method = message._outputMethod ?? 'set';
-    if (!OUTPUT_METHODS.includes(method as OutputMethod)) {
-      throw new ProtocolError(
-        'invalid_request',
-        `The ${message.type} message of kind "${kind}" has the _outputMethod ${JSON.stringify(method)}; expected one of ${OUTPUT_METHODS.join(', ')}.`,
-      );
+    if (!isOutputMethod(method)) {
+      const text = `The ${message.type} message of kind "${kind}" has the _outputMethod ${JSON.stringify(method)}; expected one of ${OUTPUT_METHODS.join(', ')}.`;
+      return { ok: false, problem: { pointer: '/_outputMethod', message: text } };
     }
     record.path = path;
-    record.method = method as OutputMethod;
+    record.method = method;
   }
   if (typeof message._call === 'string') record.call = message._call;
   if (typeof message._date === 'string') record.date = message._date;
-  return record;
+  return { ok: true, record };
+}
+
+/** True for the names of the five output methods. */
+export function isOutputMethod(value: unknown): value is OutputMethod {
+  return OUTPUT_METHODS.some((method) => method === value);
 }
 
 /** Options of a write: how it combines, which call made it, for which instance, and when. */

@@ -1,8 +1,8 @@
 /** Executing one call: reference resolution, validation, confirmation, the Activity (or latent result), writing the result. */
 import { abortable } from './abort.js';
-import { isDataLike } from './builtin-handlers.js';
 import type { BatchEntry } from './call-batch.js';
 import type { ContextStore } from './context-store.js';
+import { isDataMessage } from './data-messages.js';
 import { ActivityError, CallError, cancelled, DelegateError, ProtocolError, toProtocolError, UserError } from './errors.js';
 import { NotJsonError, toJsonData } from './json-data.js';
 import { MAX_NESTING_DEPTH, nestingMessage } from './json.js';
@@ -278,7 +278,7 @@ function writeResult(scope: CallScope, entry: BatchEntry, call: Call, result: un
         `The Activity of "${call._tool}" on instance "${instance}" returned a message for instance "${String(message._instance)}".`,
       );
     }
-    if (isDataLike(message) && instance !== undefined && message._instance === undefined) message._instance = instance;
+    if (isDataMessage(message, scope.runtime.handlers) && instance !== undefined && message._instance === undefined) message._instance = instance;
     scope.store.append(message);
     return;
   }

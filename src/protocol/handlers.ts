@@ -1,6 +1,7 @@
-/** The message pipeline's registry: one handler per message type, registered by name. */
+/** The message pipeline's contract and registry: one handler per message type gives the type its whole meaning. */
+import type { ReadResult, RecordOutcome } from './data-records.js';
 import type { ProviderMessage } from './model.js';
-import type { JsonSchema, Message, RequestConfig } from './types.js';
+import type { BaseMessage, JsonSchema, RequestConfig } from './types.js';
 
 /** What handlers build together before each model call. */
 export interface RenderState {
@@ -14,19 +15,69 @@ export interface RenderState {
   instructions: string[];
 }
 
-/** A handler gives one message type its meaning. */
-export interface MessageHandler {
+/** Something wrong with one message that its schema cannot say, at a JSON pointer inside the message. */
+export interface MessageProblem {
+  /** JSON pointer relative to the message ('' for the message itself). */
+  pointer: string;
+  /** A full sentence saying what was expected. */
+  message: string;
+}
+
+/** The fields a merged data-like message carries besides its value: the latest of its identity's messages. */
+export interface ShownFields {
+  schema?: JsonSchema;
+  description?: string;
+  _instance?: string;
+}
+
+/**
+ * What a data-like message type means for the run's data (spec/data-and-instances.md): which kind
+ * its messages belong to, the record each contributes, and the one merged message that shows a
+ * kind's value to the model or to a scoped Activity.
+ */
+export interface DataSemantics<M extends BaseMessage = BaseMessage> {
+  /** The kind every message of the type belongs to (`input`, `state`); absent when each message names its own. */
+  readonly kind?: string;
+  /** The kind one message belongs to; with its `_instance`, the message's identity (MSG-12). */
+  kindOf(message: M): string;
+  /** The record the message contributes (none for, say, a template slot), or the problem that makes its write unreadable. */
+  record(message: M): RecordOutcome;
+  /**
+   * The message of this type that shows a kind's merged value (`view.found` false: nothing is given
+   * yet), with the latest `schema` and `description`; undefined when there is nothing to show.
+   */
+  show(kind: string, view: ReadResult, fields: ShownFields): M | undefined;
+}
+
+/**
+ * A handler gives one message type its meaning: its canonical shape, its shorthand, the checks its
+ * schema cannot express, how it renders and, for data-like types, what it means for the data.
+ * Replacing a built-in handler replaces all of that; spread the built-in one to change one part.
+ */
+export interface MessageHandler<M extends BaseMessage = BaseMessage> {
   /** The message `type` it handles. */
-  readonly type: string;
+  readonly type: M['type'];
   /** JSON Schema of the canonical form; documents are validated against it on load. */
   readonly schema?: JsonSchema;
-  /** Turns accepted shorthand forms into the canonical form. Must be idempotent. */
-  normalize?(message: Record<string, unknown>): Message;
+  /** Turns accepted shorthand forms into the canonical form, which `schema` then judges. Must be idempotent. */
+  normalize?(message: BaseMessage): BaseMessage;
+  /** Problems of a message valid against `schema` that the schema cannot express; checked when a document loads. */
+  check?(message: M): MessageProblem[];
   /**
    * Renders the message into the state. Data-like messages arrive already merged by identity
    * (one call per identity, with the merged value in the message's value field).
    */
-  render?(message: Message, state: RenderState): void;
+  render?(message: M, state: RenderState): void;
+  /** Present for data-like types: their messages are data, merged by identity before rendering. */
+  readonly data?: DataSemantics<M>;
+}
+
+/**
+ * Types a handler by its message type, so its hooks read their own fields without casts:
+ * `defineHandler<TextMessage>({ type: 'text', render(message, state) { message.text } })`.
+ */
+export function defineHandler<M extends BaseMessage>(handler: MessageHandler<M>): MessageHandler<M> {
+  return handler;
 }
 
 /** A registry of handlers keyed by message type. */
@@ -43,10 +94,12 @@ export class HandlerRegistry {
     return this;
   }
 
+  /** The handler of a type, if one is registered. */
   get(type: string): MessageHandler | undefined {
     return this.handlers.get(type);
   }
 
+  /** True when a handler of the type is registered. */
   has(type: string): boolean {
     return this.handlers.has(type);
   }
@@ -58,6 +111,12 @@ export class HandlerRegistry {
 
   /** The registered handlers, by type name (sorted): the `list` every registry has. */
   list(): MessageHandler[] {
-    return this.types().map((type) => this.handlers.get(type) as MessageHandler);
+    return [...this.handlers].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, handler]) => handler);
+  }
+
+  /** The data-like handler whose type always holds `kind` (the `state` handler for `state`), if any. */
+  ownerOf(kind: string): MessageHandler | undefined {
+    for (const handler of this.handlers.values()) if (handler.data?.kind === kind) return handler;
+    return undefined;
   }
 }

@@ -4,21 +4,9 @@ import { readFile } from 'node:fs/promises';
 import { RequestError, type Problem } from './errors.js';
 import type { HandlerRegistry } from './handlers.js';
 import { atPointer, nestingMessage, nestingProblem, parseJson, pointer } from './json.js';
-import { withType } from './normalize.js';
-import { findCycle, describeCycle } from './plan-graph.js';
 import { compileSchema, describeErrors, documentSchema, schemaProblem } from './schemas.js';
-import { outputSchemaOf } from './tools.js';
-import {
-  isJsonObject,
-  type Call,
-  type InputMessage,
-  type JsonSchema,
-  type Message,
-  type PlanMessage,
-  type RequestDocument,
-  type ToolMessage,
-} from './types.js';
-import { validateExpression } from './references.js';
+import { withType } from './messages/turn.js';
+import { isJsonObject, type BaseMessage, type Message, type RequestDocument } from './types.js';
 
 /** A loaded Request: the canonical document, where it came from and the name its runs carry. */
 export interface LoadedRequest {
@@ -27,12 +15,6 @@ export interface LoadedRequest {
   location: string;
   /** `meta.name`, else the file name without `.json`. */
   name: string;
-}
-
-/** The input schema a Request declares: the schema of its input template slot (an input message without `input`). */
-export function declaredInputSchema(document: RequestDocument): JsonSchema | undefined {
-  const slot = document.context.find((message): message is InputMessage => message.type === 'input' && !('input' in message) && message.schema !== undefined);
-  return slot?.schema;
 }
 
 /** The name a run of a document carries: `meta.name`, else the file name without `.json`. */
@@ -99,7 +81,7 @@ export function validateRequest(input: unknown, location: string, handlers: Hand
     context: context.filter((message): message is Message => message !== undefined),
     schema: raw.schema as RequestDocument['schema'],
   };
-  if (problems.length === 0) checkSemantics(document, add);
+  if (problems.length === 0) checkSemantics(document, handlers, add);
   if (problems.length > 0) throw new RequestError(problems);
   return { document, location, name: requestName(document, location) };
 }
@@ -150,12 +132,12 @@ export function normalizeMessage(
   add: (pointer: string, message: string) => void,
 ): Message | undefined {
   const typed = withType(message);
-  const handler = handlers.get(String(typed.type));
-  if (!handler) {
+  const handler = hasType(typed) ? handlers.get(typed.type) : undefined;
+  if (!hasType(typed) || !handler) {
     add(`${at}/type`, `Expected a message type with a registered handler (one of ${handlers.types().join(', ')}), got "${String(typed.type)}".`);
     return undefined;
   }
-  const canonical = handler.normalize ? handler.normalize(typed) : (typed as Message);
+  const canonical = handler.normalize ? handler.normalize(typed) : typed;
   if (handler.schema !== undefined) {
     const validate =
       typeof handler.schema === 'object' && '$ref' in handler.schema && String(handler.schema.$ref).startsWith('https://delegate-run.dev/')
@@ -169,67 +151,15 @@ export function normalizeMessage(
   return canonical;
 }
 
-/**
- * Names a document may not give a tool or a tool parameter (TOOL-1). `__proto__` is the one key a
- * plain JavaScript object cannot hold as an ordinary entry: an object literal or an assignment
- * with it sets the prototype instead, so an Activities record could not register an Activity under
- * it and code handling a call could drop the parameter. Other `Object.prototype` names
- * (`constructor`, `prototype`, `toString`) are ordinary keys and stay allowed: tools are kept in
- * maps, never looked up on plain objects.
- */
-const RESERVED_NAMES: ReadonlySet<string> = new Set(['__proto__']);
-
-function reservedNameProblem(what: string, name: string): string {
-  return `Expected a ${what} other than "${name}": the name is reserved, because a JavaScript object takes it for its prototype rather than as a key (an Activities record or a call could not hold it).`;
+/** True for an object whose `type` is a string: a message a handler may be asked about. */
+function hasType(message: Record<string, unknown>): message is BaseMessage {
+  return typeof message.type === 'string';
 }
 
-function checkSemantics(document: RequestDocument, add: (pointer: string, message: string) => void): void {
+/** What the schemas cannot say, asked of each message's handler (its `check`). */
+function checkSemantics(document: RequestDocument, handlers: HandlerRegistry, add: (pointer: string, message: string) => void): void {
   document.context.forEach((message, index) => {
     const at = pointer('context', index);
-    if (message.type === 'tool') {
-      for (const [name, tool] of Object.entries((message as ToolMessage).tool)) {
-        if (RESERVED_NAMES.has(name)) add(`${at}${pointer('tool', name)}`, reservedNameProblem('tool name', name));
-        for (const parameter of Object.keys(tool.properties ?? {})) {
-          if (RESERVED_NAMES.has(parameter)) add(`${at}${pointer('tool', name, 'properties', parameter)}`, reservedNameProblem('parameter name', parameter));
-        }
-        const problem = schemaProblem(tool);
-        if (problem) add(`${at}/tool/${name}`, problem);
-        const output = outputSchemaOf(tool);
-        if (output !== undefined) {
-          const outputProblem = schemaProblem(output);
-          if (outputProblem) add(`${at}/tool/${name}/properties/_output`, outputProblem);
-        }
-      }
-    }
-    if (message.type === 'data' || message.type === 'input' || message.type === 'state') {
-      const schema = (message as { schema?: unknown }).schema;
-      if (schema !== undefined) {
-        const problem = schemaProblem(schema);
-        if (problem) add(`${at}/schema`, problem);
-      }
-    }
-    if (message.type === 'plan') {
-      const plan = message as PlanMessage;
-      for (const [callIndex, call] of plan.calls.entries()) checkCallExpressions(call, `${at}/calls/${callIndex}`, add);
-      const cycle = findCycle(plan.calls);
-      if (cycle) add(`${at}/calls`, `Expected the plan's calls to form no cycle, but ${describeCycle(plan.calls, cycle)}.`);
-    }
+    for (const problem of handlers.get(message.type)?.check?.(message) ?? []) add(`${at}${problem.pointer}`, problem.message);
   });
-}
-
-function checkCallExpressions(call: Call, at: string, add: (pointer: string, message: string) => void): void {
-  const visit = (value: unknown, where: string, kind: 'input' | 'output') => {
-    if (typeof value === 'string') {
-      const problem = validateExpression(value, kind);
-      if (problem) add(where, problem);
-    } else if (Array.isArray(value)) {
-      for (const [index, item] of value.entries()) visit(item, `${where}/${index}`, kind);
-    } else if (typeof value === 'object' && value !== null) {
-      for (const [key, item] of Object.entries(value)) visit(item, `${where}${pointer(key)}`, kind);
-    }
-  };
-  for (const [key, value] of Object.entries(call)) {
-    if (key === '_outputPath') visit(value, `${at}/_outputPath`, 'output');
-    else visit(value, `${at}${pointer(key)}`, 'input');
-  }
 }

@@ -1,9 +1,9 @@
 /** Rendering: the context turned into provider messages by the handler pipeline, data merged by identity first. */
-import type { ProviderMessage } from './model.js';
-import { isDataLike } from './builtin-handlers.js';
+import { foldRecords, viewOf, type DataRecord, type ReadResult } from './data-records.js';
+import { dataIdentityOf, latestFields, recordOf, showKind } from './data-messages.js';
 import type { HandlerRegistry, RenderState } from './handlers.js';
+import type { ProviderMessage } from './model.js';
 import type { JsonSchema, Message, RequestConfig } from './types.js';
-import { dataRecordOf, foldRecords, viewOf, type DataRecord } from './data-records.js';
 
 /** What rendering produces for one model call. */
 export interface RenderedContext {
@@ -12,32 +12,25 @@ export interface RenderedContext {
   solutionProperties: Record<string, JsonSchema>;
 }
 
-/** The identity of a data-like message: kind plus instance. */
-export function identityOf(message: Message): string | undefined {
-  if (!isDataLike(message)) return undefined;
-  const kind = message.type === 'data' ? String(message.kind ?? 'data') : message.type;
-  return `${kind}\u0000${typeof message._instance === 'string' ? message._instance : ''}`;
+/** The messages of one identity (kind plus instance), in context order, the records they hold, and where the first one is. */
+export interface IdentityGroup {
+  kind: string;
+  instance: string | undefined;
+  first: number;
+  members: Message[];
+  records: DataRecord[];
 }
 
-/** Builds the merged message of one identity, in the canonical shape of its kind. */
-export function mergedMessage(kind: string, instance: string | undefined, records: DataRecord[], members: Message[]): Message | undefined {
-  const mine = instance === undefined ? [] : records.filter((r) => r.kind === kind && r.instance === instance);
-  // An instance's template slot (an input message without `input`) holds no record: nothing is given yet.
-  const own = instance === undefined ? viewOf(records, kind, undefined) : mine.length > 0 ? { found: true, value: foldRecords(mine) } : { found: false };
-  const latest = (field: string) => [...members].reverse().find((member) => member[field] !== undefined)?.[field];
-  const extras: Record<string, unknown> = {};
-  const schema = latest('schema');
-  const description = latest('description');
-  if (schema !== undefined) extras.schema = schema;
-  if (description !== undefined) extras.description = description;
-  if (instance !== undefined) extras._instance = instance;
-  if (!own.found) {
-    // A template slot: nothing given yet, but its schema still tells what is expected.
-    return kind === 'input' ? { type: 'input', ...extras } : undefined;
-  }
-  if (kind === 'input') return { type: 'input', input: own.value, ...extras };
-  if (kind === 'state') return { type: 'state', state: own.value, ...extras };
-  return { type: 'data', kind, data: own.value, ...extras };
+/**
+ * The merged message of one identity, in the canonical shape of its kind: its records folded
+ * (a global identity's through the view of its kind), with the latest schema and description.
+ */
+export function mergedMessage(identity: Omit<IdentityGroup, 'first'>, handlers: HandlerRegistry): Message | undefined {
+  const { kind, instance, members, records } = identity;
+  const view: ReadResult =
+    instance === undefined ? viewOf(records, kind, undefined) : records.length > 0 ? { found: true, value: foldRecords(records) } : { found: false };
+  const fields = { ...latestFields(members), ...(instance === undefined ? {} : { _instance: instance }) };
+  return showKind(kind, view, fields, members, handlers);
 }
 
 /**
@@ -48,32 +41,32 @@ export function mergedMessage(kind: string, instance: string | undefined, record
 export function renderContext(context: readonly Message[], handlers: HandlerRegistry, config: RequestConfig = {}): RenderedContext {
   const state: RenderState = { messages: [], config: { ...config }, solutionProperties: {}, instructions: [] };
   // Each identity's messages and records, gathered in one pass so that merging stays linear.
-  const records = new Map<string, DataRecord[]>();
-  const firstIndex = new Map<string, number>();
-  const members = new Map<string, Message[]>();
+  const identities = new Map<string, IdentityGroup>();
+  const identityAt: (string | undefined)[] = [];
   context.forEach((message, index) => {
-    const identity = identityOf(message);
-    if (identity === undefined) return;
-    if (!firstIndex.has(identity)) {
-      firstIndex.set(identity, index);
-      members.set(identity, []);
-      records.set(identity, []);
+    const found = dataIdentityOf(message, handlers);
+    identityAt.push(found?.key);
+    if (found === undefined) return;
+    let identity = identities.get(found.key);
+    if (!identity) {
+      identity = { kind: found.kind, instance: found.instance, first: index, members: [], records: [] };
+      identities.set(found.key, identity);
     }
-    members.get(identity)!.push(message);
-    const record = dataRecordOf(message);
-    if (record) records.get(identity)!.push(record);
+    identity.members.push(message);
+    const record = recordOf(message, handlers);
+    if (record) identity.records.push(record);
   });
   context.forEach((message, index) => {
     const handler = handlers.get(message.type);
     if (!handler?.render) return;
-    const identity = identityOf(message);
-    if (identity === undefined) {
+    const key = identityAt[index];
+    if (key === undefined) {
       handler.render(message, state);
       return;
     }
-    if (firstIndex.get(identity) !== index) return;
-    const [kind, instance] = identity.split('\u0000') as [string, string];
-    const merged = mergedMessage(kind, instance || undefined, records.get(identity) ?? [], members.get(identity) ?? []);
+    const identity = identities.get(key);
+    if (!identity || identity.first !== index) return;
+    const merged = mergedMessage(identity, handlers);
     if (merged) (handlers.get(merged.type) ?? handler).render?.(merged, state);
   });
   if (state.instructions.length > 0) state.messages.push({ role: 'system', content: state.instructions.join('\n\n') });

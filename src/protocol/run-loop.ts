@@ -11,7 +11,8 @@ import { BoundError, cancelled, ModelError, ProtocolError, UsageError, toProtoco
 import { newId } from './ids.js';
 import { executeCall, prepareCall, recordFailure, type CallScope } from './execute-call.js';
 import { nestingMessage, nestingProblem } from './json.js';
-import { declaredInputSchema, type LoadedRequest } from './load-request.js';
+import type { LoadedRequest } from './load-request.js';
+import { givenInput } from './messages/input.js';
 import { describeCycle, findCycle } from './plan-graph.js';
 import { renderContext } from './render-context.js';
 import type { RunInfo, RunOptions, RunResult, Runtime } from './runtime.js';
@@ -69,11 +70,8 @@ export async function runRequest(runtime: Runtime, loaded: LoadedRequest, given:
     let request = loaded;
     for (const prepare of runtime.preparers) request = await prepare(request, options, runtime);
     const document = request.document;
-    const store = new ContextStore(document.context);
-    if (options.input !== undefined) {
-      const schema = declaredInputSchema(document);
-      store.append({ type: 'input', input: options.input, ...(schema === undefined ? {} : { schema }) });
-    }
+    const store = new ContextStore(document.context, runtime.handlers);
+    if (options.input !== undefined) store.append(givenInput(document, options.input));
     const maxSteps = options.maxSteps ?? document.config?.maxSteps ?? DEFAULT_MAX_STEPS;
     const scope: CallScope = {
       runtime,

@@ -1,6 +1,7 @@
 /** Scopes: the allow-list of parent context a latent hint, an Activity or a delegate may see. */
 import { CallError } from './errors.js';
 import type { ContextStore } from './context-store.js';
+import { dataIdentityOf, latestFields, showKind } from './data-messages.js';
 import type { Message } from './types.js';
 import { parseReference } from './references.js';
 
@@ -43,27 +44,15 @@ export function scopeContext(store: ContextStore, scopes: readonly string[] | un
     const { kind, segments } = parseScope(scope);
     const found = segments.length === 0 ? store.view(kind, instance) : store.read({ kind, segments, path: '', text: '' }, instance);
     if (!found.found) continue;
-    const value = nest(segments, found.value);
-    const description = latestField(store.messages, kind, instance, 'description');
-    const extras: Record<string, unknown> = description === undefined ? {} : { description };
-    if (segments.length === 0) {
-      const schema = latestField(store.messages, kind, instance, 'schema');
-      if (schema !== undefined) extras.schema = schema;
-    }
-    if (kind === 'input') selected.push({ type: 'input', input: value, ...extras });
-    else if (kind === 'state') selected.push({ type: 'state', state: value, ...extras });
-    else selected.push({ type: 'data', kind, data: value, ...extras });
+    const members = store.messages.filter((message) => {
+      const identity = dataIdentityOf(message, store.handlers);
+      return identity?.kind === kind && (identity.instance === undefined || identity.instance === instance);
+    });
+    // A narrowed scope shows part of the kind, which its schema no longer describes.
+    const latest = latestFields(members);
+    const { schema: _whole, ...narrowed } = latest;
+    const shown = showKind(kind, { found: true, value: nest(segments, found.value) }, segments.length === 0 ? latest : narrowed, members, store.handlers);
+    if (shown) selected.push(shown);
   }
   return selected;
-}
-
-function latestField(messages: readonly Message[], kind: string, instance: string | undefined, field: string): unknown {
-  for (let index = messages.length - 1; index >= 0; index--) {
-    const message = messages[index] as Message;
-    const messageKind = message.type === 'data' ? message.kind : message.type;
-    if (messageKind !== kind) continue;
-    if (message._instance !== undefined && message._instance !== instance) continue;
-    if (message[field] !== undefined) return message[field];
-  }
-  return undefined;
 }

@@ -2,7 +2,8 @@
 import { RequestError, type Problem } from '../protocol/errors.js';
 import type { HandlerRegistry } from '../protocol/handlers.js';
 import { parseRequestText } from '../protocol/load-request.js';
-import type { InputMessage, JsonSchema, RequestDocument } from '../protocol/types.js';
+import { declaredInputSchema } from '../protocol/messages/input.js';
+import type { JsonSchema, RequestDocument } from '../protocol/types.js';
 
 /** One valid document as the catalog (`GET /`) lists it. */
 export interface CatalogEntry {
@@ -12,7 +13,7 @@ export interface CatalogEntry {
   name: string;
   /** `meta.description`, or null. */
   description: string | null;
-  /** The declared input schema: the `schema` of the first template input slot, or null. */
+  /** The declared input schema: the `schema` of the first template input slot that has one, or null. */
   input: JsonSchema | null;
   /** The document's output schema. */
   output: JsonSchema;
@@ -67,12 +68,11 @@ export function validateDocument(path: string, bytes: Uint8Array, handlers: Hand
 }
 
 function catalogEntry(name: string, document: RequestDocument): Omit<CatalogEntry, 'path'> {
-  const slot = document.context.find((message): message is InputMessage => message.type === 'input' && message.input === undefined);
   const description = document.meta?.description;
   return {
     name,
     description: typeof description === 'string' ? description : null,
-    input: slot?.schema ?? null,
+    input: declaredInputSchema(document) ?? null,
     output: document.schema,
   };
 }

@@ -253,9 +253,9 @@ describe('normalisation', () => {
           const type = String(message.type ?? message.role);
           const normalize = handlers.get(type)?.normalize;
           if (!normalize) continue;
-          const typed = message.type === undefined ? { ...message, type } : message;
+          const typed = { ...message, type };
           const once = normalize(structuredClone(typed));
-          expect(normalize(structuredClone(once) as Json)).toStrictEqual(once);
+          expect(normalize(structuredClone(once))).toStrictEqual(once);
         }
       }),
       fcOptions,

@@ -1,6 +1,8 @@
 /** Unit tests of src/protocol/builtin-handlers.ts: each built-in handler's rendering (MSG-11 to MSG-17) and the registry it fills (MSG-1). */
 import { describe, expect, it } from 'vitest';
-import { builtinHandlers, defaultHandlers, isDataLike, renderDataBlock } from '../../src/protocol/builtin-handlers.js';
+import { builtinHandlers, defaultHandlers } from '../../src/protocol/builtin-handlers.js';
+import { isDataMessage } from '../../src/protocol/data-messages.js';
+import { renderDataBlock } from '../../src/protocol/messages/render-blocks.js';
 import type { MessageHandler, RenderState } from '../../src/protocol/handlers.js';
 import type { Message } from '../../src/protocol/types.js';
 
@@ -38,7 +40,7 @@ describe('the built-in registry (MSG-1)', () => {
 
   it('treats data, input and state as data-like, and nothing else', () => {
     const dataLike = ['data', 'input', 'state'];
-    for (const type of handlers.types()) expect(isDataLike({ type }), type).toBe(dataLike.includes(type));
+    for (const type of handlers.types()) expect(isDataMessage({ type }, handlers), type).toBe(dataLike.includes(type));
   });
 });
 

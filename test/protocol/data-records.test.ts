@@ -1,17 +1,9 @@
 /** Unit tests of data records: the writes data-like messages hold, folded into the values reads see. */
 import { describe, expect, it, vi } from 'vitest';
-import {
-  applyWrite,
-  dataRecordOf,
-  foldRecords,
-  makeWrite,
-  readAt,
-  readPath,
-  viewOf,
-  visibleRecords,
-  type DataRecord,
-} from '../../src/protocol/data-records.js';
+import { applyWrite, foldRecords, makeWrite, readAt, readPath, viewOf, visibleRecords, type DataRecord } from '../../src/protocol/data-records.js';
 import { ProtocolError } from '../../src/protocol/errors.js';
+import { defaultHandlers } from '../../src/protocol/builtin-handlers.js';
+import { recordOf } from '../../src/protocol/data-messages.js';
 import { parseReference, type PathSegment, type Reference } from '../../src/protocol/references.js';
 import type { Message, OutputMethod } from '../../src/protocol/types.js';
 
@@ -29,7 +21,9 @@ const write = (kind: string, path: PathSegment[], method: OutputMethod, value: u
   ...(instance !== undefined ? { instance } : {}),
 });
 
-describe('dataRecordOf', () => {
+const dataRecordOf = (message: Message) => recordOf(message, defaultHandlers());
+
+describe('recordOf: the record of a data-like message, by its handler', () => {
   it('turns a document data message into a root merge record of its kind', () => {
     expect(dataRecordOf({ type: 'data', kind: 'profile', data: { a: 1 } })).toEqual({ kind: 'profile', path: [], method: 'merge', value: { a: 1 } });
   });
@@ -108,7 +102,7 @@ describe('makeWrite', () => {
     expect('_call' in message).toBe(false);
   });
 
-  it('round-trips through dataRecordOf', () => {
+  it('round-trips through recordOf', () => {
     const record = dataRecordOf(makeWrite(ref('†state["x y"][2]'), 5, { method: 'concat', date: 'D' }));
     expect(record).toEqual({ kind: 'state', path: ['x y', 2], method: 'concat', value: 5, date: 'D' });
   });

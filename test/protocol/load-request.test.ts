@@ -5,7 +5,8 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { defaultHandlers } from '../../src/protocol/builtin-handlers.js';
 import { type Problem, RequestError } from '../../src/protocol/errors.js';
-import { declaredInputSchema, loadRequestFile, parseRequestText, requestName, validateRequest } from '../../src/protocol/load-request.js';
+import { declaredInputSchema } from '../../src/protocol/messages/input.js';
+import { loadRequestFile, parseRequestText, requestName, validateRequest } from '../../src/protocol/load-request.js';
 import { MAX_NESTING_DEPTH } from '../../src/protocol/json.js';
 import type { RequestDocument } from '../../src/protocol/types.js';
 

@@ -1,12 +1,16 @@
 /** Unit tests of src/protocol/normalize.ts: every shorthand of every built-in message type (MSG-2 to MSG-8) and of tools (TOOL-3). */
 import { describe, expect, it } from 'vitest';
-import { builtinNormalizers, normalizeTool, normalizeTurn, withType } from '../../src/protocol/normalize.js';
+import { defaultHandlers } from '../../src/protocol/builtin-handlers.js';
+import { normalizeTurn, withType } from '../../src/protocol/messages/turn.js';
+import { normalizeTool } from '../../src/protocol/normalize.js';
 import type { ToolSchema } from '../../src/protocol/types.js';
 
-const normalize = (message: Record<string, unknown>) => {
-  const typed = withType(message);
-  const normalizer = builtinNormalizers[String(typed.type)];
-  if (!normalizer) throw new Error(`no normalizer for ${String(typed.type)}`);
+const handlers = defaultHandlers();
+
+const normalize = (message: Record<string, unknown>): Record<string, unknown> => {
+  const typed = { ...withType(message), type: String(withType(message).type) };
+  const normalizer = handlers.get(typed.type)?.normalize;
+  if (!normalizer) throw new Error(`no normalizer for ${typed.type}`);
   return normalizer(typed);
 };
 
@@ -148,7 +152,7 @@ describe('tool messages (TOOL-3)', () => {
 
 describe('error (MSG-8)', () => {
   it('has no shorthand: the built-in normalizers do not touch it', () => {
-    expect(builtinNormalizers.error).toBeUndefined();
+    expect(handlers.get('error')?.normalize).toBeUndefined();
   });
 });
 

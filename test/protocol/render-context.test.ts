@@ -1,10 +1,17 @@
 /** Unit tests of src/protocol/render-context.ts: the handler pipeline (MSG-9, MSG-10), data merged by identity at its first position (MSG-12, DATA-9). */
 import { describe, expect, it } from 'vitest';
-import { defaultHandlers, renderDataBlock } from '../../src/protocol/builtin-handlers.js';
+import { defaultHandlers } from '../../src/protocol/builtin-handlers.js';
+import { identityOf as identityWith, recordOf } from '../../src/protocol/data-messages.js';
+import { renderDataBlock } from '../../src/protocol/messages/render-blocks.js';
 import type { MessageHandler } from '../../src/protocol/handlers.js';
-import { identityOf, mergedMessage, renderContext } from '../../src/protocol/render-context.js';
+import { mergedMessage as mergedWith, renderContext } from '../../src/protocol/render-context.js';
 import type { Message } from '../../src/protocol/types.js';
-import { dataRecordOf, type DataRecord } from '../../src/protocol/data-records.js';
+import type { DataRecord } from '../../src/protocol/data-records.js';
+
+const builtins = defaultHandlers();
+const identityOf = (message: Message) => identityWith(message, builtins);
+const mergedMessage = (kind: string, instance: string | undefined, records: DataRecord[], members: Message[]) =>
+  mergedWith({ kind, instance, records, members }, builtins);
 
 const contents = (context: Message[]) => renderContext(context, defaultHandlers()).messages.map((message) => message.content);
 
@@ -257,7 +264,7 @@ describe('renderContext: custom handlers (MSG-1, MSG-9)', () => {
 });
 
 describe('mergedMessage', () => {
-  const records = (messages: Message[]): DataRecord[] => messages.flatMap((message) => dataRecordOf(message) ?? []);
+  const records = (messages: Message[]): DataRecord[] => messages.flatMap((message) => recordOf(message, builtins) ?? []);
 
   it('builds the canonical message of the kind: input, state or data', () => {
     const context: Message[] = [

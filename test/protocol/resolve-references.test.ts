@@ -1,6 +1,8 @@
 /** Unit tests of resolving references: call parameters with their references replaced by values. */
 import { describe, expect, it } from 'vitest';
-import { dataRecordOf, makeWrite, readAt, type DataRecord } from '../../src/protocol/data-records.js';
+import { defaultHandlers } from '../../src/protocol/builtin-handlers.js';
+import { makeWrite, readAt, type DataRecord } from '../../src/protocol/data-records.js';
+import { recordOf } from '../../src/protocol/data-messages.js';
 import { parseReference, type Reference } from '../../src/protocol/references.js';
 import { createLookup, resolveValue, type ReferenceLookup } from '../../src/protocol/resolve-references.js';
 import type { Message } from '../../src/protocol/types.js';
@@ -96,7 +98,7 @@ describe('createLookup', () => {
       { type: 'state', state: { step: 1 } },
       makeWrite(ref('†state.step'), 2, { instance: 'i1', date: 'D' }),
     ];
-    const records = messages.map(dataRecordOf).filter((record): record is DataRecord => record !== undefined);
+    const records = messages.map((message) => recordOf(message, defaultHandlers())).filter((record): record is DataRecord => record !== undefined);
     expect(resolveValue({ who: '†input.name', step: '†state.step' }, createLookup(records, 'i1'))).toEqual({
       status: 'resolved',
       value: { who: 'Ada', step: 2 },
