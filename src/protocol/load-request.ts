@@ -156,10 +156,17 @@ function hasType(message: Record<string, unknown>): message is BaseMessage {
   return typeof message.type === 'string';
 }
 
-/** What the schemas cannot say, asked of each message's handler (its `check`). */
+/**
+ * What the schemas cannot say, asked of each message's handler: its `check` and, for a data-like
+ * message, whether its write can be read (a `_path` or `_outputMethod` problem, found here so that
+ * nothing runs; VAR-12).
+ */
 function checkSemantics(document: RequestDocument, handlers: HandlerRegistry, add: (pointer: string, message: string) => void): void {
   document.context.forEach((message, index) => {
     const at = pointer('context', index);
-    for (const problem of handlers.get(message.type)?.check?.(message) ?? []) add(`${at}${problem.pointer}`, problem.message);
+    const handler = handlers.get(message.type);
+    for (const problem of handler?.check?.(message) ?? []) add(`${at}${problem.pointer}`, problem.message);
+    const outcome = handler?.data?.record(message);
+    if (outcome && !outcome.ok) add(`${at}${outcome.problem.pointer}`, outcome.problem.message);
   });
 }

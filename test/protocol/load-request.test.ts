@@ -276,6 +276,39 @@ describe('validateRequest: semantic checks (DOC-5 step 4)', () => {
     expect(() => validateRequest({ context: [{ type: 'plan', calls: [{ _tool: 'nowhere' }] }], schema: true }, LOCATION, defaultHandlers())).not.toThrow();
   });
 
+  it('reports a data message whose _path is not a path at /context/<i>/_path, before anything runs (DOC-5, VAR-12)', () => {
+    const problems = problemsOf({
+      context: [
+        { type: 'user', text: 'x' },
+        { type: 'data', kind: 'k', data: 1, _path: 'a..b' },
+      ],
+      schema: true,
+    });
+    expect(problems).toEqual([
+      {
+        document: LOCATION,
+        pointer: '/context/1/_path',
+        message: `The data message of kind "k" has the _path "a..b", which is not a path such as "items[0].name" ('' for the whole kind).`,
+      },
+    ]);
+  });
+
+  it("asks a data-like handler's record hook, so a custom type's unknown _outputMethod is found at load too (VAR-13)", () => {
+    const data = defaultHandlers().get('data');
+    const handlers = defaultHandlers().register({ ...data, type: 'note', schema: true });
+    const problems = problemsOf({ context: [{ type: 'note', kind: 'k', data: 1, _path: 'a', _outputMethod: 'replace' }], schema: true }, handlers);
+    expect(problems.map((problem) => problem.pointer)).toEqual(['/context/0/_outputMethod']);
+    expect(problems[0]?.message).toContain('_outputMethod "replace"; expected one of set, merge, assign, push, concat');
+  });
+
+  it('loads data messages whose writes read, the root path included', () => {
+    const context = [
+      { type: 'data', kind: 'k', data: 1, _path: '' },
+      { type: 'data', kind: 'k', data: 2, _path: 'items[0]["x y"]', _outputMethod: 'push' },
+    ];
+    expect(validateRequest({ context, schema: true }, LOCATION, defaultHandlers()).document.context).toEqual(context);
+  });
+
   it('hides semantic problems behind structural ones, so a document is fixed in two rounds at most', () => {
     const document = {
       context: [
