@@ -1,4 +1,13 @@
 /** The protocol's document vocabulary as TypeScript types: Request, Message, Tool, Call, Solution. */
+import type { DataMessage } from './messages/data.js';
+import type { ErrorMessage } from './messages/error.js';
+import type { InputMessage } from './messages/input.js';
+import type { MetaMessage } from './messages/meta.js';
+import type { PlanMessage } from './messages/plan.js';
+import type { StateMessage } from './messages/state.js';
+import type { TextMessage } from './messages/text.js';
+import type { ToolMessage } from './messages/tool.js';
+import type { TurnMessage } from './messages/turn.js';
 
 /** A JSON Schema, kept loose on purpose: documents carry arbitrary schemas and ajv is the judge. */
 export type JsonSchema = { [keyword: string]: unknown } | boolean;
@@ -12,83 +21,19 @@ export interface BaseMessage {
   [field: string]: unknown;
 }
 
-/** A plain text turn (`system`, `user`, `assistant`), canonical form `{type, text}`. */
-export interface TurnMessage extends BaseMessage {
-  type: 'system' | 'user' | 'assistant';
-  text: string;
-}
-
-/** Text with an optional role (`user` by default). */
-export interface TextMessage extends BaseMessage {
-  type: 'text';
-  text: string;
-  role?: 'system' | 'user' | 'assistant';
-}
-
 /** How a write combines with what is already at its path (spec/variables.md VAR-13). */
 export type OutputMethod = 'set' | 'merge' | 'assign' | 'push' | 'concat';
 
-/**
- * Structured context. `kind` plus `_instance` is its identity. Writes made by calls carry `_path`
- * (where below the kind the value goes), `_outputMethod`, `_call` and `_date`; messages written in
- * a document have none of these and merge deeply into their identity's view.
- */
-export interface DataMessage extends BaseMessage {
-  type: 'data';
-  kind: string;
-  data: unknown;
-  schema?: JsonSchema;
-  description?: string;
-  _instance?: string;
-  _path?: string;
-  _outputMethod?: OutputMethod;
-  _call?: string;
-  _date?: string;
-}
-
-/** The Request's structured prompt; a data message of kind `input`. No `input` = a template slot. */
-export interface InputMessage extends BaseMessage {
-  type: 'input';
-  input?: unknown;
-  schema?: JsonSchema;
-  description?: string;
-  _instance?: string;
-}
-
-/** The workflow's scratchpad; a data message of kind `state`. */
-export interface StateMessage extends BaseMessage {
-  type: 'state';
-  state: unknown;
-  schema?: JsonSchema;
-  description?: string;
-  _instance?: string;
-}
-
-/** Makes tools available; a later definition of the same name wins. */
-export interface ToolMessage extends BaseMessage {
-  type: 'tool';
-  tool: Record<string, ToolSchema>;
-}
-
-/** A graph of calls executed before the model is asked (`eager`), or asked of the model (`lazy`). */
-export interface PlanMessage extends BaseMessage {
-  type: 'plan';
-  mode: 'eager' | 'lazy';
-  calls: Call[];
-}
-
-/** A failed call, fed back to the model. */
-export interface ErrorMessage extends BaseMessage {
-  type: 'error';
-  call: { id?: string; _tool?: string; [field: string]: unknown };
-  error: { code: string; message: string };
-}
-
-/** Identity/version of what is being updated. */
-export interface MetaMessage extends BaseMessage {
-  type: 'meta';
-  meta: Record<string, unknown>;
-}
+// The built-in message types are declared each beside its handler, in messages/.
+export type { DataMessage } from './messages/data.js';
+export type { ErrorMessage } from './messages/error.js';
+export type { InputMessage } from './messages/input.js';
+export type { MetaMessage } from './messages/meta.js';
+export type { PlanMessage } from './messages/plan.js';
+export type { StateMessage } from './messages/state.js';
+export type { TextMessage } from './messages/text.js';
+export type { ToolMessage } from './messages/tool.js';
+export type { TurnMessage } from './messages/turn.js';
 
 /** The messages the core knows; users may add more types through handlers. */
 export type Message =

@@ -1,8 +1,15 @@
 /** The `error` message (MSG-8, MSG-16): a failed call fed back to the model; it has no shorthand. */
 import { defineHandler } from '../handlers.js';
-import type { ErrorMessage } from '../types.js';
+import type { BaseMessage } from '../types.js';
 import { messageSchema } from './message-schema.js';
 import { jsonBlock, pushUser } from './render-blocks.js';
+
+/** A failed call, fed back to the model. */
+export interface ErrorMessage extends BaseMessage {
+  type: 'error';
+  call: { id?: string; _tool?: string; [field: string]: unknown };
+  error: { code: string; message: string };
+}
 
 /** The handler of `error`. */
 export const errorHandler = defineHandler<ErrorMessage>({

@@ -1,11 +1,20 @@
 /** The `input` message (MSG-6, MSG-13, DOC-6): the Request's structured prompt, data of kind `input`; one without `input` is a template slot declaring its schema. */
 import { recordFor } from '../data-records.js';
 import { defineHandler } from '../handlers.js';
-import type { InputMessage, JsonSchema, Message, RequestDocument } from '../types.js';
+import type { JsonSchema, Message, RequestDocument, BaseMessage } from '../types.js';
 import { DATA_LIKE_FIELDS, declaredSchemaProblems } from './data-like.js';
 import { foldFlat } from './flat-shorthand.js';
 import { messageSchema } from './message-schema.js';
 import { jsonBlock, pushUser } from './render-blocks.js';
+
+/** The Request's structured prompt; a data message of kind `input`. No `input` = a template slot. */
+export interface InputMessage extends BaseMessage {
+  type: 'input';
+  input?: unknown;
+  schema?: JsonSchema;
+  description?: string;
+  _instance?: string;
+}
 
 /** True for a template slot: an input message that gives no values, only (perhaps) their schema. */
 function isTemplateSlot(message: Message): message is InputMessage {

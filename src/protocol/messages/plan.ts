@@ -3,9 +3,16 @@ import { defineHandler, type MessageProblem } from '../handlers.js';
 import { pointer } from '../json.js';
 import { describeCycle, findCycle } from '../plan-graph.js';
 import { validateExpression } from '../references.js';
-import type { Call, PlanMessage } from '../types.js';
+import type { Call, BaseMessage } from '../types.js';
 import { messageSchema } from './message-schema.js';
 import { jsonBlock, pushUser } from './render-blocks.js';
+
+/** A graph of calls executed before the model is asked (`eager`), or asked of the model (`lazy`). */
+export interface PlanMessage extends BaseMessage {
+  type: 'plan';
+  mode: 'eager' | 'lazy';
+  calls: Call[];
+}
 
 /** The handler of `plan`. */
 export const planHandler = defineHandler<PlanMessage>({

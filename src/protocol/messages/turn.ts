@@ -1,7 +1,13 @@
 /** The plain turns `system`, `user` and `assistant` (MSG-3, MSG-11): `{type, text}`, also written with `message`, `content` or as `{role, content}`. */
 import { defineHandler, type MessageHandler } from '../handlers.js';
-import type { BaseMessage, TurnMessage } from '../types.js';
+import type { BaseMessage } from '../types.js';
 import { messageSchema } from './message-schema.js';
+
+/** A plain text turn (`system`, `user`, `assistant`), canonical form `{type, text}`. */
+export interface TurnMessage extends BaseMessage {
+  type: 'system' | 'user' | 'assistant';
+  text: string;
+}
 
 const TURN_TYPES: ReadonlySet<string> = new Set<TurnMessage['type']>(['system', 'user', 'assistant']);
 
