@@ -1,11 +1,10 @@
 /** Unit tests of data records: the writes data-like messages hold, folded into the values reads see. */
 import { describe, expect, it, vi } from 'vitest';
 import { applyWrite, foldRecords, makeWrite, readAt, readPath, viewOf, visibleRecords, type DataRecord } from '../../src/protocol/data-records.js';
-import { ProtocolError } from '../../src/protocol/errors.js';
 import { defaultHandlers } from '../../src/protocol/builtin-handlers.js';
 import { recordOf } from '../../src/protocol/data-messages.js';
 import { parseReference, type PathSegment, type Reference } from '../../src/protocol/references.js';
-import type { Message, OutputMethod } from '../../src/protocol/types.js';
+import type { OutputMethod } from '../../src/protocol/types.js';
 
 const ref = (text: string): Reference => {
   const parsed = parseReference(text);
@@ -19,65 +18,6 @@ const write = (kind: string, path: PathSegment[], method: OutputMethod, value: u
   method,
   value,
   ...(instance !== undefined ? { instance } : {}),
-});
-
-const dataRecordOf = (message: Message) => recordOf(message, defaultHandlers());
-
-describe('recordOf: the record of a data-like message, by its handler', () => {
-  it('turns a document data message into a root merge record of its kind', () => {
-    expect(dataRecordOf({ type: 'data', kind: 'profile', data: { a: 1 } })).toEqual({ kind: 'profile', path: [], method: 'merge', value: { a: 1 } });
-  });
-
-  it('gives a data message without a kind the kind data', () => {
-    expect(dataRecordOf({ type: 'data', data: 1 } as Message)?.kind).toBe('data');
-  });
-
-  it('turns input and state messages into records of their own kind', () => {
-    expect(dataRecordOf({ type: 'input', input: { q: 'x' }, _instance: 'i1' })).toEqual({
-      kind: 'input',
-      instance: 'i1',
-      path: [],
-      method: 'merge',
-      value: { q: 'x' },
-    });
-    expect(dataRecordOf({ type: 'state', state: { n: 0 } })).toEqual({ kind: 'state', path: [], method: 'merge', value: { n: 0 } });
-  });
-
-  it('gives no record for an input template slot or a non-data message', () => {
-    expect(dataRecordOf({ type: 'input', schema: { type: 'object' } })).toBeUndefined();
-    expect(dataRecordOf({ type: 'user', text: 'hi' })).toBeUndefined();
-  });
-
-  it('reads the path, method, call and date of a write message', () => {
-    const message = {
-      type: 'data',
-      kind: 'state',
-      data: 'x',
-      _path: 'items[0].name',
-      _outputMethod: 'push',
-      _call: 'c1',
-      _date: '2024-01-01T00:00:00.000Z',
-      _instance: 'i2',
-    } as const;
-    expect(dataRecordOf(message)).toEqual({
-      kind: 'state',
-      instance: 'i2',
-      path: ['items', 0, 'name'],
-      method: 'push',
-      value: 'x',
-      call: 'c1',
-      date: '2024-01-01T00:00:00.000Z',
-    });
-  });
-
-  it('defaults the method of a write to set and reads an empty path as the root', () => {
-    expect(dataRecordOf({ type: 'data', kind: 'state', data: 1, _path: '' })).toMatchObject({ path: [], method: 'set' });
-  });
-
-  it('refuses an unreadable path or method with an invalid_request error', () => {
-    expect(() => dataRecordOf({ type: 'data', kind: 'state', data: 1, _path: 'a[' })).toThrow(ProtocolError);
-    expect(() => dataRecordOf({ type: 'data', kind: 'state', data: 1, _path: 'a', _outputMethod: 'replace' } as Message)).toThrow(/_outputMethod "replace"/);
-  });
 });
 
 describe('makeWrite', () => {
@@ -103,7 +43,7 @@ describe('makeWrite', () => {
   });
 
   it('round-trips through recordOf', () => {
-    const record = dataRecordOf(makeWrite(ref('†state["x y"][2]'), 5, { method: 'concat', date: 'D' }));
+    const record = recordOf(makeWrite(ref('†state["x y"][2]'), 5, { method: 'concat', date: 'D' }), defaultHandlers());
     expect(record).toEqual({ kind: 'state', path: ['x y', 2], method: 'concat', value: 5, date: 'D' });
   });
 });

@@ -5,7 +5,6 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { defaultHandlers } from '../../src/protocol/builtin-handlers.js';
 import { type Problem, RequestError } from '../../src/protocol/errors.js';
-import { declaredInputSchema } from '../../src/protocol/messages/input.js';
 import { loadRequestFile, parseRequestText, requestName, validateRequest } from '../../src/protocol/load-request.js';
 import { MAX_NESTING_DEPTH } from '../../src/protocol/json.js';
 import type { RequestDocument } from '../../src/protocol/types.js';
@@ -406,35 +405,6 @@ describe('requestName (DOC-4)', () => {
 
   it('falls back to the location itself when it has no last segment', () => {
     expect(requestName(document(), '/')).toBe('/');
-  });
-});
-
-describe('declaredInputSchema (DOC-6)', () => {
-  const schema = (name: string) => ({ type: 'object', properties: { [name]: { type: 'string' } } });
-
-  it('is the schema of the first input template slot', () => {
-    const document: RequestDocument = {
-      context: [
-        { type: 'input', input: { given: 1 }, schema: schema('given') },
-        { type: 'input', description: 'a slot without a schema' },
-        { type: 'input', schema: schema('first') },
-        { type: 'input', schema: schema('second') },
-      ],
-      schema: true,
-    };
-    expect(declaredInputSchema(document)).toEqual(schema('first'));
-  });
-
-  it('is undefined when the document has no slot with a schema', () => {
-    expect(
-      declaredInputSchema({
-        context: [
-          { type: 'input', input: {}, schema: schema('x') },
-          { type: 'state', schema: schema('y'), state: {} },
-        ],
-        schema: true,
-      }),
-    ).toBeUndefined();
   });
 });
 

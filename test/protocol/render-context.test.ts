@@ -1,7 +1,7 @@
 /** Unit tests of src/protocol/render-context.ts: the handler pipeline (MSG-9, MSG-10), data merged by identity at its first position (MSG-12, DATA-9). */
 import { describe, expect, it } from 'vitest';
 import { defaultHandlers } from '../../src/protocol/builtin-handlers.js';
-import { identityOf as identityWith, recordOf } from '../../src/protocol/data-messages.js';
+import { recordOf } from '../../src/protocol/data-messages.js';
 import { renderDataBlock } from '../../src/protocol/messages/render-blocks.js';
 import type { MessageHandler } from '../../src/protocol/handlers.js';
 import { mergedMessage as mergedWith, renderContext } from '../../src/protocol/render-context.js';
@@ -9,27 +9,10 @@ import type { Message } from '../../src/protocol/types.js';
 import type { DataRecord } from '../../src/protocol/data-records.js';
 
 const builtins = defaultHandlers();
-const identityOf = (message: Message) => identityWith(message, builtins);
 const mergedMessage = (kind: string, instance: string | undefined, records: DataRecord[], members: Message[]) =>
   mergedWith({ kind, instance, records, members }, builtins);
 
 const contents = (context: Message[]) => renderContext(context, defaultHandlers()).messages.map((message) => message.content);
-
-describe('identityOf (DATA-1)', () => {
-  it('is the kind plus the instance for data-like messages', () => {
-    expect(identityOf({ type: 'data', kind: 'hr', data: 1 })).toBe(identityOf({ type: 'data', kind: 'hr', data: 2, _path: 'x' }));
-    expect(identityOf({ type: 'state', state: 1 })).toBe(identityOf({ type: 'data', kind: 'state', data: 1 }));
-    expect(identityOf({ type: 'input', input: 1 })).toBe(identityOf({ type: 'data', kind: 'input', data: 1 }));
-    expect(identityOf({ type: 'state', state: 1, _instance: 'fr' })).not.toBe(identityOf({ type: 'state', state: 1 }));
-    expect(identityOf({ type: 'state', state: 1, _instance: 'fr' })).not.toBe(identityOf({ type: 'state', state: 1, _instance: 'de' }));
-    expect(identityOf({ type: 'data', kind: 'a', data: 1 })).not.toBe(identityOf({ type: 'data', kind: 'b', data: 1 }));
-  });
-
-  it('is undefined for other messages', () => {
-    expect(identityOf({ type: 'user', text: 'x' })).toBeUndefined();
-    expect(identityOf({ type: 'tool', tool: {} })).toBeUndefined();
-  });
-});
 
 describe('renderContext: order and layout (MSG-9, MSG-10)', () => {
   it('renders messages in context order through their handlers', () => {

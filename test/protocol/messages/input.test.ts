@@ -1,0 +1,95 @@
+/** Unit tests of src/protocol/messages/input.ts: template slots, rendering, the data semantics of input and the declared input schema. */
+import { describe, expect, it } from 'vitest';
+import { declaredInputSchema, givenInput, inputHandler } from '../../../src/protocol/messages/input.js';
+import type { RequestDocument } from '../../../src/protocol/types.js';
+import { normalize, render } from '../../helpers/builtin-messages.js';
+
+describe('input template slots (MSG-6, DOC-6)', () => {
+  it('leaves an input with nothing to fold without an input field: a template slot', () => {
+    const slot = normalize({ type: 'input', schema: { type: 'object' }, description: 'What to greet.' });
+    expect(slot).toEqual({ type: 'input', schema: { type: 'object' }, description: 'What to greet.' });
+    expect('input' in slot).toBe(false);
+  });
+});
+
+describe('input: rendering (MSG-13)', () => {
+  it('renders the given values and, when a schema is known, the shape the Request expects', () => {
+    const schema = { type: 'object', properties: { city: { type: 'string' } } };
+    const content = render({ type: 'input', input: { town: 'Oslo' }, schema, description: 'Where.' }).messages[0]?.content ?? '';
+    expect(content.split('\n')[0]).toBe('## Input');
+    expect(content).toContain('Where.');
+    expect(content).toContain(JSON.stringify({ town: 'Oslo' }, null, 2));
+    expect(content).toContain(JSON.stringify(schema, null, 2));
+    expect(content.indexOf(JSON.stringify({ town: 'Oslo' }, null, 2))).toBeLessThan(content.indexOf(JSON.stringify(schema, null, 2)));
+  });
+
+  it('renders values without a schema section when no schema is known', () => {
+    const content = render({ type: 'input', input: 'plain' }).messages[0]?.content ?? '';
+    expect(content).toContain('"plain"');
+    expect(content).not.toMatch(/schema/i);
+  });
+
+  it('renders nothing for a template slot (no input values)', () => {
+    expect(render({ type: 'input', schema: { type: 'object' } }).messages).toEqual([]);
+  });
+
+  it('names the instance of an instance input', () => {
+    expect(render({ type: 'input', input: 1, _instance: 'de' }).messages[0]?.content.split('\n')[0]).toBe('## Input (instance "de")');
+  });
+});
+
+describe('declaredInputSchema (DOC-6)', () => {
+  const schema = (name: string) => ({ type: 'object', properties: { [name]: { type: 'string' } } });
+
+  it('is the schema of the first input template slot', () => {
+    const document: RequestDocument = {
+      context: [
+        { type: 'input', input: { given: 1 }, schema: schema('given') },
+        { type: 'input', description: 'a slot without a schema' },
+        { type: 'input', schema: schema('first') },
+        { type: 'input', schema: schema('second') },
+      ],
+      schema: true,
+    };
+    expect(declaredInputSchema(document)).toEqual(schema('first'));
+  });
+
+  it('is undefined when the document has no slot with a schema', () => {
+    expect(
+      declaredInputSchema({
+        context: [
+          { type: 'input', input: {}, schema: schema('x') },
+          { type: 'state', schema: schema('y'), state: {} },
+        ],
+        schema: true,
+      }),
+    ).toBeUndefined();
+  });
+});
+
+describe('input: what it means for the data (MSG-12, DOC-6)', () => {
+  const data = inputHandler.data!;
+
+  it('always holds the kind input', () => {
+    expect(data.kind).toBe('input');
+    expect(data.kindOf({ type: 'input', input: 1 })).toBe('input');
+  });
+
+  it('records given values, and nothing for a template slot', () => {
+    expect(data.record({ type: 'input', input: { q: 1 } })).toEqual({ ok: true, record: { kind: 'input', path: [], method: 'merge', value: { q: 1 } } });
+    expect(data.record({ type: 'input', schema: { type: 'object' } })).toEqual({ ok: true });
+  });
+
+  it('shows a slot with nothing given as a slot, so its schema still says what is expected', () => {
+    expect(data.show('input', { found: false }, { schema: true, _instance: 'fr' })).toEqual({ type: 'input', schema: true, _instance: 'fr' });
+    expect(data.show('input', { found: true, value: 1 }, {})).toEqual({ type: 'input', input: 1 });
+  });
+});
+
+describe('givenInput (DOC-6)', () => {
+  it("gives a run's input with the schema the Request declares, or without one", () => {
+    const slot = { type: 'input', schema: { type: 'object' } };
+    expect(givenInput({ context: [slot], schema: true }, { q: 1 })).toEqual({ type: 'input', input: { q: 1 }, schema: { type: 'object' } });
+    expect(givenInput({ context: [], schema: true }, 'x')).toEqual({ type: 'input', input: 'x' });
+  });
+});
