@@ -11,7 +11,7 @@ import type { RunTrace } from './trace.js';
 import type { ActivityEnvironment, RunInfo, RunOptions, Runtime } from './runtime.js';
 import type { UsageSummary } from './usage.js';
 import { DELEGATE_ACTIVITY } from './constants.js';
-import { validateAgainst } from './schemas.js';
+import { formatIssues, validateAgainst } from './schemas.js';
 import { scopeContext } from './scopes.js';
 import { TOOL_META_PROPERTIES, callValidationSchema, metaConst, metaSchema, metaValue, outputSchemaOf } from './tools.js';
 import { isJsonObject, type Call, type ErrorMessage, type Message, type ToolSchema } from './types.js';
@@ -142,11 +142,10 @@ function checkParams(call: Call, tool: ToolSchema, explicit: boolean): void {
   const schema = callValidationSchema(call._tool, tool);
   const issues = validateAgainst(schema, forValidation);
   if (issues.length > 0) {
-    throw new CallError(
-      'invalid_params',
-      `The parameters of "${call._tool}" do not match its schema: ${issues.map((issue) => `${issue.pointer || '/'} ${issue.message}`).join(' ')}`,
-      { toolName: call._tool, issues },
-    );
+    throw new CallError('invalid_params', `The parameters of "${call._tool}" do not match its schema: ${formatIssues(issues)}`, {
+      toolName: call._tool,
+      issues,
+    });
   }
   if (!explicit && metaSchema(tool, '_output') !== undefined && call._output === undefined) {
     throw new CallError('invalid_params', `The latent tool "${call._tool}" needs its result in _output.`, { toolName: call._tool });
@@ -158,11 +157,10 @@ function checkOutput(tool: ToolSchema, result: unknown, toolName: string): void 
   if (schema === undefined) return;
   const issues = validateAgainst(schema, result);
   if (issues.length > 0) {
-    throw new CallError(
-      'output_schema_validation_failed',
-      `The result of "${toolName}" does not match its _output schema: ${issues.map((issue) => `${issue.pointer || '/'} ${issue.message}`).join(' ')}`,
-      { toolName, issues },
-    );
+    throw new CallError('output_schema_validation_failed', `The result of "${toolName}" does not match its _output schema: ${formatIssues(issues)}`, {
+      toolName,
+      issues,
+    });
   }
 }
 
