@@ -98,7 +98,13 @@ export function createDelegateActivity(options: DelegateActivityOptions): Activi
       environment.trace.emit('delegate.completed', { call: environment.callId, child, usage: result.usageTotal });
       return result.output;
     }
-    environment.trace.emit('delegate.failed', { call: environment.callId, child, code: result.error.code, message: result.error.message });
+    environment.trace.emit('delegate.failed', {
+      call: environment.callId,
+      child,
+      code: result.error.code,
+      message: result.error.message,
+      error: result.error.toJSON(),
+    });
     if (result.error.code === 'cancelled_by_user') throw result.error;
     throw new DelegateError(codeForParent(result.error), `The delegate "${resolved.name}" (${resolved.location}) failed: ${result.error.message}`, {
       child,

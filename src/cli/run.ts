@@ -10,7 +10,7 @@ import { parseTimeoutSeconds } from '../models/live-model-options.js';
 import type { Model, ModelFactoryOptions } from '../protocol/model.js';
 import { ModelChooser } from '../models/choose-model.js';
 import { ModelProviders } from '../models/model-providers.js';
-import { ProtocolError, RequestError, UsageError, formatProblem } from '../protocol/errors.js';
+import { ProtocolError, UsageError } from '../protocol/errors.js';
 import { parseJson } from '../protocol/json.js';
 import { notJsonPlaceholder, toJsonData } from '../protocol/json-data.js';
 import type { LoadedRequest } from '../protocol/load-request.js';
@@ -424,12 +424,8 @@ function exitFor(error: ProtocolError): number {
 
 function reportSetupError(error: unknown, json: boolean, io: CliIo, say: (line: string) => void): number {
   const protocolError = error instanceof ProtocolError ? error : new UsageError(error instanceof Error ? error.message : String(error));
-  const message =
-    protocolError instanceof RequestError
-      ? `Invalid Request document:\n${protocolError.problems.map((problem) => `  ${formatProblem(problem)}`).join('\n')}`
-      : protocolError.message;
-  if (json) io.stdout.write(`${JSON.stringify({ ok: false, error: { code: protocolError.code, message }, run: null })}\n`);
-  else say(`delegate-run: ${message}`);
+  if (json) io.stdout.write(`${JSON.stringify({ ok: false, error: protocolError.toJSON(), run: null })}\n`);
+  else say(`delegate-run: ${protocolError.message}`);
   // Nothing ran yet: a bad request, reference, model choice or activities module is a usage problem.
   return protocolError.code === 'cancelled_by_user' ? EXIT.cancelled : EXIT.usage;
 }

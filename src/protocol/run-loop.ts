@@ -31,7 +31,8 @@ export async function runRequest(runtime: Runtime, loaded: LoadedRequest, given:
     return { ok: true, run: info.id, output, usage: usage.usage(), usageTotal: usage.usageTotal() };
   } catch (thrown) {
     const error = options.signal?.aborted && !(thrown instanceof UsageError) ? cancelled(thrown) : toProtocolError(thrown, 'model_error');
-    trace.emit('run.failed', { code: error.code, message: error.message });
+    // `code` and `message` stay flat (TRACE-10); `error` is the same error as data, as call.failed has it (ERR-1).
+    trace.emit('run.failed', { code: error.code, message: error.message, error: error.toJSON() });
     return { ok: false, run: info.id, error, usage: usage.usage(), usageTotal: usage.usageTotal() };
   } finally {
     cancellation.release();
