@@ -322,7 +322,6 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
     if (sink) tracer.subscribe(sink);
     result = await runtime.run(loaded.loaded, {
       ...(model ? { model } : {}),
-      noModelMessage: NO_MODEL,
       ...(args.input === undefined ? {} : { input: args.input }),
       ...(args.maxSteps === undefined ? {} : { maxSteps: args.maxSteps }),
       ...(args.maxDepth === undefined ? {} : { maxDepth: args.maxDepth }),
@@ -362,7 +361,8 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
     else io.stdout.write(`${typeof output === 'string' ? output : JSON.stringify(output, null, 2)}\n`);
     return traceError ? EXIT.failed : EXIT.ok;
   }
-  const error = result.error;
+  // A run that needed a model and had none: the command line says how to choose one (CLI-3).
+  const error = result.error.data.reason === 'no_model' ? new UsageError(NO_MODEL, result.error.data) : result.error;
   if (args.json) io.stdout.write(`${JSON.stringify({ ok: false, error: error.toJSON(), run: result.run, ...traceField })}\n`);
   else say(`delegate-run: ${error.code}: ${error.message}`);
   return exitFor(error);

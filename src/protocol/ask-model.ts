@@ -4,14 +4,15 @@ import { cancelled, ModelError, ProtocolError } from './errors.js';
 import type { CallScope } from './execute-call.js';
 import { nestingMessage, nestingProblem } from './json.js';
 import type { Model, ModelResponse, ModelRetry, ProviderMessage } from './model.js';
-import type { RunInfo, RunOptions } from './runtime.js';
+import type { TreeShares } from './child-run.js';
+import type { RunInfo } from './runtime.js';
 import { compileSchema, describeErrors, formatIssues } from './schemas.js';
 import type { Call, JsonSchema, Solution } from './types.js';
 
 /** Throws `budget_exceeded` when the tree has passed its budget (LOOP-13) or its run bound (DEL-19). */
-export function checkBounds(options: RunOptions): void {
-  options.meter?.check();
-  options.treeBounds?.check();
+export function checkBounds(tree: TreeShares): void {
+  tree.meter?.check();
+  tree.bounds.check();
 }
 
 /** What one step asks the model. */
@@ -40,7 +41,7 @@ export async function askModel(scope: CallScope, question: StepQuestion): Promis
   for (let attempt = 0; attempt <= MAX_REASKS; attempt++) {
     // A slot of the tree's model-call bound is held only while the model answers (LOOP-16), so a
     // run waiting for its children never holds one; it is given back once the answer is traced.
-    const release = await scope.options.treeBounds?.acquireModelSlot(scope.signal);
+    const release = await scope.tree.bounds.acquireModelSlot(scope.signal);
     let response: ModelResponse & { began: number };
     let judged: ReturnType<typeof judge>;
     try {
@@ -48,7 +49,7 @@ export async function askModel(scope: CallScope, question: StepQuestion): Promis
       question.account(response);
       judged = judge(scope, question, attempt, response, validate);
     } finally {
-      release?.();
+      release();
     }
     if ('solution' in judged) return judged.solution;
     lastProblem = judged.problem;
@@ -66,7 +67,7 @@ async function sendOnce(scope: CallScope, question: StepQuestion, attempt: numbe
   const { model, info, step, schema, config, onCall } = question;
   try {
     // While this run waited for its slot, its tree may have passed a bound.
-    checkBounds(scope.options);
+    checkBounds(scope.tree);
     scope.trace.emit('model.request', { step, attempt, messages, schema });
     const began = Date.now();
     const onRetry = (retry: ModelRetry) => scope.trace.emit('model.retry', { step, attempt: retry.attempt, reason: retry.reason, waitMs: retry.waitMs });

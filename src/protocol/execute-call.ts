@@ -1,6 +1,7 @@
 /** Executing one call: reference resolution, validation, confirmation, the Activity (or latent result), writing the result. */
 import { abortable } from './abort.js';
 import { isDataLike } from './builtin-handlers.js';
+import { checkChild, runChild, type TreeShares } from './child-run.js';
 import type { BatchEntry } from './call-batch.js';
 import type { ContextStore } from './data-store.js';
 import { ActivityError, CallError, cancelled, DelegateError, ProtocolError, toProtocolError, UserError } from './errors.js';
@@ -24,6 +25,8 @@ export interface CallScope {
   trace: RunTrace;
   run: RunInfo;
   options: RunOptions;
+  /** What the run's tree shares: budget meter and bounds. */
+  tree: TreeShares;
   signal: AbortSignal;
   /** Errors of this step, appended to the context when the step ends. */
   errors: ErrorMessage[];
@@ -185,6 +188,23 @@ async function confirm(scope: CallScope, entry: BatchEntry, call: Call, tool: To
   return call;
 }
 
+/** What an Activity receives besides `(call, tool, context)`: its run, its call, and the way to start a child (DEL-20). */
+function activityEnvironment(scope: CallScope, entry: BatchEntry, call: Call): ActivityEnvironment {
+  return {
+    runChild: (child) => runChild(scope, entry.id, child),
+    checkChild: (description) => checkChild(scope, description),
+    runtime: scope.runtime,
+    run: scope.run,
+    options: scope.options,
+    callId: entry.id,
+    toolName: call._tool,
+    instance: call._instance,
+    signal: scope.signal,
+    trace: scope.trace,
+    addDescendantUsage: (usage) => scope.addDescendantUsage(usage),
+  };
+}
+
 async function runActivity(scope: CallScope, entry: BatchEntry, call: Call, tool: ToolSchema, activityName: string): Promise<unknown> {
   const registration = scope.runtime.activities.registration(activityName);
   if (!registration) {
@@ -203,17 +223,7 @@ async function runActivity(scope: CallScope, entry: BatchEntry, call: Call, tool
   }
   const scopes = metaValue(call, tool, '_scopes');
   const context = scopeContext(scope.store, Array.isArray(scopes) ? (scopes as string[]) : undefined, call._instance);
-  const environment: ActivityEnvironment = {
-    runtime: scope.runtime,
-    run: scope.run,
-    options: scope.options,
-    callId: entry.id,
-    toolName: call._tool,
-    instance: call._instance,
-    signal: scope.signal,
-    trace: scope.trace,
-    addDescendantUsage: (usage) => scope.addDescendantUsage(usage),
-  };
+  const environment = activityEnvironment(scope, entry, call);
   let result: unknown;
   try {
     // An Activity that ignores its signal must not hold a cancelled run: the run stops waiting.

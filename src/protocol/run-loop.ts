@@ -15,17 +15,18 @@ import { RunUsage } from './run-usage.js';
 import type { RunInfo, RunOptions, RunResult, Runtime } from './runtime.js';
 import { RunTrace, Tracer } from './trace.js';
 import { TreeBounds, treeLimits } from './tree-bounds.js';
+import type { RunLink, TreeShares } from './child-run.js';
 
 /** Runs a loaded Request to completion; every failure ends as a typed error with a complete trace (LOOP-14). */
-export async function runRequest(runtime: Runtime, loaded: LoadedRequest, given: RunOptions): Promise<RunResult> {
+export async function runRequest(runtime: Runtime, loaded: LoadedRequest, given: RunOptions, link?: RunLink): Promise<RunResult> {
   const cancellation = runSignal(given.signal);
-  const options = withTreeShares(loaded, given, cancellation.signal);
-  const info = runInfo(loaded, options);
+  const options: RunOptions = { ...given, signal: cancellation.signal };
+  const info = runInfo(loaded, options, link);
   const trace = new RunTrace(options.tracer ?? new Tracer(), info.id, info.parent, info.depth);
   const usage = new RunUsage();
   trace.emit('run.started', { request: loaded.location, name: info.name, model: options.model?.id ?? null, input: options.input ?? null });
   try {
-    const run = await openRun(runtime, loaded, options, info, trace, usage);
+    const run = await openRun(runtime, loaded, options, { info, trace, usage, tree: link?.tree });
     const output = await loop(run, options.maxSteps ?? run.document.config?.maxSteps ?? DEFAULT_MAX_STEPS);
     trace.emit('run.completed', { output: output ?? null, usage: usage.usage(), usageTotal: usage.usageTotal() });
     return { ok: true, run: info.id, output, usage: usage.usage(), usageTotal: usage.usageTotal() };
@@ -40,32 +41,37 @@ export async function runRequest(runtime: Runtime, loaded: LoadedRequest, given:
 }
 
 /**
- * The options this run and its descendants share: the run's own signal (following its caller's),
- * and the tree's budget meter (LOOP-13), created by the top run of a budgeted tree. The tree's
- * bounds (DEL-19, LOOP-16) are created once the run has started, by `openRun`.
+ * What the run's tree shares (LOOP-13, LOOP-16, DEL-19): a child gets its caller's; the top run
+ * creates them, counting itself as the tree's first run, with a budget meter when it has a budget.
  */
-function withTreeShares(loaded: LoadedRequest, given: RunOptions, signal: AbortSignal): RunOptions {
-  const limits = given.budget ?? loaded.document.config?.budget;
-  return { ...given, signal, ...(given.meter || !limits ? {} : { meter: new BudgetMeter(limits) }) };
+function treeShares(loaded: LoadedRequest, options: RunOptions): TreeShares {
+  const limits = options.budget ?? loaded.document.config?.budget;
+  return { meter: limits ? new BudgetMeter(limits) : undefined, bounds: new TreeBounds(treeLimits(options)) };
 }
 
 /** Facts about the run that Activities and the trace see. */
-function runInfo(loaded: LoadedRequest, options: RunOptions): RunInfo {
+function runInfo(loaded: LoadedRequest, options: RunOptions, link: RunLink | undefined): RunInfo {
   return {
     id: options.runId ?? newId('run'),
     name: options.name ?? loaded.name,
     location: loaded.location,
-    depth: options.parent ? options.parent.depth + 1 : 0,
-    parent: options.parent?.run ?? null,
+    depth: link?.parent ? link.parent.depth + 1 : 0,
+    parent: link?.parent?.run ?? null,
     trusted: options.trusted ?? true,
     model: options.model,
   };
 }
 
 /** Prepares the document and opens its context: the preparers, the given input (DATA-8), the calls' scope. */
-async function openRun(runtime: Runtime, loaded: LoadedRequest, options: RunOptions, info: RunInfo, trace: RunTrace, usage: RunUsage): Promise<RunState> {
-  // The top run creates its tree's bounds (DEL-19, LOOP-16), counting itself as the first run.
-  options.treeBounds ??= new TreeBounds(treeLimits(options));
+async function openRun(
+  runtime: Runtime,
+  loaded: LoadedRequest,
+  options: RunOptions,
+  run: { info: RunInfo; trace: RunTrace; usage: RunUsage; tree: TreeShares | undefined },
+): Promise<RunState> {
+  const { info, trace, usage } = run;
+  // Inside the run, so that bounds given wrongly fail it with a complete trace.
+  const tree = run.tree ?? treeShares(loaded, options);
   let request = loaded;
   for (const prepare of runtime.preparers) request = await prepare(request, options, runtime);
   const document = request.document;
@@ -80,6 +86,7 @@ async function openRun(runtime: Runtime, loaded: LoadedRequest, options: RunOpti
     trace,
     run: info,
     options,
+    tree,
     signal: options.signal as AbortSignal,
     errors: [],
     tools: () => store.tools,
@@ -100,8 +107,9 @@ async function loop(run: RunState, maxSteps: number): Promise<unknown> {
     throwIfCancelled(scope.signal);
     if (run.usage.steps >= maxSteps)
       throw new BoundError('max_steps_exceeded', `The run took ${maxSteps} model steps without producing a valid output.`, { maxSteps });
-    checkBounds(scope.options);
-    if (!scope.run.model) throw new UsageError(scope.options.noModelMessage ?? `The Request "${scope.run.name}" needs a model, and none was given.`);
+    checkBounds(scope.tree);
+    // The reason lets a front end say how to choose a model its own way (CLI-3).
+    if (!scope.run.model) throw new UsageError(`The Request "${scope.run.name}" needs a model, and none was given.`, { reason: 'no_model' });
     outcome = await runStep(run);
   }
   return outcome.output;

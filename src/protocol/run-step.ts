@@ -83,10 +83,10 @@ export async function runStep(run: RunState): Promise<StepOutcome> {
     onCall: startCall,
     account: (response) => {
       run.usage.addOwn(response.usage, response.costUsd);
-      scope.options.meter?.add(response.usage, response.costUsd);
+      scope.tree.meter?.add(response.usage, response.costUsd);
     },
   });
-  checkBounds(scope.options);
+  checkBounds(scope.tree);
   if (run.lazy) return lazyOutcome(scope, solution.calls);
   for (const [index, call] of solution.calls.entries()) startCall(call, index);
   batch?.close();
