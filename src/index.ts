@@ -67,6 +67,14 @@ export {
 
 // Trace
 export { Tracer, RunTrace, jsonlFileSink, memorySink, type TraceEvent, type TraceListener } from './protocol/trace.js';
+export {
+  knownTraceEvent,
+  type KnownTraceEvent,
+  type TraceEventBase,
+  type TraceEventMap,
+  type TraceEventName,
+  type TraceEventOf,
+} from './protocol/trace-events.js';
 
 // Delegation
 export { createDelegateActivity, type DelegateActivityOptions, type ChildModelChooser } from './activities/delegate.js';

@@ -42,6 +42,7 @@ describe('the public surface', () => {
       'defaultHandlers',
       'formatProblem',
       'jsonlFileSink',
+      'knownTraceEvent',
       'memorySink',
       'mergeDelegateContract',
       'renderContext',

@@ -1,14 +1,14 @@
 /** The trace: one event per thing that happens, shared by a run and all its children, written as JSONL. */
 import { closeSync, openSync, writeSync } from 'node:fs';
 import { notJsonPlaceholder, toJsonData } from './json-data.js';
+import type { TraceEventBase, TraceFieldsOf } from './trace-events.js';
 
-/** Fields every event carries (spec/trace.md TRACE-1). */
-export interface TraceEvent {
-  ts: string;
-  event: string;
-  run: string;
-  parent: string | null;
-  depth: number;
+/**
+ * An event as listeners receive it: the common fields (TRACE-1) and the event's own. Events the
+ * runtime emits have the fields `TraceEventMap` names (narrow with `KnownTraceEvent`); an
+ * Activity may emit events of its own with any fields.
+ */
+export interface TraceEvent extends TraceEventBase {
   [field: string]: unknown;
 }
 
@@ -50,9 +50,12 @@ export class RunTrace {
     readonly depth: number,
   ) {}
 
-  /** Emits `event` with the common fields; a field of the same name never overrides them (TRACE-1). */
-  emit(event: string, fields: Record<string, unknown> = {}): void {
-    const { ts: _ts, event: _event, run: _run, parent: _parent, depth: _depth, ...own } = fields;
+  /**
+   * Emits `event` with the common fields; a field of the same name never overrides them (TRACE-1).
+   * An event the runtime emits takes exactly its `TraceEventMap` fields.
+   */
+  emit<E extends string>(event: E, ...[fields = {}]: TraceFieldsOf<E>): void {
+    const { ts: _ts, event: _event, run: _run, parent: _parent, depth: _depth, ...own } = fields as Record<string, unknown>;
     this.tracer.emit({ ts: new Date().toISOString(), event, run: this.run, parent: this.parent, depth: this.depth, ...own });
   }
 }

@@ -7,13 +7,14 @@ import { MAX_JSON_DEPTH } from '../../src/protocol/json-data.js';
 import { RunTrace, type TraceEvent, Tracer, jsonlFileSink, memorySink, traceLine } from '../../src/protocol/trace.js';
 
 const event = (name: string): TraceEvent => ({ ts: new Date(0).toISOString(), event: name, run: 'run_1', parent: null, depth: 0 });
+const started = { request: '/requests/a.json', name: 'a', model: null, input: null };
 
 describe('RunTrace (TRACE-1)', () => {
   it('gives every event ts, event, run, parent and depth, plus its own fields', () => {
     const sink = memorySink();
     const trace = new RunTrace(new Tracer([sink]), 'run_child', 'run_parent', 1);
     const before = Date.now();
-    trace.emit('call.started', { call: '0.0', tool: 'greet' });
+    trace.emit('call.started', { call: '0.0', tool: 'greet', params: {}, instance: null });
     const [emitted] = sink.events;
     expect(emitted).toMatchObject({ event: 'call.started', run: 'run_child', parent: 'run_parent', depth: 1, call: '0.0', tool: 'greet' });
     expect(new Date(emitted!.ts).toISOString()).toBe(emitted!.ts);
@@ -22,7 +23,7 @@ describe('RunTrace (TRACE-1)', () => {
 
   it('gives the top run a null parent and depth 0', () => {
     const sink = memorySink();
-    new RunTrace(new Tracer([sink]), 'run_top', null, 0).emit('run.started');
+    new RunTrace(new Tracer([sink]), 'run_top', null, 0).emit('run.started', started);
     expect(sink.events[0]).toMatchObject({ event: 'run.started', run: 'run_top', parent: null, depth: 0 });
   });
 
@@ -36,8 +37,17 @@ describe('RunTrace (TRACE-1)', () => {
   it('shares one Tracer between a run and its children: both reach the same listeners, in order', () => {
     const sink = memorySink();
     const tracer = new Tracer([sink]);
-    new RunTrace(tracer, 'run_parent', null, 0).emit('delegate.started');
-    new RunTrace(tracer, 'run_child', 'run_parent', 1).emit('run.started');
+    new RunTrace(tracer, 'run_parent', null, 0).emit('delegate.started', {
+      call: '0.0',
+      child: 'run_child',
+      delegate: '/requests/a.json',
+      name: 'a',
+      resolution: 'runtime',
+      scopes: [],
+      model: null,
+      tier: null,
+    });
+    new RunTrace(tracer, 'run_child', 'run_parent', 1).emit('run.started', started);
     expect(sink.events.map((item) => `${item.run} ${item.event}`)).toEqual(['run_parent delegate.started', 'run_child run.started']);
   });
 });
@@ -72,8 +82,8 @@ describe('Tracer', () => {
       sink,
     ]);
     expect(() => tracer.emit(event('run.started'))).not.toThrow();
-    expect(() => new RunTrace(tracer, 'run_1', null, 0).emit('run.completed')).not.toThrow();
-    expect(sink.events.map((item) => item.event)).toEqual(['run.started', 'run.completed']);
+    expect(() => new RunTrace(tracer, 'run_1', null, 0).emit('run.failed', { code: 'model_error', message: 'No.' })).not.toThrow();
+    expect(sink.events.map((item) => item.event)).toEqual(['run.started', 'run.failed']);
   });
 });
 
