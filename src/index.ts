@@ -66,7 +66,8 @@ export {
 } from './protocol/errors.js';
 
 // Trace
-export { Tracer, RunTrace, jsonlFileSink, memorySink, type TraceEvent, type TraceListener } from './protocol/trace.js';
+export { Tracer, RunTrace, memorySink, type TraceEvent, type TraceListener } from './protocol/trace.js';
+export { jsonlFileSink, type JsonlFileSink } from './files/jsonl-file-sink.js';
 export {
   knownTraceEvent,
   type KnownTraceEvent,

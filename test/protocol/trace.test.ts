@@ -1,10 +1,7 @@
-/** Unit tests of src/protocol/trace.ts: common event fields (TRACE-1), listeners, the JSONL file written as it happens (TRACE-2), events that are not JSON (TRACE-13), write failures (TRACE-14). */
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+/** Unit tests of src/protocol/trace.ts: common event fields (TRACE-1), listeners, events that are not JSON (TRACE-13). */
+import { describe, expect, it } from 'vitest';
 import { MAX_JSON_DEPTH } from '../../src/protocol/json-data.js';
-import { RunTrace, type TraceEvent, Tracer, jsonlFileSink, memorySink, traceLine } from '../../src/protocol/trace.js';
+import { RunTrace, type TraceEvent, Tracer, memorySink, traceLine } from '../../src/protocol/trace.js';
 
 const event = (name: string): TraceEvent => ({ ts: new Date(0).toISOString(), event: name, run: 'run_1', parent: null, depth: 0 });
 const started = { request: '/requests/a.json', name: 'a', model: null, input: null };
@@ -96,40 +93,6 @@ describe('memorySink', () => {
   });
 });
 
-describe('jsonlFileSink (TRACE-2)', () => {
-  const folder = mkdtempSync(join(tmpdir(), 'trace-'));
-  afterAll(() => rmSync(folder, { recursive: true, force: true }));
-
-  it('writes each event as one JSON line before emit returns', () => {
-    const path = join(folder, 'sync.jsonl');
-    const sink = jsonlFileSink(path);
-    sink(event('run.started'));
-    expect(readFileSync(path, 'utf8')).toBe(`${JSON.stringify(event('run.started'))}\n`);
-    sink(event('run.completed'));
-    const lines = readFileSync(path, 'utf8').trimEnd().split('\n');
-    expect(lines.map((line) => (JSON.parse(line) as TraceEvent).event)).toEqual(['run.started', 'run.completed']);
-    sink.close();
-  });
-
-  it('replaces an existing file rather than appending to it', () => {
-    const path = join(folder, 'replaced.jsonl');
-    writeFileSync(path, 'old content\n');
-    const sink = jsonlFileSink(path);
-    sink.close();
-    expect(readFileSync(path, 'utf8')).toBe('');
-  });
-
-  it('writes nothing after close, and closing twice is harmless', () => {
-    const path = join(folder, 'closed.jsonl');
-    const sink = jsonlFileSink(path);
-    sink(event('a'));
-    sink.close();
-    expect(() => sink.close()).not.toThrow();
-    expect(() => sink(event('b'))).not.toThrow();
-    expect(readFileSync(path, 'utf8').trimEnd().split('\n')).toHaveLength(1);
-  });
-});
-
 describe('traceLine (TRACE-13)', () => {
   it('writes an ordinary event as JSON.stringify does', () => {
     expect(traceLine(event('run.started'))).toBe(`${JSON.stringify(event('run.started'))}\n`);
@@ -155,22 +118,5 @@ describe('traceLine (TRACE-13)', () => {
   it('counts rather than lists a great many replaced parts', () => {
     const written = JSON.parse(traceLine({ ...event('x'), values: Array.from({ length: 25 }, (_, index) => BigInt(index)) })) as { traceNote: string };
     expect(written.traceNote).toContain('and 15 more');
-  });
-});
-
-describe('jsonlFileSink write failures (TRACE-14)', () => {
-  it('throws when the file cannot be opened', () => {
-    expect(() => jsonlFileSink(join(tmpdir(), 'no-such-folder-for-traces', 'trace.jsonl'))).toThrow(/ENOENT/);
-  });
-
-  it.skipIf(!existsSync('/dev/full'))('keeps the first write failure (ENOSPC) instead of throwing, and writes nothing more', () => {
-    const sink = jsonlFileSink('/dev/full');
-    expect(sink.error).toBeUndefined();
-    expect(() => sink(event('run.started'))).not.toThrow();
-    const first = sink.error;
-    expect(first?.message).toMatch(/ENOSPC/);
-    sink(event('run.completed'));
-    sink.close();
-    expect(sink.error).toBe(first);
   });
 });
