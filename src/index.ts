@@ -14,11 +14,13 @@ export {
   type RunInfo,
   type RunOptions,
   type RunPreparer,
+  type RequestFileReader,
   type RunResult,
   type RuntimeOptions,
 } from './protocol/runtime.js';
 export type { UsageSummary } from './protocol/usage.js';
 export type { LoadedRequest } from './protocol/load-request.js';
+export { readRequestFile } from './files/read-request-file.js';
 export type { TreeBounds, TreeLimits } from './protocol/tree-bounds.js';
 
 // Documents and messages

@@ -45,6 +45,7 @@ describe('the public surface', () => {
       'knownTraceEvent',
       'memorySink',
       'mergeDelegateContract',
+      'readRequestFile',
       'renderContext',
       'requiresApproval',
       'serve',
