@@ -82,8 +82,8 @@ export {
 // Delegation
 export { createDelegateActivity, type DelegateActivityOptions, type ChildModelChooser } from './activities/delegate.js';
 export { createUpfrontPreparer, mergeDelegateContract } from './activities/upfront-preparer.js';
-export { ResolverRegistry, createDefaultResolvers, type DefaultResolverOptions } from './resolvers/resolver-registry.js';
-export type { Resolver, ResolveContext, ResolvedRequest } from './resolvers/resolver.js';
+export { ResolverRegistry, createDefaultResolvers, type DefaultResolverOptions, type ResolverRegistryOptions } from './resolvers/resolver-registry.js';
+export type { LocatedRequest, Resolver, ResolveContext, ResolvedRequest } from './resolvers/resolver.js';
 
 // Approvals
 export {
