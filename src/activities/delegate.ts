@@ -1,8 +1,6 @@
 /** The Delegation Activity: runs the Request a `_delegate` names in an isolated child run and returns its output. */
 import type { Model } from '../protocol/model.js';
-import { BoundError, DelegateError, type ProtocolError } from '../protocol/errors.js';
-import { DEFAULT_MAX_DEPTH } from '../protocol/constants.js';
-import { newId } from '../protocol/ids.js';
+import { DelegateError, type ProtocolError } from '../protocol/errors.js';
 import type { Activity, ActivityEnvironment } from '../protocol/runtime.js';
 import { metaValue } from '../protocol/tools.js';
 import type { Call, Message, RequestDocument, ToolSchema } from '../protocol/types.js';
@@ -42,17 +40,8 @@ export function createDelegateActivity(options: DelegateActivityOptions): Activi
   return async (call: Call, tool: ToolSchema, context: Message[], environment: ActivityEnvironment) => {
     const reference = metaValue(call, tool, '_delegate');
     if (typeof reference !== 'string') throw new DelegateError('delegate_not_found', `The call to "${call._tool}" has no _delegate reference.`);
-    const maxDepth = environment.options.maxDepth ?? DEFAULT_MAX_DEPTH;
-    const childDepth = environment.run.depth + 1;
-    if (childDepth > maxDepth) {
-      throw new BoundError(
-        'max_depth_exceeded',
-        `Delegating "${call._tool}" to ${reference} would start a run at depth ${childDepth}, deeper than the maximum of ${maxDepth}.`,
-        { maxDepth },
-      );
-    }
-    // A tree already past its run bound refuses before anything is loaded (DEL-19).
-    environment.options.treeBounds?.check();
+    // Too deep, or the tree past its run bound: refused before anything is loaded (DEL-14, DEL-19).
+    environment.checkChild(`Delegating "${call._tool}" to ${reference}`);
     const resolved = await options.resolvers.resolve(reference, {
       base: environment.run.location,
       toolName: call._tool,
@@ -62,43 +51,40 @@ export function createDelegateActivity(options: DelegateActivityOptions): Activi
     });
     const document: RequestDocument = { ...resolved.document, context: isolatedContext(resolved.document, context) };
     const model = options.chooseModel ? options.chooseModel(resolved.document, environment.run.model, environment) : environment.run.model;
-    // Admitted last, just before the child starts, so the tree counts exactly the runs that started (DEL-19).
-    environment.options.treeBounds?.admitRun(`Delegating "${call._tool}" to ${resolved.location}`);
-    const child = newId('run');
     const resolution = metaValue(call, tool, '_resolve') === 'upfront' ? 'upfront' : 'runtime';
     const scopes = metaValue(call, tool, '_scopes');
-    environment.trace.emit('delegate.started', {
-      call: environment.callId,
-      child,
-      delegate: resolved.location,
-      name: resolved.name,
-      resolution,
-      scopes: Array.isArray(scopes) ? scopes : [],
-      model: model?.id ?? null,
-      tier: resolved.document.config?.tier ?? null,
-    });
-    // The child inherits the caller's options (signal, tracer, confirm, bounds, budget meter) but
-    // not its identity or input; its own config.maxSteps bounds it, else the caller's option does.
-    const { runId: _runId, name: _name, input: _input, maxSteps: callerMaxSteps, ...inherited } = environment.options;
-    const result = await environment.runtime.run(
-      { document, location: resolved.location, name: resolved.name },
-      {
-        ...inherited,
-        ...(model === undefined ? {} : { model }),
-        runId: child,
-        name: resolved.name,
-        input: delegateInput(call),
-        trusted: resolved.trusted,
-        parent: { run: environment.run.id, depth: environment.run.depth, callId: environment.callId },
-        ...(resolved.document.config?.maxSteps === undefined && callerMaxSteps !== undefined ? { maxSteps: callerMaxSteps } : {}),
+    let child = '';
+    const result = await environment.runChild({
+      request: { document, location: resolved.location, name: resolved.name },
+      input: delegateInput(call),
+      ...(model === undefined ? {} : { model }),
+      trusted: resolved.trusted,
+      description: `Delegating "${call._tool}" to ${resolved.location}`,
+      onStart: (id) => {
+        child = id;
+        environment.trace.emit('delegate.started', {
+          call: environment.callId,
+          child,
+          delegate: resolved.location,
+          name: resolved.name,
+          resolution,
+          scopes: Array.isArray(scopes) ? scopes : [],
+          model: model?.id ?? null,
+          tier: resolved.document.config?.tier ?? null,
+        });
       },
-    );
-    environment.addDescendantUsage(result.usageTotal);
+    });
     if (result.ok) {
       environment.trace.emit('delegate.completed', { call: environment.callId, child, usage: result.usageTotal });
       return result.output;
     }
-    environment.trace.emit('delegate.failed', { call: environment.callId, child, code: result.error.code, message: result.error.message });
+    environment.trace.emit('delegate.failed', {
+      call: environment.callId,
+      child,
+      code: result.error.code,
+      message: result.error.message,
+      error: result.error.toJSON(),
+    });
     if (result.error.code === 'cancelled_by_user') throw result.error;
     throw new DelegateError(codeForParent(result.error), `The delegate "${resolved.name}" (${resolved.location}) failed: ${result.error.message}`, {
       child,

@@ -10,7 +10,7 @@ import { parseTimeoutSeconds } from '../models/live-model-options.js';
 import type { Model, ModelFactoryOptions } from '../protocol/model.js';
 import { ModelChooser } from '../models/choose-model.js';
 import { ModelProviders } from '../models/model-providers.js';
-import { ProtocolError, RequestError, UsageError, formatProblem } from '../protocol/errors.js';
+import { ProtocolError, UsageError } from '../protocol/errors.js';
 import { parseJson } from '../protocol/json.js';
 import { notJsonPlaceholder, toJsonData } from '../protocol/json-data.js';
 import type { LoadedRequest } from '../protocol/load-request.js';
@@ -324,7 +324,6 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
     if (sink) tracer.subscribe(sink);
     result = await runtime.run(loaded.loaded, {
       ...(model ? { model } : {}),
-      noModelMessage: NO_MODEL,
       ...(args.input === undefined ? {} : { input: args.input }),
       ...(args.maxSteps === undefined ? {} : { maxSteps: args.maxSteps }),
       ...(args.maxDepth === undefined ? {} : { maxDepth: args.maxDepth }),
@@ -364,7 +363,8 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
     else io.stdout.write(`${typeof output === 'string' ? output : JSON.stringify(output, null, 2)}\n`);
     return traceError ? EXIT.failed : EXIT.ok;
   }
-  const error = result.error;
+  // A run that needed a model and had none: the command line says how to choose one (CLI-3).
+  const error = result.error.data.reason === 'no_model' ? new UsageError(NO_MODEL, result.error.data) : result.error;
   if (args.json) io.stdout.write(`${JSON.stringify({ ok: false, error: error.toJSON(), run: result.run, ...traceField })}\n`);
   else say(`delegate-run: ${error.code}: ${error.message}`);
   return exitFor(error);
@@ -426,12 +426,8 @@ function exitFor(error: ProtocolError): number {
 
 function reportSetupError(error: unknown, json: boolean, io: CliIo, say: (line: string) => void): number {
   const protocolError = error instanceof ProtocolError ? error : new UsageError(error instanceof Error ? error.message : String(error));
-  const message =
-    protocolError instanceof RequestError
-      ? `Invalid Request document:\n${protocolError.problems.map((problem) => `  ${formatProblem(problem)}`).join('\n')}`
-      : protocolError.message;
-  if (json) io.stdout.write(`${JSON.stringify({ ok: false, error: { code: protocolError.code, message }, run: null })}\n`);
-  else say(`delegate-run: ${message}`);
+  if (json) io.stdout.write(`${JSON.stringify({ ok: false, error: protocolError.toJSON(), run: null })}\n`);
+  else say(`delegate-run: ${protocolError.message}`);
   // Nothing ran yet: a bad request, reference, model choice or activities module is a usage problem.
   return protocolError.code === 'cancelled_by_user' ? EXIT.cancelled : EXIT.usage;
 }

@@ -1,4 +1,5 @@
 /** The error hierarchy: one base class, subclasses by who is at fault, each with a stable code. */
+import { notJsonPlaceholder, toJsonData } from './json-data.js';
 
 /** The stable error codes (spec/errors.md, Codes). */
 export type ErrorCode =
@@ -42,6 +43,13 @@ export function formatProblem(problem: Problem): string {
   return `${problem.document}#${problem.pointer}: ${problem.message}`;
 }
 
+/** An error as data: its code and message, and the fields that name what went wrong. */
+export interface ErrorJson {
+  code: ErrorCode;
+  message: string;
+  [field: string]: unknown;
+}
+
 /** The base of every error the runtime raises on purpose. */
 export class ProtocolError extends Error {
   readonly code: ErrorCode;
@@ -52,9 +60,14 @@ export class ProtocolError extends Error {
     this.code = code;
     this.data = data;
   }
-  /** The `{code, message}` pair that traces, error messages and `--json` results carry. */
-  toJSON(): { code: ErrorCode; message: string } {
-    return { code: this.code, message: this.message };
+  /**
+   * The error as data (ERR-1): `code` and `message`, and every field of `data` beside them (the
+   * problems and their pointers, `toolName`, `issues`, `available`, …), as JSON. Traces, error
+   * messages, `--json` results and the server's 422 all carry this one shape.
+   */
+  toJSON(): ErrorJson {
+    const fields = toJsonData(this.data, { replace: notJsonPlaceholder }) as Record<string, unknown>;
+    return { ...fields, code: this.code, message: this.message };
   }
 }
 
@@ -85,7 +98,7 @@ export class BoundError extends ProtocolError {}
 /** The user rejected or cancelled. */
 export class UserError extends ProtocolError {}
 
-/** Bad command-line usage. */
+/** Bad usage: a wrong command line, or a run set up wrongly (no model chosen, a missing API key, a bad cassette or models file). */
 export class UsageError extends ProtocolError {
   constructor(message: string, data: Record<string, unknown> = {}) {
     super('usage_error', message, data);

@@ -1,6 +1,7 @@
 /** Executing one call: reference resolution, validation, confirmation, the Activity (or latent result), writing the result. */
 import { abortable } from './abort.js';
 import { isDataLike } from './builtin-handlers.js';
+import { checkChild, runChild, type TreeShares } from './child-run.js';
 import type { BatchEntry } from './call-batch.js';
 import type { ContextStore } from './data-store.js';
 import { ActivityError, CallError, cancelled, DelegateError, ProtocolError, toProtocolError, UserError } from './errors.js';
@@ -11,7 +12,7 @@ import type { RunTrace } from './trace.js';
 import type { ActivityEnvironment, RunInfo, RunOptions, Runtime } from './runtime.js';
 import type { UsageSummary } from './usage.js';
 import { DELEGATE_ACTIVITY } from './constants.js';
-import { validateAgainst } from './schemas.js';
+import { formatIssues, validateAgainst } from './schemas.js';
 import { scopeContext } from './scopes.js';
 import { TOOL_META_PROPERTIES, callValidationSchema, metaConst, metaSchema, metaValue, outputSchemaOf } from './tools.js';
 import { isJsonObject, type Call, type ErrorMessage, type Message, type ToolSchema } from './types.js';
@@ -24,6 +25,8 @@ export interface CallScope {
   trace: RunTrace;
   run: RunInfo;
   options: RunOptions;
+  /** What the run's tree shares: budget meter and bounds. */
+  tree: TreeShares;
   signal: AbortSignal;
   /** Errors of this step, appended to the context when the step ends. */
   errors: ErrorMessage[];
@@ -142,11 +145,10 @@ function checkParams(call: Call, tool: ToolSchema, explicit: boolean): void {
   const schema = callValidationSchema(call._tool, tool);
   const issues = validateAgainst(schema, forValidation);
   if (issues.length > 0) {
-    throw new CallError(
-      'invalid_params',
-      `The parameters of "${call._tool}" do not match its schema: ${issues.map((issue) => `${issue.pointer || '/'} ${issue.message}`).join(' ')}`,
-      { toolName: call._tool, issues },
-    );
+    throw new CallError('invalid_params', `The parameters of "${call._tool}" do not match its schema: ${formatIssues(issues)}`, {
+      toolName: call._tool,
+      issues,
+    });
   }
   if (!explicit && metaSchema(tool, '_output') !== undefined && call._output === undefined) {
     throw new CallError('invalid_params', `The latent tool "${call._tool}" needs its result in _output.`, { toolName: call._tool });
@@ -158,11 +160,10 @@ function checkOutput(tool: ToolSchema, result: unknown, toolName: string): void 
   if (schema === undefined) return;
   const issues = validateAgainst(schema, result);
   if (issues.length > 0) {
-    throw new CallError(
-      'output_schema_validation_failed',
-      `The result of "${toolName}" does not match its _output schema: ${issues.map((issue) => `${issue.pointer || '/'} ${issue.message}`).join(' ')}`,
-      { toolName, issues },
-    );
+    throw new CallError('output_schema_validation_failed', `The result of "${toolName}" does not match its _output schema: ${formatIssues(issues)}`, {
+      toolName,
+      issues,
+    });
   }
 }
 
@@ -187,6 +188,23 @@ async function confirm(scope: CallScope, entry: BatchEntry, call: Call, tool: To
   return call;
 }
 
+/** What an Activity receives besides `(call, tool, context)`: its run, its call, and the way to start a child (DEL-20). */
+function activityEnvironment(scope: CallScope, entry: BatchEntry, call: Call): ActivityEnvironment {
+  return {
+    runChild: (child) => runChild(scope, entry.id, child),
+    checkChild: (description) => checkChild(scope, description),
+    runtime: scope.runtime,
+    run: scope.run,
+    options: scope.options,
+    callId: entry.id,
+    toolName: call._tool,
+    instance: call._instance,
+    signal: scope.signal,
+    trace: scope.trace,
+    addDescendantUsage: (usage) => scope.addDescendantUsage(usage),
+  };
+}
+
 async function runActivity(scope: CallScope, entry: BatchEntry, call: Call, tool: ToolSchema, activityName: string): Promise<unknown> {
   const registration = scope.runtime.activities.registration(activityName);
   if (!registration) {
@@ -205,17 +223,7 @@ async function runActivity(scope: CallScope, entry: BatchEntry, call: Call, tool
   }
   const scopes = metaValue(call, tool, '_scopes');
   const context = scopeContext(scope.store, Array.isArray(scopes) ? (scopes as string[]) : undefined, call._instance);
-  const environment: ActivityEnvironment = {
-    runtime: scope.runtime,
-    run: scope.run,
-    options: scope.options,
-    callId: entry.id,
-    toolName: call._tool,
-    instance: call._instance,
-    signal: scope.signal,
-    trace: scope.trace,
-    addDescendantUsage: (usage) => scope.addDescendantUsage(usage),
-  };
+  const environment = activityEnvironment(scope, entry, call);
   let result: unknown;
   try {
     // An Activity that ignores its signal must not hold a cancelled run: the run stops waiting.

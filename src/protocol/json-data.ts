@@ -62,7 +62,29 @@ function convert(value: unknown, key: string, at: string, depth: number, ancesto
   }
 }
 
+/** Where the walk is: the key the value sits under, its pointer, its depth, and the objects above it. */
+interface Position {
+  key: string;
+  at: string;
+  depth: number;
+  ancestors: Set<object>;
+}
+
 function convertReadable(value: unknown, key: string, at: string, depth: number, ancestors: Set<object>, options: ToJsonDataOptions): unknown {
+  const current = unwrap(value, key);
+  if (current instanceof ToJsonFailure) return notJson(at, `an object whose toJSON threw (${messageOf(current.error)})`, options);
+  if (typeof current !== 'object') return convertScalar(current, at, options);
+  if (current === null) return null;
+  return convertContainer(current, { key, at, depth, ancestors }, options);
+}
+
+/** A `toJSON` that threw, kept apart from any value it could have returned. */
+class ToJsonFailure {
+  constructor(readonly error: unknown) {}
+}
+
+/** The value as JSON.stringify sees it: what its `toJSON` returns, boxed primitives unboxed. */
+function unwrap(value: unknown, key: string): unknown {
   let current = value;
   if ((typeof current === 'object' && current !== null) || typeof current === 'bigint') {
     const toJSON = (current as { toJSON?: unknown }).toJSON;
@@ -70,27 +92,32 @@ function convertReadable(value: unknown, key: string, at: string, depth: number,
       try {
         current = toJSON.call(current, key) as unknown;
       } catch (error) {
-        return notJson(at, `an object whose toJSON threw (${messageOf(error)})`, options);
+        return new ToJsonFailure(error);
       }
     }
   }
   if (current instanceof Number || current instanceof String || current instanceof Boolean) current = current.valueOf();
-  switch (typeof current) {
-    case 'undefined':
-    case 'string':
-    case 'boolean':
-      return current;
+  return current;
+}
+
+function convertScalar(value: unknown, at: string, options: ToJsonDataOptions): unknown {
+  switch (typeof value) {
     case 'number':
-      return Number.isFinite(current) ? current : notJson(at, `${String(current)}, which is not a JSON number`, options);
+      return Number.isFinite(value) ? value : notJson(at, `${String(value)}, which is not a JSON number`, options);
     case 'bigint':
-      return notJson(at, `a BigInt (${current}n)`, options);
+      return notJson(at, `a BigInt (${value}n)`, options);
     case 'symbol':
-      return notJson(at, `a Symbol (${current.description ?? ''})`, options);
+      return notJson(at, `a Symbol (${value.description ?? ''})`, options);
     case 'function':
-      return notJson(at, `a function${current.name ? ` (${current.name})` : ''}`, options);
+      return notJson(at, `a function${value.name ? ` (${value.name})` : ''}`, options);
+    default:
+      // undefined, strings and booleans are themselves.
+      return value;
   }
-  if (current === null) return null;
-  const object = current as object;
+}
+
+function convertContainer(object: object, position: Position, options: ToJsonDataOptions): unknown {
+  const { at, depth, ancestors } = position;
   if (ancestors.has(object)) return notJson(at, 'a circular reference (an object that contains itself)', options);
   const maxDepth = options.maxDepth ?? MAX_JSON_DEPTH;
   if (depth >= maxDepth) {
@@ -100,33 +127,38 @@ function convertReadable(value: unknown, key: string, at: string, depth: number,
   if (object instanceof Map || object instanceof Set) return notJson(at, `a ${object instanceof Map ? 'Map' : 'Set'}`, options);
   ancestors.add(object);
   try {
-    if (Array.isArray(object)) {
-      const copy: unknown[] = [];
-      for (let index = 0; index < object.length; index++) {
-        const itemAt = `${at}/${index}`;
-        const item = convert(object[index], String(index), itemAt, depth + 1, ancestors, options);
-        copy.push(item === undefined ? notJson(itemAt, 'undefined inside an array', options) : item);
-      }
-      return copy;
-    }
-    const entries: [string, unknown][] = [];
-    for (const name of Object.keys(object)) {
-      const itemAt = `${at}/${pointerSegment(name)}`;
-      let item: unknown;
-      try {
-        item = (object as Record<string, unknown>)[name];
-      } catch (error) {
-        entries.push([name, notJson(itemAt, `a property whose getter threw (${messageOf(error)})`, options)]);
-        continue;
-      }
-      const converted = convert(item, name, itemAt, depth + 1, ancestors, options);
-      if (converted !== undefined) entries.push([name, converted]);
-    }
-    // fromEntries defines own properties, so a key such as "__proto__" stays a plain key.
-    return Object.fromEntries(entries);
+    return Array.isArray(object) ? convertArray(object, position, options) : convertObject(object, position, options);
   } finally {
     ancestors.delete(object);
   }
+}
+
+function convertArray(array: unknown[], { at, depth, ancestors }: Position, options: ToJsonDataOptions): unknown[] {
+  const copy: unknown[] = [];
+  for (let index = 0; index < array.length; index++) {
+    const itemAt = `${at}/${index}`;
+    const item = convert(array[index], String(index), itemAt, depth + 1, ancestors, options);
+    copy.push(item === undefined ? notJson(itemAt, 'undefined inside an array', options) : item);
+  }
+  return copy;
+}
+
+function convertObject(object: object, { at, depth, ancestors }: Position, options: ToJsonDataOptions): Record<string, unknown> {
+  const entries: [string, unknown][] = [];
+  for (const name of Object.keys(object)) {
+    const itemAt = `${at}/${pointerSegment(name)}`;
+    let item: unknown;
+    try {
+      item = (object as Record<string, unknown>)[name];
+    } catch (error) {
+      entries.push([name, notJson(itemAt, `a property whose getter threw (${messageOf(error)})`, options)]);
+      continue;
+    }
+    const converted = convert(item, name, itemAt, depth + 1, ancestors, options);
+    if (converted !== undefined) entries.push([name, converted]);
+  }
+  // fromEntries defines own properties, so a key such as "__proto__" stays a plain key.
+  return Object.fromEntries(entries);
 }
 
 function messageOf(error: unknown): string {

@@ -1,9 +1,8 @@
 /** The Runtime: owns the registries (message handlers, Activities, run preparers) and starts runs. */
 import { ActivityRegistry, type ActivityOptions } from './activity-registry.js';
 import type { Model } from './model.js';
-import type { Budget, BudgetMeter } from './budget.js';
+import type { Budget } from './budget.js';
 import { type ProtocolError, UsageError } from './errors.js';
-import type { TreeBounds } from './tree-bounds.js';
 import { defaultHandlers } from './builtin-handlers.js';
 import type { HandlerRegistry } from './handlers.js';
 import { parseRequestText, validateRequest, type LoadedRequest } from './load-request.js';
@@ -26,11 +25,37 @@ export interface RunInfo {
   model: Model | undefined;
 }
 
+/** A run an Activity starts on behalf of its call (the Delegation Activity's child, DEL-8). */
+export interface ChildRunRequest {
+  /** The document to run, its context already isolated (DEL-9). */
+  request: LoadedRequest;
+  /** Values for its input message. */
+  input?: unknown;
+  /** Its model (default: the caller's). */
+  model?: Model;
+  /** Whether it may run local Activities. */
+  trusted: boolean;
+  /** Says, in a refusal, what was being started: `Delegating "x" to ./y.json`. */
+  description: string;
+  /** Told the child's run id once the child is admitted, before it starts (for `delegate.started`). */
+  onStart?: (child: string) => void;
+}
+
 /** What an Activity receives besides `(call, tool, context)`. */
 export interface ActivityEnvironment {
-  runtime: Runtime;
   run: RunInfo;
-  /** The run's options, to pass on to child runs. */
+  /**
+   * Starts a child run linked to this one (DEL-14, DEL-19, LOOP-13): one level deeper, sharing the
+   * tree's budget meter, bounds, signal and tracer, with the caller's approvals and only the
+   * options a child inherits (DEL-20); its usage rolls up into this run's total (DEL-17). A child
+   * past the depth or run bound is refused with the bound's error before it starts.
+   */
+  runChild(child: ChildRunRequest): Promise<RunResult>;
+  /** Throws the bound's error when no child could start now (depth, run-tree bound): checked before loading one. */
+  checkChild(description: string): void;
+  /** @deprecated Starts unlinked runs (no parent, depth, budget or bounds): use `runChild`. */
+  runtime: Runtime;
+  /** @deprecated The run's public options; a child's are chosen by `runChild`. */
   options: RunOptions;
   callId: string;
   toolName: string;
@@ -39,7 +64,7 @@ export interface ActivityEnvironment {
   signal: AbortSignal;
   /** Emits trace events in this run's name. */
   trace: RunTrace;
-  /** Rolls a descendant run's total usage into this run's `usageTotal`. */
+  /** @deprecated Rolls a descendant run's total usage into this run's `usageTotal`; `runChild` does it. */
   addDescendantUsage(usage: UsageSummary): void;
 }
 
@@ -79,8 +104,6 @@ export type ConfirmHook = ((request: ConfirmRequest) => Promise<ConfirmDecision>
 export interface RunOptions {
   /** The model; a run that needs one and has none fails with `usage_error`. */
   model?: Model;
-  /** Explains, in that failure, how to choose a model. */
-  noModelMessage?: string;
   /** Values for the Request's input message. */
   input?: unknown;
   /** Model steps at most (default: the document's `config.maxSteps`, else 16). */
@@ -97,8 +120,6 @@ export interface RunOptions {
   trusted?: boolean;
   /** Limits on the whole run tree (default: the document's `config.budget`). */
   budget?: Budget;
-  /** The meter a run tree shares; the top run creates it, children inherit it with the options. */
-  meter?: BudgetMeter;
   /**
    * Model calls the run tree may have in flight at once (default 128); read by the top run. A
    * call waits for a free slot, and only the model's answering holds one.
@@ -110,10 +131,6 @@ export interface RunOptions {
    * model call.
    */
   maxRuns?: number;
-  /** The bounds a run tree shares; the top run creates them, children inherit them with the options. */
-  treeBounds?: TreeBounds;
-  /** Set by the Delegation Activity for child runs. */
-  parent?: { run: string; depth: number; callId: string };
   /** A fixed run id (default: generated). */
   runId?: string;
   /** The name the run carries (default: the loaded request's). */

@@ -104,6 +104,16 @@ export interface SchemaIssue {
 }
 
 /** Turns ajv errors into full sentences with pointers (relative to `prefix`). */
+/**
+ * Issues as text for a message: `"/a must be string /b must …"` on one line, or one issue a line
+ * with a colon after the pointer (`lines`), as re-asks show them to the model. The root is `/`.
+ */
+export function formatIssues(issues: readonly SchemaIssue[], options: { lines?: boolean } = {}): string {
+  return options.lines
+    ? issues.map((issue) => `${issue.pointer || '/'}: ${issue.message}`).join('\n')
+    : issues.map((issue) => `${issue.pointer || '/'} ${issue.message}`).join(' ');
+}
+
 export function describeErrors(errors: ErrorObject[] | null | undefined, prefix = ''): SchemaIssue[] {
   if (!errors) return [];
   const issues: SchemaIssue[] = [];

@@ -1,5 +1,5 @@
 /** The trace's vocabulary: every event the runtime emits and the fields each carries (spec/trace.md). */
-import type { ErrorCode, ProtocolError } from './errors.js';
+import type { ErrorCode, ErrorJson } from './errors.js';
 import type { ProviderMessage } from './model.js';
 import type { ConfirmDecision } from './runtime.js';
 import type { JsonSchema, RequestConfig, Usage } from './types.js';
@@ -95,7 +95,7 @@ export interface TraceEventMap {
     result: unknown;
   };
   /** TRACE-6. */
-  'call.failed': CallFields & { error: ReturnType<ProtocolError['toJSON']> };
+  'call.failed': CallFields & { error: ErrorJson };
   /** TRACE-8. */
   'approval.requested': CallFields & { params: Record<string, unknown> };
   /** TRACE-8. */
@@ -119,8 +119,8 @@ export interface TraceEventMap {
     /** The child's total usage. */
     usage: UsageSummary;
   };
-  /** TRACE-7. */
-  'delegate.failed': DelegateFields & { code: ErrorCode; message: string };
+  /** TRACE-7: the child's own error, flat and as data. */
+  'delegate.failed': DelegateFields & { code: ErrorCode; message: string; error: ErrorJson };
   /** TRACE-9. */
   'run.completed': {
     output: unknown;
@@ -129,8 +129,8 @@ export interface TraceEventMap {
     /** Own plus every descendant's (DEL-17). */
     usageTotal: UsageSummary;
   };
-  /** TRACE-10. */
-  'run.failed': { code: ErrorCode; message: string };
+  /** TRACE-10: the error flat and as data. */
+  'run.failed': { code: ErrorCode; message: string; error: ErrorJson };
 }
 
 /** The name of an event the runtime emits. */

@@ -3,9 +3,12 @@ import { describe, expect, it } from 'vitest';
 import { type DelegateResolver, createDelegateActivity, delegateInput, isolatedContext } from '../../src/activities/delegate.js';
 import type { Model } from '../../src/protocol/model.js';
 import { type ErrorCode, ProtocolError } from '../../src/protocol/errors.js';
-import type { LoadedRequest } from '../../src/protocol/load-request.js';
 import { normalizeTool } from '../../src/protocol/normalize.js';
-import { type ActivityEnvironment, type RunOptions, type RunResult, Runtime } from '../../src/protocol/runtime.js';
+import { checkChild, runChild } from '../../src/protocol/child-run.js';
+import { ContextStore } from '../../src/protocol/data-store.js';
+import type { CallScope } from '../../src/protocol/execute-call.js';
+import { ReplayModel } from '../../src/models/replay.js';
+import { type ActivityEnvironment, type ChildRunRequest, type RunOptions, Runtime } from '../../src/protocol/runtime.js';
 import type { UsageSummary } from '../../src/protocol/usage.js';
 import { RunTrace, Tracer, memorySink } from '../../src/protocol/trace.js';
 import { TreeBounds } from '../../src/protocol/tree-bounds.js';
@@ -23,15 +26,6 @@ const echoChild = (extra: Partial<RequestDocument> = {}): RequestDocument => ({
   ...extra,
 });
 
-/** A Runtime that records every run it is asked for, then runs it for real. */
-class RecordingRuntime extends Runtime {
-  readonly runs: { request: LoadedRequest; options: RunOptions }[] = [];
-  override async run(request: LoadedRequest | RequestDocument, options: RunOptions = {}): Promise<RunResult> {
-    this.runs.push({ request: request as LoadedRequest, options });
-    return super.run(request, options);
-  }
-}
-
 /** A resolver double: answers every reference with one resolved document and records what it was asked. */
 function fakeResolver(resolved: Partial<ResolvedRequest> = {}): DelegateResolver & { calls: { reference: string; context: ResolveContext }[] } {
   const calls: { reference: string; context: ResolveContext }[] = [];
@@ -48,28 +42,63 @@ interface Setup {
   depth?: number;
   trusted?: boolean;
   options?: RunOptions;
-  runtime?: RecordingRuntime;
+  runtime?: Runtime;
   model?: Model;
+  bounds?: TreeBounds;
 }
 
+/**
+ * The environment the core gives an Activity, over a calling run at `depth`: `runChild` and
+ * `checkChild` are the core's own, and every child asked for is recorded in `runs`.
+ */
 function environmentFor(setup: Setup = {}) {
   const sink = memorySink();
   const tracer = new Tracer([sink]);
-  const runtime = setup.runtime ?? new RecordingRuntime();
+  const runtime = setup.runtime ?? new Runtime();
   const descendantUsage: UsageSummary[] = [];
   const depth = setup.depth ?? 0;
-  const environment: ActivityEnvironment = {
+  const bounds = setup.bounds ?? new TreeBounds({ maxRuns: 2000, maxConcurrency: 128 });
+  const run = { id: 'run_parent', name: 'parent', location: '/root/parent.json', depth, parent: null, trusted: setup.trusted ?? true, model: setup.model };
+  const options: RunOptions = { tracer, ...setup.options };
+  const signal = new AbortController().signal;
+  const scope: CallScope = {
     runtime,
-    run: { id: 'run_parent', name: 'parent', location: '/root/parent.json', depth, parent: null, trusted: setup.trusted ?? true, model: setup.model },
-    options: { tracer, ...setup.options },
+    store: new ContextStore(),
+    trace: new RunTrace(tracer, 'run_parent', null, depth),
+    run,
+    options,
+    tree: { meter: undefined, bounds },
+    signal,
+    errors: [],
+    tools: () => new Map(),
+    counters: { toolCalls: 0 },
+    addDescendantUsage: (usage) => {
+      descendantUsage.push(usage);
+    },
+  };
+  const runs: ChildRunRequest[] = [];
+  const environment: ActivityEnvironment = {
+    // A child is recorded once the core has admitted it and it starts.
+    runChild: (child) =>
+      runChild(scope, '0.0', {
+        ...child,
+        onStart: (id) => {
+          runs.push(child);
+          child.onStart?.(id);
+        },
+      }),
+    checkChild: (description) => checkChild(scope, description),
+    runtime,
+    run,
+    options,
     callId: '0.0',
     toolName: 'ask',
     instance: undefined,
-    signal: new AbortController().signal,
-    trace: new RunTrace(tracer, 'run_parent', null, depth),
-    addDescendantUsage: (usage) => descendantUsage.push(usage),
+    signal,
+    trace: scope.trace,
+    addDescendantUsage: scope.addDescendantUsage,
   };
-  return { environment, runtime, events: sink.events, descendantUsage };
+  return { environment, runs, bounds, events: sink.events, descendantUsage };
 }
 
 const delegating = (extra: ToolSchema = {}): ToolSchema => normalizeTool({ _delegate: './child.json', properties: { x: {} }, ...extra });
@@ -127,22 +156,24 @@ describe('isolatedContext (DEL-9, SCOPE-6)', () => {
 describe('the Delegation Activity: a child that completes (DEL-2, DEL-10, DEL-11)', () => {
   it("resolves the reference against the caller's location, runs the child and returns its output", async () => {
     const resolver = fakeResolver();
-    const { environment, runtime } = environmentFor();
+    const { environment, runs, events } = environmentFor();
     const tool = delegating();
     const output = await createDelegateActivity({ resolvers: resolver })({ _tool: 'ask', x: 42, _reasoningForCall: 'why' }, tool, [], environment);
     expect(output).toBe(42);
     expect(resolver.calls).toEqual([
       { reference: './child.json', context: { base: '/root/parent.json', toolName: 'ask', tool, signal: environment.signal, trusted: true } },
     ]);
-    expect(runtime.runs).toHaveLength(1);
-    expect(runtime.runs[0]?.options).toMatchObject({ input: { x: 42 }, name: 'child', parent: { run: 'run_parent', depth: 0, callId: '0.0' } });
+    expect(runs).toHaveLength(1);
+    expect(runs[0]).toMatchObject({ input: { x: 42 }, request: { name: 'child', location: '/root/child.json' }, trusted: true });
+    // The core links the child to its caller: one level deeper, with the caller as its parent (DEL-14).
+    expect(events.find((event) => event.event === 'run.started')).toMatchObject({ name: 'child', parent: 'run_parent', depth: 1, input: { x: 42 } });
   });
 
   it('gives the child its own messages then the scoped context, and nothing else of the parent (DEL-9)', async () => {
-    const { environment, runtime } = environmentFor();
+    const { environment, runs } = environmentFor();
     const scoped: Message[] = [{ type: 'state', state: { shared: true } }];
     await createDelegateActivity({ resolvers: fakeResolver() })({ _tool: 'ask', x: 1 }, delegating(), scoped, environment);
-    const context = runtime.runs[0]?.request.document.context;
+    const context = runs[0]?.request.document.context;
     expect(context).toEqual([...echoChild().context, ...scoped]);
   });
 
@@ -177,17 +208,21 @@ describe('the Delegation Activity: a child that completes (DEL-2, DEL-10, DEL-11
     expect(events[0]).toMatchObject({ event: 'delegate.started', resolution: 'upfront', scopes: [] });
   });
 
-  it("passes the caller's steps on only when the child sets none, and never its run id, name or input (DEL-10)", async () => {
+  it("passes the caller's steps on only when the child sets none, and never its run id, name or input (DEL-10, DEL-20)", async () => {
+    // A child that never answers with an output runs until its step bound.
+    const stepping = (config: RequestDocument['config'] = {}) => fakeResolver({ document: { context: [], schema: { type: 'string' }, config } });
+    const model = new ReplayModel([{ solution: { calls: [], output: null }, repeat: true }]);
     const options: RunOptions = { maxSteps: 3, maxDepth: 4, runId: 'run_parent', name: 'parent', input: { secret: 'PARENT-INPUT' } };
-    const first = environmentFor({ options });
-    await createDelegateActivity({ resolvers: fakeResolver() })({ _tool: 'ask', x: 1 }, delegating(), [], first.environment);
-    const inherited = first.runtime.runs[0]!.options;
-    expect(inherited).toMatchObject({ maxSteps: 3, maxDepth: 4, name: 'child', input: { x: 1 } });
-    expect(inherited.runId).not.toBe('run_parent');
-    const second = environmentFor({ options });
-    const resolver = fakeResolver({ document: echoChild({ config: { maxSteps: 9 } }) });
-    await createDelegateActivity({ resolvers: resolver })({ _tool: 'ask', x: 1 }, delegating(), [], second.environment);
-    expect(second.runtime.runs[0]!.options.maxSteps).toBeUndefined();
+    const childSteps = async (resolver: DelegateResolver) => {
+      const { environment, events } = environmentFor({ options, model });
+      await failureOf(createDelegateActivity({ resolvers: resolver })({ _tool: 'ask', x: 1 }, delegating(), [], environment));
+      const started = events.find((event) => event.event === 'run.started');
+      expect(started).toMatchObject({ name: 'child', input: { x: 1 } });
+      expect(started?.run).not.toBe('run_parent');
+      return events.filter((event) => event.event === 'model.request' && event.depth === 1).length;
+    };
+    expect(await childSteps(stepping())).toBe(3);
+    expect(await childSteps(stepping({ maxSteps: 5 }))).toBe(5);
   });
 
   it('uses the model the chooser picks, else the caller model (DEL-16)', async () => {
@@ -205,14 +240,14 @@ describe('the Delegation Activity: a child that completes (DEL-2, DEL-10, DEL-11
     await createDelegateActivity({ resolvers: fakeResolver(), chooseModel })({ _tool: 'ask', x: 1 }, delegating(), [], chosen.environment);
     expect(seen[1]).toBe(callerModel);
     expect(chosen.events[0]).toMatchObject({ model: 'fake:child' });
-    expect(chosen.runtime.runs[0]?.options.model).toBe(childModel);
+    expect(chosen.runs[0]?.model).toBe(childModel);
   });
 });
 
 describe('the Delegation Activity: depth (DEL-14, DEL-2)', () => {
   it('fails with max_depth_exceeded before anything is resolved or traced, at the default maximum of 5', async () => {
     const resolver = fakeResolver();
-    const { environment, events, runtime } = environmentFor({ depth: 5 });
+    const { environment, events, runs } = environmentFor({ depth: 5 });
     const error = await failureOf(createDelegateActivity({ resolvers: resolver })({ _tool: 'ask', x: 1 }, delegating(), [], environment));
     expect(error.code).toBe('max_depth_exceeded');
     expect(error.message).toContain('"ask"');
@@ -220,7 +255,7 @@ describe('the Delegation Activity: depth (DEL-14, DEL-2)', () => {
     expect(error.message).toContain('6');
     expect(resolver.calls).toEqual([]);
     expect(events).toEqual([]);
-    expect(runtime.runs).toEqual([]);
+    expect(runs).toEqual([]);
   });
 
   it('delegates up to the maximum depth included, with the run option as the maximum', async () => {
@@ -235,21 +270,20 @@ describe('the Delegation Activity: depth (DEL-14, DEL-2)', () => {
 describe('the Delegation Activity: the run bound (DEL-19, DEL-2)', () => {
   it("admits a child while the tree has runs left, and shares the tree's bounds with it", async () => {
     const treeBounds = new TreeBounds({ maxRuns: 2, maxConcurrency: 1 });
-    const { environment, runtime } = environmentFor({ options: { treeBounds } });
+    const { environment } = environmentFor({ bounds: treeBounds });
     await expect(createDelegateActivity({ resolvers: fakeResolver() })({ _tool: 'ask', x: 1 }, delegating(), [], environment)).resolves.toBe(1);
     expect(treeBounds.runs).toBe(2);
-    expect(runtime.runs[0]?.options.treeBounds).toBe(treeBounds);
   });
 
   it('fails with budget_exceeded once the tree has started its maximum of runs, with no delegate.started and no child run', async () => {
     const treeBounds = new TreeBounds({ maxRuns: 1, maxConcurrency: 1 });
-    const { environment, events, runtime } = environmentFor({ options: { treeBounds } });
+    const { environment, events, runs } = environmentFor({ bounds: treeBounds });
     const error = await failureOf(createDelegateActivity({ resolvers: fakeResolver() })({ _tool: 'ask', x: 1 }, delegating(), [], environment));
     expect(error).toMatchObject({ code: 'budget_exceeded', data: { maxRuns: 1, runs: 1 } });
     expect(error.message).toContain('"ask"');
     expect(error.message).toContain('--max-runs');
     expect(events).toEqual([]);
-    expect(runtime.runs).toEqual([]);
+    expect(runs).toEqual([]);
     expect(treeBounds).toMatchObject({ runs: 1, refused: 1 });
   });
 
@@ -257,7 +291,7 @@ describe('the Delegation Activity: the run bound (DEL-19, DEL-2)', () => {
     const treeBounds = new TreeBounds({ maxRuns: 1, maxConcurrency: 1 });
     treeBounds.refused = 1;
     const resolver = fakeResolver();
-    const { environment } = environmentFor({ options: { treeBounds } });
+    const { environment } = environmentFor({ bounds: treeBounds });
     const error = await failureOf(createDelegateActivity({ resolvers: resolver })({ _tool: 'ask', x: 1 }, delegating(), [], environment));
     expect(error.code).toBe('budget_exceeded');
     expect(resolver.calls).toEqual([]);
@@ -266,9 +300,9 @@ describe('the Delegation Activity: the run bound (DEL-19, DEL-2)', () => {
 
 describe('the Delegation Activity: trust (DEL-15)', () => {
   const childTrust = async (resolved: Partial<ResolvedRequest>, callerTrusted: boolean) => {
-    const { environment, runtime } = environmentFor({ trusted: callerTrusted });
+    const { environment, runs } = environmentFor({ trusted: callerTrusted });
     await createDelegateActivity({ resolvers: fakeResolver(resolved) })({ _tool: 'ask', x: 1 }, delegating(), [], environment);
-    return runtime.runs[0]?.options.trusted;
+    return runs[0]?.trusted;
   };
 
   it("tells the resolver the caller's trust, so an anonymous delegate can take it on", async () => {
@@ -305,7 +339,7 @@ describe('the Delegation Activity: failures (DEL-11, ERR-6)', () => {
 
   /** Delegates to a child whose run fails with `code` (its preparer throws), and returns the error the call fails with. */
   async function childFailingWith(code: ErrorCode) {
-    const runtime = new RecordingRuntime({
+    const runtime = new Runtime({
       preparers: [
         () => {
           throw new ProtocolError(code, `The child gave up with ${code}.`);

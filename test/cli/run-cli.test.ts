@@ -57,6 +57,16 @@ describe('delegate-run, end to end through the built binary', () => {
     expect(result.stderr).toContain('telepathy');
   });
 
+  it('gives the problems as data under --json: each with the file and its JSON pointer (ERR-1)', async () => {
+    const result = await runCli(['test/fixtures/bad/request.json', '--json']);
+    expect(result.code).toBe(2);
+    const printed = JSON.parse(result.stdout) as { ok: boolean; error: { code: string; problems: Array<{ document: string; pointer: string }> } };
+    expect(printed).toMatchObject({ ok: false, error: { code: 'invalid_request' } });
+    expect(printed.error.problems).toContainEqual(
+      expect.objectContaining({ document: expect.stringContaining('bad/request.json'), pointer: '/context/2/type' }),
+    );
+  });
+
   it('reports unparseable JSON with line and column', async () => {
     const folder = tempDir();
     const file = join(folder, 'broken.json');

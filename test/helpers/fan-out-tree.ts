@@ -4,7 +4,8 @@ import { createDelegateActivity } from '../../src/activities/delegate.js';
 import type { Model, ModelRequest, ModelResponse } from '../../src/protocol/model.js';
 import type { LoadedRequest } from '../../src/protocol/load-request.js';
 import { DELEGATE_ACTIVITY, type RunOptions, type RunResult, Runtime } from '../../src/protocol/runtime.js';
-import type { TreeBounds } from '../../src/protocol/tree-bounds.js';
+import { runRequest } from '../../src/protocol/run-loop.js';
+import { TreeBounds, treeLimits } from '../../src/protocol/tree-bounds.js';
 import type { Call, RequestDocument, ToolSchema } from '../../src/protocol/types.js';
 import type { DelegateResolver } from '../../src/activities/delegate.js';
 
@@ -87,9 +88,18 @@ export class TreeRuntime extends Runtime {
     this.registerActivity(DELEGATE_ACTIVITY, createDelegateActivity({ resolvers: treeResolver(shape) }));
   }
 
+  /** Runs the top run with bounds made here, so tests can watch them. */
   override async run(request: LoadedRequest | RequestDocument, options: RunOptions = {}): Promise<RunResult> {
-    if (options.treeBounds) this.treeBounds = options.treeBounds;
-    return super.run(request, options);
+    const loaded = 'document' in request ? request : this.validate(request);
+    let limits: ReturnType<typeof treeLimits>;
+    try {
+      limits = treeLimits(options);
+    } catch {
+      // Limits given wrongly fail the run itself, with its trace (LOOP-16).
+      return super.run(request, options);
+    }
+    this.treeBounds = new TreeBounds(limits);
+    return runRequest(this, loaded, options, { tree: { meter: undefined, bounds: this.treeBounds } });
   }
 
   /** Runs the tree from its top node. */

@@ -15,13 +15,23 @@ import {
 } from '../../src/protocol/errors.js';
 
 describe('ProtocolError (ERR-1)', () => {
-  it('carries a code, a message and data, and serialises to {code, message}', () => {
+  it('carries a code, a message and data, and serialises to {code, message} with its data beside them (ERR-1)', () => {
     const error = new CallError('unknown_tool', 'There is no tool named "x".', { toolName: 'x', available: ['a'] });
     expect(error).toBeInstanceOf(ProtocolError);
     expect(error).toBeInstanceOf(Error);
     expect(error.name).toBe('CallError');
     expect(error.data).toEqual({ toolName: 'x', available: ['a'] });
-    expect(JSON.parse(JSON.stringify(error))).toEqual({ code: 'unknown_tool', message: 'There is no tool named "x".' });
+    expect(JSON.parse(JSON.stringify(error))).toEqual({ code: 'unknown_tool', message: 'There is no tool named "x".', toolName: 'x', available: ['a'] });
+  });
+
+  it('keeps its code and message over data fields of the same name, and writes data JSON cannot hold as placeholders', () => {
+    const error = new CallError('invalid_params', 'Bad.', { code: 'other', message: 'other', count: 10n });
+    expect(error.toJSON()).toEqual({ code: 'invalid_params', message: 'Bad.', count: expect.stringContaining('[not JSON') });
+  });
+
+  it('carries every problem of a RequestError with its document and pointer', () => {
+    const problem = { document: 'doc.json', pointer: '/context/0', message: 'Expected a message.' };
+    expect(new RequestError([problem]).toJSON()).toMatchObject({ code: 'invalid_request', problems: [problem] });
   });
 
   it('names each class by who is at fault (ERR-2)', () => {

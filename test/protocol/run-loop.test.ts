@@ -112,7 +112,8 @@ describe('the execution loop', () => {
     const { tracer, events } = traced();
     const result = await runtime.run(runtime.validate(loopDocument()), { model, maxSteps: 3, tracer });
     expect(!result.ok && result.error.code).toBe('max_steps_exceeded');
-    expect(events.at(-1)?.event).toBe('run.failed');
+    // The failure event carries the error flat and as data, as call.failed does (TRACE-10, ERR-1).
+    expect(events.at(-1)).toMatchObject({ event: 'run.failed', code: 'max_steps_exceeded', error: { code: 'max_steps_exceeded', maxSteps: 3 } });
     expect(events.filter((event) => event.event === 'model.request')).toHaveLength(3);
   });
 

@@ -40,9 +40,9 @@ const FIELDS: { [E in TraceEventName]: Record<keyof TraceEventMap[E], 'required'
     tier: 'required',
   },
   'delegate.completed': { call: 'required', child: 'required', usage: 'required' },
-  'delegate.failed': { call: 'required', child: 'required', code: 'required', message: 'required' },
+  'delegate.failed': { call: 'required', child: 'required', code: 'required', message: 'required', error: 'required' },
   'run.completed': { output: 'required', usage: 'required', usageTotal: 'required' },
-  'run.failed': { code: 'required', message: 'required' },
+  'run.failed': { code: 'required', message: 'required', error: 'required' },
 };
 
 const COMMON = ['ts', 'event', 'run', 'parent', 'depth'];

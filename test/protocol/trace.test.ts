@@ -79,7 +79,9 @@ describe('Tracer', () => {
       sink,
     ]);
     expect(() => tracer.emit(event('run.started'))).not.toThrow();
-    expect(() => new RunTrace(tracer, 'run_1', null, 0).emit('run.failed', { code: 'model_error', message: 'No.' })).not.toThrow();
+    expect(() =>
+      new RunTrace(tracer, 'run_1', null, 0).emit('run.failed', { code: 'model_error', message: 'No.', error: { code: 'model_error', message: 'No.' } }),
+    ).not.toThrow();
     expect(sink.events.map((item) => item.event)).toEqual(['run.started', 'run.failed']);
   });
 });

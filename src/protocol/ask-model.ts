@@ -1,0 +1,109 @@
+/** Asking the model for one step's Solution: bounded, traced, and re-asked while the answer is unusable (LOOP-8). */
+import { MAX_REASKS } from './constants.js';
+import { cancelled, ModelError, ProtocolError } from './errors.js';
+import type { CallScope } from './execute-call.js';
+import { nestingMessage, nestingProblem } from './json.js';
+import type { Model, ModelResponse, ModelRetry, ProviderMessage } from './model.js';
+import type { TreeShares } from './child-run.js';
+import type { RunInfo } from './runtime.js';
+import { compileSchema, describeErrors, formatIssues } from './schemas.js';
+import type { Call, JsonSchema, Solution } from './types.js';
+
+/** Throws `budget_exceeded` when the tree has passed its budget (LOOP-13) or its run bound (DEL-19). */
+export function checkBounds(tree: TreeShares): void {
+  tree.meter?.check();
+  tree.bounds.check();
+}
+
+/** What one step asks the model. */
+export interface StepQuestion {
+  model: Model;
+  info: RunInfo;
+  step: number;
+  messages: ProviderMessage[];
+  /** The composed Solution schema the answer must match. */
+  schema: JsonSchema;
+  config: Record<string, unknown>;
+  /** Told each call as soon as it has arrived (LOOP-11). */
+  onCall: (call: Call, index: number) => void;
+  /** Told every answer, to count its usage. */
+  account: (response: ModelResponse) => void;
+}
+
+/**
+ * Asks the model for a Solution; an answer that is not JSON or does not match the Solution
+ * schema is re-asked (same step) with the validation errors, at most MAX_REASKS times.
+ */
+export async function askModel(scope: CallScope, question: StepQuestion): Promise<Solution> {
+  const validate = compileSchema(question.schema);
+  let conversation = question.messages;
+  let lastProblem = '';
+  for (let attempt = 0; attempt <= MAX_REASKS; attempt++) {
+    // A slot of the tree's model-call bound is held only while the model answers (LOOP-16), so a
+    // run waiting for its children never holds one; it is given back once the answer is traced.
+    const release = await scope.tree.bounds.acquireModelSlot(scope.signal);
+    let response: ModelResponse & { began: number };
+    let judged: ReturnType<typeof judge>;
+    try {
+      response = await sendOnce(scope, question, attempt, conversation);
+      question.account(response);
+      judged = judge(scope, question, attempt, response, validate);
+    } finally {
+      release();
+    }
+    if ('solution' in judged) return judged.solution;
+    lastProblem = judged.problem;
+    conversation = [
+      ...question.messages,
+      { role: 'assistant', content: response.text },
+      { role: 'user', content: `That answer does not match the Solution schema:\n${lastProblem}\nAnswer again with a corrected JSON object.` },
+    ];
+  }
+  throw new ModelError('invalid_model_output', `The model's answer did not match the Solution schema after ${MAX_REASKS} re-asks: ${lastProblem}`);
+}
+
+/** One attempt, sent once this run holds a model-call slot; a failure becomes a typed error. */
+async function sendOnce(scope: CallScope, question: StepQuestion, attempt: number, messages: ProviderMessage[]): Promise<ModelResponse & { began: number }> {
+  const { model, info, step, schema, config, onCall } = question;
+  try {
+    // While this run waited for its slot, its tree may have passed a bound.
+    checkBounds(scope.tree);
+    scope.trace.emit('model.request', { step, attempt, messages, schema });
+    const began = Date.now();
+    const onRetry = (retry: ModelRetry) => scope.trace.emit('model.retry', { step, attempt: retry.attempt, reason: retry.reason, waitMs: retry.waitMs });
+    const response = await model.generate({ requestName: info.name, step, messages, schema, config, signal: scope.signal, onCall, onRetry });
+    return { ...response, began };
+  } catch (error) {
+    if (scope.signal.aborted) throw cancelled(error);
+    if (error instanceof ProtocolError) throw error;
+    throw new ModelError('model_error', `The model ${model.id} failed: ${error instanceof Error ? error.message : String(error)}`, {}, { cause: error });
+  }
+}
+
+/** Traces an answer and says whether it is a usable Solution, or what is wrong with it. */
+function judge(
+  scope: CallScope,
+  question: StepQuestion,
+  attempt: number,
+  response: ModelResponse & { began: number },
+  validate: ReturnType<typeof compileSchema>,
+): { solution: Solution } | { problem: string } {
+  // An answer nested too deep is refused before anything walks it (DOC-10), and traced as text.
+  const tooDeep = response.solution === undefined ? undefined : nestingProblem(response.solution);
+  const solution = tooDeep === undefined ? response.solution : undefined;
+  scope.trace.emit('model.response', {
+    step: question.step,
+    attempt,
+    solution: solution ?? null,
+    ...(solution === undefined ? { text: response.text } : {}),
+    model: response.model,
+    usage: response.usage,
+    costUsd: response.costUsd,
+    ms: Date.now() - response.began,
+    ...(response.responseFormat === undefined ? {} : { responseFormat: response.responseFormat }),
+  });
+  if (tooDeep !== undefined) return { problem: nestingMessage(tooDeep) };
+  if (solution === undefined) return { problem: 'The answer was not valid JSON.' };
+  if (validate(solution)) return { solution: solution as Solution };
+  return { problem: formatIssues(describeErrors(validate.errors), { lines: true }) };
+}

@@ -1,0 +1,76 @@
+/**
+ * Child runs: the one way an Activity starts a run linked to its caller. The core, not the
+ * Activity, decides the child's depth (DEL-14), admits it to the tree's run bound (DEL-19), hands it
+ * the tree's budget meter (LOOP-13) and bounds, and chooses which of the caller's options it
+ * inherits (DEL-20).
+ */
+import type { BudgetMeter } from './budget.js';
+import { DEFAULT_MAX_DEPTH } from './constants.js';
+import { BoundError } from './errors.js';
+import type { CallScope } from './execute-call.js';
+import { newId } from './ids.js';
+import { runRequest } from './run-loop.js';
+import type { ChildRunRequest, RunOptions, RunResult } from './runtime.js';
+import type { TreeBounds } from './tree-bounds.js';
+
+/** What every run of a tree shares: the budget meter (when the tree has a budget) and the bounds. */
+export interface TreeShares {
+  meter: BudgetMeter | undefined;
+  bounds: TreeBounds;
+}
+
+/**
+ * How a run hangs off its tree: the calling run and call (none for a top run), and what the tree
+ * shares. A top run given a link without a parent uses the link's tree instead of creating one.
+ */
+export interface RunLink {
+  parent?: { run: string; depth: number; callId: string };
+  tree: TreeShares;
+}
+
+/**
+ * The caller's options a child inherits (DEL-20): an allow-list, so an option added later is not
+ * passed on by accident. `maxSteps` is inherited only when the child's document sets none.
+ */
+const INHERITED_OPTIONS = ['tracer', 'confirm', 'maxDepth', 'resolve'] as const satisfies readonly (keyof RunOptions)[];
+
+/** Throws the bound's error when a child of this run could not start now: too deep, or the tree past a bound. */
+export function checkChild(scope: CallScope, description: string): void {
+  const maxDepth = scope.options.maxDepth ?? DEFAULT_MAX_DEPTH;
+  const depth = scope.run.depth + 1;
+  if (depth > maxDepth) {
+    throw new BoundError('max_depth_exceeded', `${description} would start a run at depth ${depth}, deeper than the maximum of ${maxDepth}.`, { maxDepth });
+  }
+  scope.tree.bounds.check();
+}
+
+/** Starts a child of the run in `scope` for the call `callId`, and rolls its usage up (DEL-17). */
+export async function runChild(scope: CallScope, callId: string, child: ChildRunRequest): Promise<RunResult> {
+  checkChild(scope, child.description);
+  // Admitted last, just before the child starts, so the tree counts exactly the runs that started (DEL-19).
+  scope.tree.bounds.admitRun(child.description);
+  const id = newId('run');
+  child.onStart?.(id);
+  const options: RunOptions = {
+    ...inheritedOptions(scope.options, child.request.document.config?.maxSteps),
+    signal: scope.signal,
+    runId: id,
+    name: child.request.name,
+    trusted: child.trusted,
+    ...(child.input === undefined ? {} : { input: child.input }),
+    ...((child.model ?? scope.run.model) ? { model: child.model ?? scope.run.model } : {}),
+  };
+  const result = await runRequest(scope.runtime, child.request, options, {
+    parent: { run: scope.run.id, depth: scope.run.depth, callId },
+    tree: scope.tree,
+  });
+  scope.addDescendantUsage(result.usageTotal);
+  return result;
+}
+
+function inheritedOptions(options: RunOptions, childMaxSteps: number | undefined): RunOptions {
+  const inherited: Record<string, unknown> = {};
+  for (const name of INHERITED_OPTIONS) if (options[name] !== undefined) inherited[name] = options[name];
+  if (childMaxSteps === undefined && options.maxSteps !== undefined) inherited.maxSteps = options.maxSteps;
+  return inherited as RunOptions;
+}

@@ -1,0 +1,127 @@
+/** One model step of a run: render, ask, run the answer's calls, and decide whether the run is done (LOOP-3, LOOP-4, LOOP-6). */
+import { throwIfCancelled } from './abort.js';
+import { askModel, checkBounds } from './ask-model.js';
+import { SOLUTION_INSTRUCTIONS } from './constants.js';
+import type { CallScope } from './execute-call.js';
+import { nestingProblem } from './json.js';
+import type { ProviderMessage } from './model.js';
+import { planProblems } from './run-plans.js';
+import { batchFor, flushErrors } from './run-batch.js';
+import type { RunUsage } from './run-usage.js';
+import { renderContext } from './render-context.js';
+import type { CallBatch } from './call-batch.js';
+import { formatIssues, validateAgainst } from './schemas.js';
+import { composeSolutionSchema } from './tools.js';
+import type { Call, PlanMessage, RequestDocument } from './types.js';
+
+/** What a step (or the plans before the first step) leads to: another step, or the run's output. */
+export type StepOutcome = { kind: 'continue' } | { kind: 'completed'; output: unknown };
+
+/** Everything a run's steps share. */
+export interface RunState {
+  scope: CallScope;
+  document: RequestDocument;
+  usage: RunUsage;
+  /** The run is a lazy planner (PLAN-7): its answer's calls are its output, not executed. */
+  lazy: boolean;
+  output: OutputCheck;
+}
+
+/**
+ * The written `†output` (LOOP-6, LOOP-7): checked whenever new writes to it arrived, so an invalid
+ * value is reported to the model once, not again every step.
+ */
+export class OutputCheck {
+  private seen = 0;
+
+  constructor(
+    private readonly scope: CallScope,
+    private readonly schema: RequestDocument['schema'],
+  ) {}
+
+  /** The run's outcome from what was written to `†output` so far. */
+  check(): StepOutcome {
+    const writes = this.scope.store.count('output');
+    if (writes === this.seen) return { kind: 'continue' };
+    this.seen = writes;
+    const written = this.scope.store.view('output', undefined);
+    if (!written.found) return { kind: 'continue' };
+    const issues = validateAgainst(this.schema, written.value);
+    if (issues.length === 0) return { kind: 'completed', output: written.value };
+    this.scope.errors.push({
+      type: 'error',
+      call: { _tool: '†output' },
+      error: { code: 'output_schema_validation_failed', message: `The value written to †output does not match the output schema: ${formatIssues(issues)}` },
+    });
+    return { kind: 'continue' };
+  }
+}
+
+/** Runs one model step; throws a ProtocolError for what ends the run (a bound, the model, a cancellation). */
+export async function runStep(run: RunState): Promise<StepOutcome> {
+  const { scope, document } = run;
+  const model = scope.run.model;
+  const step = run.usage.steps++;
+  const rendered = renderContext(scope.store.messages, scope.runtime.handlers, document.config ?? {});
+  const schema = composeSolutionSchema(
+    scope.store.tools,
+    document.schema,
+    (name) => scope.runtime.hasActivity(name),
+    rendered.solutionProperties,
+    scope.store.instances(),
+  );
+  const messages: ProviderMessage[] = [{ role: 'system', content: SOLUTION_INSTRUCTIONS }, ...rendered.messages];
+  const batch = run.lazy ? undefined : batchFor(scope);
+  const startCall = callStarter(batch, step);
+  const solution = await askModel(scope, {
+    model: model as NonNullable<typeof model>,
+    info: scope.run,
+    step,
+    messages,
+    schema,
+    config: rendered.config,
+    onCall: startCall,
+    account: (response) => {
+      run.usage.addOwn(response.usage, response.costUsd);
+      scope.tree.meter?.add(response.usage, response.costUsd);
+    },
+  });
+  checkBounds(scope.tree);
+  if (run.lazy) return lazyOutcome(scope, solution.calls);
+  for (const [index, call] of solution.calls.entries()) startCall(call, index);
+  batch?.close();
+  await batch?.settled();
+  throwIfCancelled(scope.signal);
+  const outcome: StepOutcome = solution.output !== null && solution.output !== undefined ? { kind: 'completed', output: solution.output } : run.output.check();
+  flushErrors(scope);
+  return outcome;
+}
+
+/**
+ * Adds each call of the answer to the step's batch once it has arrived, streamed or in the final
+ * answer: each position once, though two identical calls at different positions are two calls.
+ */
+function callStarter(batch: CallBatch | undefined, step: number): (call: Call, index: number) => void {
+  const started = new Set<string>();
+  return (call, index) => {
+    // A call nested too deep cannot be part of a valid answer (DOC-10), and is never run.
+    if (!batch || !isCallShaped(call) || nestingProblem(call) !== undefined) return;
+    const key = `${index}\u0000${JSON.stringify(call)}`;
+    if (started.has(key)) return;
+    started.add(key);
+    batch.add({ id: typeof call._id === 'string' ? call._id : `${step}.${index}`, call });
+  };
+}
+
+/** A lazy planner's answer (PLAN-7): the plan is the output, or its cycle goes back to the model. */
+function lazyOutcome(scope: CallScope, calls: Call[]): StepOutcome {
+  const problems = planProblems(calls);
+  if (problems.length === 0) return { kind: 'completed', output: { type: 'plan', mode: 'eager', calls } satisfies PlanMessage };
+  scope.errors.push(...problems);
+  flushErrors(scope);
+  return { kind: 'continue' };
+}
+
+function isCallShaped(call: unknown): call is Call {
+  return typeof call === 'object' && call !== null && typeof (call as Call)._tool === 'string';
+}
