@@ -8,6 +8,7 @@ import type { HandlerRegistry } from './protocol/handlers.js';
 import { defaultHandlers } from './protocol/builtin-handlers.js';
 import { DELEGATE_ACTIVITY, Runtime, type Activity, type RuntimeOptions } from './protocol/runtime.js';
 import { createDefaultResolvers, type ResolverRegistry } from './resolvers/resolver-registry.js';
+import { readRequestFile } from './files/read-request-file.js';
 
 /** Options of {@link createRuntime}. */
 export interface CreateRuntimeOptions {
@@ -33,14 +34,14 @@ export interface CreateRuntimeOptions {
   maxBytes?: number;
 }
 
-/** A Runtime that can delegate: it owns its resolvers too. */
+/** A Runtime that can delegate: it owns its resolvers too, and loads Request files from the file system by default. */
 export class DelegatingRuntime extends Runtime {
   constructor(
     options: RuntimeOptions,
     /** The resolvers delegate references go through, in order (DEL-3). */
     readonly resolvers: ResolverRegistry,
   ) {
-    super(options);
+    super({ readRequestFile, ...options });
   }
 }
 

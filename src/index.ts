@@ -14,11 +14,13 @@ export {
   type RunInfo,
   type RunOptions,
   type RunPreparer,
+  type RequestFileReader,
   type RunResult,
   type RuntimeOptions,
 } from './protocol/runtime.js';
 export type { UsageSummary } from './protocol/usage.js';
 export type { LoadedRequest } from './protocol/load-request.js';
+export { readRequestFile } from './files/read-request-file.js';
 export type { TreeBounds, TreeLimits } from './protocol/tree-bounds.js';
 
 // Documents and messages
@@ -75,13 +77,22 @@ export {
 } from './protocol/errors.js';
 
 // Trace
-export { Tracer, RunTrace, jsonlFileSink, memorySink, type TraceEvent, type TraceListener } from './protocol/trace.js';
+export { Tracer, RunTrace, memorySink, type TraceEvent, type TraceListener } from './protocol/trace.js';
+export { jsonlFileSink, type JsonlFileSink } from './files/jsonl-file-sink.js';
+export {
+  knownTraceEvent,
+  type KnownTraceEvent,
+  type TraceEventBase,
+  type TraceEventMap,
+  type TraceEventName,
+  type TraceEventOf,
+} from './protocol/trace-events.js';
 
 // Delegation
 export { createDelegateActivity, type DelegateActivityOptions, type ChildModelChooser } from './activities/delegate.js';
 export { createUpfrontPreparer, mergeDelegateContract } from './activities/upfront-preparer.js';
-export { ResolverRegistry, createDefaultResolvers, type DefaultResolverOptions } from './resolvers/resolver-registry.js';
-export type { Resolver, ResolveContext, ResolvedRequest } from './resolvers/resolver.js';
+export { ResolverRegistry, createDefaultResolvers, type DefaultResolverOptions, type ResolverRegistryOptions } from './resolvers/resolver-registry.js';
+export type { LocatedRequest, Resolver, ResolveContext, ResolvedRequest } from './resolvers/resolver.js';
 
 // Approvals
 export {

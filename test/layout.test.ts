@@ -1,4 +1,4 @@
-/** The folder layout the README describes: the core imports nothing from the folders built on it. */
+/** The folder layout the README describes: the core imports nothing from the folders built on it, and reads or writes no files. */
 import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -17,12 +17,19 @@ describe('the layout', () => {
     for (const file of sourcesUnder(PROTOCOL)) {
       for (const match of readFileSync(file, 'utf8').matchAll(/from '([^']+)'/g)) {
         const target = match[1] as string;
-        // Relative imports must stay inside src/protocol, from whichever of its folders they are written.
-        const upward = target.startsWith('.') && relative(PROTOCOL, resolve(dirname(file), target)).startsWith('..');
+        // Relative imports must stay inside src/protocol, from whichever of its folders they are
+        // written; the document schemas of spec/schemas are the protocol's own, imported as JSON modules.
+        const resolved = relative(PROTOCOL, resolve(dirname(file), target));
+        const upward = target.startsWith('.') && resolved.startsWith('..') && !/^\.\.\/\.\.\/spec\/schemas\/[\w.-]+\.json$/.test(resolved);
         const vendor = /^(openai|@anthropic-ai\/|undici)/.test(target);
         if (upward || vendor) offending.push(`${file}: ${target}`);
       }
     }
+    expect(offending).toEqual([]);
+  });
+
+  it('keeps src/protocol free of file I/O: files are read and written at the edge (src/files)', () => {
+    const offending = sourcesUnder(PROTOCOL).filter((file) => /from 'node:fs(\/promises)?'/.test(readFileSync(file, 'utf8')));
     expect(offending).toEqual([]);
   });
 });

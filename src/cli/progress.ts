@@ -1,5 +1,7 @@
 /** Progress on stderr: the live tree on a terminal, one plain line per notable trace event otherwise, and the end summary. */
 import type { TraceEvent, Tracer } from '../protocol/trace.js';
+import { knownTraceEvent } from '../protocol/trace-events.js';
+import type { Usage } from '../protocol/usage.js';
 import { RunTree } from './run-tree.js';
 import { formatSummary, summarize, type RunOutcome } from './summary.js';
 import { LiveTreeWriter, colorEnabled, type TerminalStream } from './tree-renderer.js';
@@ -8,35 +10,34 @@ function indent(event: TraceEvent): string {
   return '  '.repeat(event.depth);
 }
 
-function tokens(usage: unknown): string {
-  if (typeof usage !== 'object' || usage === null) return '';
-  const record = usage as Record<string, unknown>;
-  const cost = typeof record.costUsd === 'number' ? ` $${record.costUsd.toFixed(4)}` : '';
-  return ` ${Number(record.inputTokens ?? 0)}→${Number(record.outputTokens ?? 0)} tokens${cost}`;
+function tokens(usage: Usage & { costUsd?: number | null }): string {
+  const cost = typeof usage.costUsd === 'number' ? ` $${usage.costUsd.toFixed(4)}` : '';
+  return ` ${usage.inputTokens}→${usage.outputTokens} tokens${cost}`;
 }
 
 /** Formats an event as one progress line, or undefined for events not worth a line. */
 export function progressLine(event: TraceEvent): string | undefined {
   const at = indent(event);
-  switch (event.event) {
+  const known = knownTraceEvent(event);
+  switch (known?.event) {
     case 'run.started':
-      return `${at}▶ ${String(event.name ?? event.request)} (${String(event.model ?? 'no model')})`;
+      return `${at}▶ ${known.name} (${known.model ?? 'no model'})`;
     case 'model.response':
-      return `${at}  step ${String(event.step)}: ${String(event.model)}${tokens(event.usage)} ${String(event.ms)}ms`;
+      return `${at}  step ${known.step}: ${known.model}${tokens(known.usage)} ${known.ms}ms`;
     case 'model.retry':
-      return `${at}  ↻ step ${String(event.step)}: attempt ${String(event.attempt)} failed, retrying in ${String(event.waitMs)}ms: ${String(event.reason)}`;
+      return `${at}  ↻ step ${known.step}: attempt ${known.attempt} failed, retrying in ${known.waitMs}ms: ${known.reason}`;
     case 'call.started':
-      return `${at}  → ${String(event.tool)} [${String(event.call)}]`;
+      return `${at}  → ${known.tool} [${known.call}]`;
     case 'call.failed':
-      return `${at}  ✗ ${String(event.tool)} [${String(event.call)}] ${(event.error as { code: string }).code}: ${(event.error as { message: string }).message}`;
+      return `${at}  ✗ ${known.tool} [${known.call}] ${known.error.code}: ${known.error.message}`;
     case 'delegate.started':
-      return `${at}  ⇢ delegate ${String(event.delegate)} (${String(event.resolution)})`;
+      return `${at}  ⇢ delegate ${known.delegate} (${known.resolution})`;
     case 'delegate.failed':
-      return `${at}  ✗ delegate [${String(event.call)}] ${String(event.code)}`;
+      return `${at}  ✗ delegate [${known.call}] ${known.code}`;
     case 'run.completed':
-      return `${at}✓ done${tokens(event.usageTotal)}`;
+      return `${at}✓ done${tokens(known.usageTotal)}`;
     case 'run.failed':
-      return `${at}✗ ${String(event.code)}: ${String(event.message)}`;
+      return `${at}✗ ${known.code}: ${known.message}`;
     default:
       return undefined;
   }

@@ -1,6 +1,7 @@
 /** The run tree: a pure model of a run and its delegations, built from trace events, for the progress views and the summary. */
-import { addCost, addUsage, zeroUsage } from '../protocol/usage.js';
+import { addCost, addUsage, tokensOf, type UsageSummary, zeroUsage } from '../protocol/usage.js';
 import type { TraceEvent } from '../protocol/trace.js';
+import { knownTraceEvent } from '../protocol/trace-events.js';
 import type { Usage } from '../protocol/types.js';
 
 /** Where a run is: still going, finished with an output, failed, or cancelled by the user. */
@@ -11,16 +12,6 @@ export interface CallCounts {
   running: number;
   done: number;
   failed: number;
-}
-
-/** A run's usage as the trace reports it when the run ends (`run.completed`, `delegate.completed`). */
-export interface ReportedUsage {
-  tokens: Usage;
-  /** `null` when some answer had no known price. */
-  costUsd: number | null;
-  steps: number;
-  toolCalls: number;
-  ms: number;
 }
 
 /** One run: the top run or a delegation's child run. */
@@ -52,7 +43,7 @@ export interface RunNode {
   /** Child run ids, in the order their delegations started. */
   children: string[];
   /** Own plus descendants' usage as reported when the run ended; absent while running or after a failure. */
-  usageTotal?: ReportedUsage;
+  usageTotal?: UsageSummary;
   /** The model call being retried (`model.retry`), until its answer arrives or the run ends. */
   retry?: RetryState;
 }
@@ -64,47 +55,6 @@ export interface RetryState {
   reason: string;
   /** Epoch milliseconds when the next attempt starts. */
   retryAt: number;
-}
-
-function record(value: unknown): Record<string, unknown> | undefined {
-  return typeof value === 'object' && value !== null ? (value as Record<string, unknown>) : undefined;
-}
-
-function count(value: unknown): number {
-  return typeof value === 'number' && Number.isFinite(value) ? value : 0;
-}
-
-function text(value: unknown): string | undefined {
-  return typeof value === 'string' ? value : undefined;
-}
-
-/** Reads `{inputTokens, outputTokens, cacheReadTokens, cacheWriteTokens}` leniently. */
-function tokensOf(value: unknown): Usage {
-  const usage = record(value) ?? {};
-  return {
-    inputTokens: count(usage.inputTokens),
-    outputTokens: count(usage.outputTokens),
-    cacheReadTokens: count(usage.cacheReadTokens),
-    cacheWriteTokens: count(usage.cacheWriteTokens),
-  };
-}
-
-function reportedUsage(value: unknown): ReportedUsage | undefined {
-  const usage = record(value);
-  if (!usage) return undefined;
-  return {
-    tokens: tokensOf(usage),
-    costUsd: typeof usage.costUsd === 'number' ? usage.costUsd : null,
-    steps: count(usage.steps),
-    toolCalls: count(usage.toolCalls),
-    ms: count(usage.ms),
-  };
-}
-
-function lastSegment(reference: string): string {
-  const path = reference.split(/[?#]/)[0] ?? reference;
-  const file = path.split('/').filter(Boolean).pop() ?? reference;
-  return file.replace(/\.json$/i, '');
 }
 
 /**
@@ -124,97 +74,80 @@ export class RunTree {
     const parsed = Date.parse(event.ts);
     const at = Number.isNaN(parsed) ? this.lastTime : parsed;
     this.lastTime = Math.max(this.lastTime, at);
-    switch (event.event) {
+    const known = knownTraceEvent(event);
+    switch (known?.event) {
       case 'run.started': {
-        const node = this.ensure(event.run, event.parent, event.depth, at);
-        const request = text(event.request);
-        if (request !== undefined) node.request = request;
-        node.name = text(event.name) ?? (node.name === node.run && request ? lastSegment(request) : node.name);
-        node.model = text(event.model) ?? node.model;
+        const node = this.ensure(known.run, known.parent, known.depth, at);
+        node.request = known.request;
+        node.name = known.name;
+        node.model = known.model ?? node.model;
         node.startedAt = at;
         return true;
       }
       case 'delegate.started': {
-        const child = text(event.child);
-        if (child === undefined) return false;
-        const node = this.ensure(child, event.run, event.depth + 1, at);
-        const delegate = text(event.delegate);
-        if (delegate !== undefined) node.request ??= delegate;
-        node.name = text(event.name) ?? (node.name === node.run && delegate ? lastSegment(delegate) : node.name);
-        node.model = text(event.model) ?? node.model;
-        const call = text(event.call);
-        if (call !== undefined) node.call = call;
+        const child = this.ensure(known.child, known.run, known.depth + 1, at);
+        child.request ??= known.delegate;
+        child.name = known.name;
+        child.model = known.model ?? child.model;
+        child.call = known.call;
         return true;
       }
       case 'model.request': {
-        const node = this.ensure(event.run, event.parent, event.depth, at);
-        node.step = Math.max(node.step, count(event.step) + 1);
+        const node = this.ensure(known.run, known.parent, known.depth, at);
+        node.step = Math.max(node.step, known.step + 1);
         return true;
       }
       case 'model.retry': {
-        const node = this.ensure(event.run, event.parent, event.depth, at);
-        node.retry = { attempt: count(event.attempt), reason: text(event.reason) ?? '', retryAt: at + count(event.waitMs) };
+        const node = this.ensure(known.run, known.parent, known.depth, at);
+        node.retry = { attempt: known.attempt, reason: known.reason, retryAt: at + known.waitMs };
         return true;
       }
       case 'model.response': {
-        const node = this.ensure(event.run, event.parent, event.depth, at);
+        const node = this.ensure(known.run, known.parent, known.depth, at);
         delete node.retry;
-        node.tokens = addUsage(node.tokens, tokensOf(event.usage));
-        node.costUsd = addCost(node.costUsd, typeof event.costUsd === 'number' ? event.costUsd : null);
-        node.model = text(event.model) ?? node.model;
+        node.tokens = addUsage(node.tokens, known.usage);
+        node.costUsd = addCost(node.costUsd, known.costUsd);
+        node.model = known.model;
         return true;
       }
-      case 'call.started': {
-        const node = this.ensure(event.run, event.parent, event.depth, at);
-        const open = this.openCalls.get(node.run) ?? new Set<string>();
-        this.openCalls.set(node.run, open);
-        open.add(String(event.call));
-        node.calls.running = open.size;
-        return true;
-      }
+      case 'call.started':
       case 'call.completed':
       case 'call.failed': {
-        const node = this.ensure(event.run, event.parent, event.depth, at);
-        const open = this.openCalls.get(node.run);
-        open?.delete(String(event.call));
-        node.calls.running = open?.size ?? 0;
-        if (event.event === 'call.completed') node.calls.done++;
-        else node.calls.failed++;
+        const node = this.ensure(known.run, known.parent, known.depth, at);
+        const open = this.openCalls.get(node.run) ?? new Set<string>();
+        this.openCalls.set(node.run, open);
+        if (known.event === 'call.started') open.add(known.call);
+        else {
+          open.delete(known.call);
+          node.calls[known.event === 'call.completed' ? 'done' : 'failed']++;
+        }
+        node.calls.running = open.size;
         return true;
       }
       case 'delegate.completed':
       case 'delegate.failed': {
-        const child = text(event.child);
-        const node = child === undefined ? undefined : this.byId.get(child);
-        if (!node) return false;
-        if (event.event === 'delegate.completed') {
-          node.usageTotal = reportedUsage(event.usage) ?? node.usageTotal;
-          this.end(node, 'done', at);
-        } else {
-          const code = text(event.code) ?? 'worker_error';
-          this.end(node, code === 'cancelled_by_user' ? 'cancelled' : 'failed', at, { code, message: text(event.message) ?? '' });
+        const child = this.byId.get(known.child);
+        if (!child) return false;
+        if (known.event === 'delegate.failed') this.fail(child, known, at);
+        else {
+          child.usageTotal = known.usage;
+          this.end(child, 'done', at);
         }
         return true;
       }
       case 'run.completed': {
-        const node = this.ensure(event.run, event.parent, event.depth, at);
-        const own = reportedUsage(event.usage);
+        const node = this.ensure(known.run, known.parent, known.depth, at);
         // The run's own report is authoritative; the live counts were built from the same answers.
-        if (own) {
-          node.tokens = own.tokens;
-          node.costUsd = own.costUsd;
-          node.step = Math.max(node.step, own.steps);
-        }
-        node.usageTotal = reportedUsage(event.usageTotal) ?? node.usageTotal;
+        node.tokens = tokensOf(known.usage);
+        node.costUsd = known.usage.costUsd;
+        node.step = Math.max(node.step, known.usage.steps);
+        node.usageTotal = known.usageTotal;
         this.end(node, 'done', at);
         return true;
       }
-      case 'run.failed': {
-        const node = this.ensure(event.run, event.parent, event.depth, at);
-        const code = text(event.code) ?? 'model_error';
-        this.end(node, code === 'cancelled_by_user' ? 'cancelled' : 'failed', at, { code, message: text(event.message) ?? '' });
+      case 'run.failed':
+        this.fail(this.ensure(known.run, known.parent, known.depth, at), known, at);
         return true;
-      }
       default:
         return false;
     }
@@ -288,6 +221,11 @@ export class RunTree {
     return node;
   }
 
+  /** Ends a run that failed, or was cancelled, with the failure's code and message. */
+  private fail(node: RunNode, failure: { code: string; message: string }, at: number): void {
+    this.end(node, failure.code === 'cancelled_by_user' ? 'cancelled' : 'failed', at, { code: failure.code, message: failure.message });
+  }
+
   private end(node: RunNode, status: RunStatus, at: number, error?: { code: string; message: string }): void {
     if (node.status !== 'running') return;
     delete node.retry;
@@ -307,7 +245,7 @@ export function elapsedMs(node: RunNode, now: number): number {
  * `usageTotal` (tokens and cost include descendants; steps and tool calls are the run's own).
  * Used where the trace has no report, e.g. after a failure.
  */
-export function subtreeUsage(tree: RunTree, node: RunNode, now: number): ReportedUsage {
+export function subtreeUsage(tree: RunTree, node: RunNode, now: number): UsageSummary {
   let tokens = zeroUsage();
   let costUsd: number | null = 0;
   const visit = (current: RunNode) => {
@@ -316,5 +254,5 @@ export function subtreeUsage(tree: RunTree, node: RunNode, now: number): Reporte
     for (const child of tree.childrenOf(current)) visit(child);
   };
   visit(node);
-  return { tokens, costUsd, steps: node.step, toolCalls: node.calls.done + node.calls.failed + node.calls.running, ms: elapsedMs(node, now) };
+  return { ...tokens, costUsd, steps: node.step, toolCalls: node.calls.done + node.calls.failed + node.calls.running, ms: elapsedMs(node, now) };
 }

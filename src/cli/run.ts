@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 /** The `delegate-run` executable: a thin command-line layer over the library (spec/cli.md). */
-import { readFileSync, realpathSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
@@ -16,9 +16,11 @@ import { notJsonPlaceholder, toJsonData } from '../protocol/json-data.js';
 import type { LoadedRequest } from '../protocol/load-request.js';
 import type { Budget } from '../protocol/budget.js';
 import type { Activity, RunResult } from '../protocol/runtime.js';
-import { type JsonlFileSink, Tracer, jsonlFileSink } from '../protocol/trace.js';
+import { type JsonlFileSink, jsonlFileSink } from '../files/jsonl-file-sink.js';
+import { Tracer } from '../protocol/trace.js';
 import { APPROVAL_MODES, createApprovalHook, type ApprovalMode } from '../approvals/approval-policy.js';
 import { terminalPrompt } from './approval-prompt.js';
+import { isEntryPoint } from './entry.js';
 import { checkOutputPaths, type RunInput } from './output-paths.js';
 import { createProgress, type Progress } from './progress.js';
 
@@ -430,15 +432,6 @@ function reportSetupError(error: unknown, json: boolean, io: CliIo, say: (line: 
   return protocolError.code === 'cancelled_by_user' ? EXIT.cancelled : EXIT.usage;
 }
 
-function isMain(): boolean {
-  if (!process.argv[1]) return false;
-  try {
-    return import.meta.url === pathToFileURL(realpathSync(process.argv[1])).href;
-  } catch {
-    return false;
-  }
-}
-
 /** The signals that cancel a run, and the exit status of each: 128 + its number (CLI-13). */
 const SIGNAL_EXIT = { SIGINT: EXIT.cancelled, SIGTERM: 143, SIGHUP: 129 } as const;
 
@@ -461,7 +454,7 @@ function exitWhenWritten(status: number): void {
   }
 }
 
-if (isMain()) {
+if (isEntryPoint(import.meta.url)) {
   const controller = new AbortController();
   let received: keyof typeof SIGNAL_EXIT | undefined;
   for (const name of Object.keys(SIGNAL_EXIT) as (keyof typeof SIGNAL_EXIT)[]) {

@@ -1,12 +1,11 @@
 #!/usr/bin/env node
 /** The `delegate-serve` executable: publishes a folder of Request documents over HTTP, read-only. */
-import { realpathSync } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { resolve } from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { createRequestHandler } from '../server/handler.js';
 import { serve, type RunningServer } from '../server/node-listener.js';
+import { isEntryPoint } from './entry.js';
 
 /** The usage text `--help` prints and bad arguments repeat. */
 export const USAGE = `Usage: delegate-serve [dir] [--port 8787] [--host 127.0.0.1]
@@ -135,18 +134,7 @@ export async function main(argv: string[], io: ServeCommandIo = {}): Promise<num
   return 0;
 }
 
-/** True when this module is the script node was asked to run (npm bin links are symlinks, hence realpath). */
-function isDirectRun(): boolean {
-  const script = process.argv[1];
-  if (script === undefined) return false;
-  try {
-    return import.meta.url === pathToFileURL(realpathSync(script)).href;
-  } catch {
-    return false;
-  }
-}
-
-if (isDirectRun()) {
+if (isEntryPoint(import.meta.url)) {
   main(process.argv.slice(2)).then(
     (code) => {
       process.exitCode = code;

@@ -1,5 +1,5 @@
 /** The end-of-run summary on stderr: outcome, total tokens and cost, elapsed time, and a line per delegate. */
-import type { UsageSummary } from '../protocol/usage.js';
+import { tokensOf, type UsageSummary } from '../protocol/usage.js';
 import { subtreeUsage, type RunNode, type RunStatus, type RunTree } from './run-tree.js';
 import type { Usage } from '../protocol/types.js';
 import { STATUS_GLYPHS, formatCost, formatElapsed, formatModel, paint, type Style } from './tree-renderer.js';
@@ -84,7 +84,7 @@ function delegateLine(tree: RunTree, node: RunNode, root: RunNode | undefined, n
     status: node.status,
     ...(node.error ? { code: node.error.code } : {}),
     steps: usage.steps,
-    tokens: usage.tokens,
+    tokens: tokensOf(usage),
     costUsd: usage.costUsd,
     ms: usage.ms,
   };

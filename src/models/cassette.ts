@@ -1,7 +1,8 @@
 /** Replay cassettes (spec/cassettes.md): their types, their schema, and loading them with clear errors. */
 import type { Usage } from '../protocol/types.js';
 import { ModelConfigError } from './config-error.js';
-import { checkDocument, type DocumentReading, readDocument, readDocumentFile, readDocumentFileSync } from '../protocol/read-document.js';
+import { readDocumentFile, readDocumentFileSync } from '../files/read-document-file.js';
+import { checkDocument, type DocumentReading, readDocument } from '../protocol/read-document.js';
 
 /** Which model calls an entry answers; every field given must match, absent fields match anything. */
 export interface CassetteMatch {

@@ -3,7 +3,7 @@ import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Usage } from '../protocol/types.js';
 import { ModelConfigError } from './config-error.js';
-import { readDocumentFileSync } from '../protocol/read-document.js';
+import { readDocumentFileSync } from '../files/read-document-file.js';
 
 /** The tiers a Request or a delegate call may ask for (DEL-16; the model catalog, `config.tier`). */
 export type Tier = 'fast' | 'balanced' | 'deep';

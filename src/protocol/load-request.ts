@@ -1,6 +1,5 @@
 /** Loading Request documents: parse, normalise shorthands, validate everything, report every problem with file and pointer. */
 import { basename } from 'node:path';
-import { readFile } from 'node:fs/promises';
 import { RequestError, type Problem } from './errors.js';
 import type { HandlerRegistry } from './handlers.js';
 import { atPointer, nestingMessage, nestingProblem, parseJson, pointer } from './json.js';
@@ -36,19 +35,6 @@ export function parseRequestText(text: string, location: string, handlers: Handl
     throw new RequestError([{ document: location, ...problem }]);
   }
   return validateRequest(parsed.value, location, handlers);
-}
-
-/** Reads, parses and validates a Request file. */
-export async function loadRequestFile(path: string, handlers: HandlerRegistry): Promise<LoadedRequest> {
-  let text: string;
-  try {
-    text = await readFile(path, 'utf8');
-  } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    const message = code === 'ENOENT' ? 'Expected a Request file here, but there is none.' : `Expected a readable file: ${(error as Error).message}.`;
-    throw new RequestError([{ document: path, pointer: '', message }], code === 'ENOENT' ? 'delegate_not_found' : 'invalid_request');
-  }
-  return parseRequestText(text, path, handlers);
 }
 
 /**

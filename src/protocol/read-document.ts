@@ -3,8 +3,6 @@
  * against one of the project's schemas, every problem naming the document and a JSON pointer
  * (ERR-7). The result is a union, so callers decide which error class a bad document becomes.
  */
-import { readFileSync } from 'node:fs';
-import { readFile } from 'node:fs/promises';
 import type { Problem } from './errors.js';
 import { parseJson } from './json.js';
 import { describeErrors, documentSchema } from './schemas.js';
@@ -27,31 +25,4 @@ export function checkDocument<T = unknown>(value: unknown, location: string, sch
   const validate = documentSchema(schema);
   if (validate(value)) return { ok: true, value: value as T };
   return { ok: false, problems: describeErrors(validate.errors).map((issue) => ({ document: location, pointer: issue.pointer, message: issue.message })) };
-}
-
-function unreadable(path: string, error: unknown): DocumentReading<never> {
-  const reason = error instanceof Error ? error.message : String(error);
-  return { ok: false, problems: [{ document: path, pointer: '', message: `The file cannot be read: ${reason}` }] };
-}
-
-/** Reads and checks a document file: an unreadable file is one problem naming it. */
-export async function readDocumentFile<T = unknown>(path: string, schema?: string): Promise<DocumentReading<T>> {
-  let text: string;
-  try {
-    text = await readFile(path, 'utf8');
-  } catch (error) {
-    return unreadable(path, error);
-  }
-  return readDocument<T>(text, path, schema);
-}
-
-/** Synchronous `readDocumentFile`, for callers that must have the document at once. */
-export function readDocumentFileSync<T = unknown>(path: string, schema?: string): DocumentReading<T> {
-  let text: string;
-  try {
-    text = readFileSync(path, 'utf8');
-  } catch (error) {
-    return unreadable(path, error);
-  }
-  return readDocument<T>(text, path, schema);
 }

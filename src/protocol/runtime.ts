@@ -2,10 +2,10 @@
 import { ActivityRegistry, type ActivityOptions } from './activity-registry.js';
 import type { Model } from './model.js';
 import type { Budget } from './budget.js';
-import type { ProtocolError } from './errors.js';
+import { type ProtocolError, UsageError } from './errors.js';
 import { defaultHandlers } from './builtin-handlers.js';
 import type { HandlerRegistry } from './handlers.js';
-import { loadRequestFile, parseRequestText, validateRequest, type LoadedRequest } from './load-request.js';
+import { parseRequestText, validateRequest, type LoadedRequest } from './load-request.js';
 import { runRequest } from './run-loop.js';
 import type { RunTrace, Tracer } from './trace.js';
 import type { Call, Message, RequestDocument, ToolSchema } from './types.js';
@@ -145,11 +145,19 @@ export type RunResult =
 /** Transforms a document before its run starts (e.g. up-front delegate resolution). */
 export type RunPreparer = (request: LoadedRequest, options: RunOptions, runtime: Runtime) => Promise<LoadedRequest> | LoadedRequest;
 
+/**
+ * Reads the text of the Request file at `path` for {@link Runtime.load}; throws a RequestError
+ * naming the path when there is none or it cannot be read. The core reads no files itself.
+ */
+export type RequestFileReader = (path: string) => Promise<string>;
+
 /** Options of a Runtime. */
 export interface RuntimeOptions {
   handlers?: HandlerRegistry;
   activities?: Record<string, Activity>;
   preparers?: RunPreparer[];
+  /** How {@link Runtime.load} reads files (`createRuntime` gives the file system's). */
+  readRequestFile?: RequestFileReader;
 }
 
 export { DELEGATE_ACTIVITY } from './constants.js';
@@ -159,9 +167,11 @@ export class Runtime {
   readonly handlers: HandlerRegistry;
   readonly activities = new ActivityRegistry();
   private readonly runPreparers: RunPreparer[] = [];
+  private readonly readRequestFile: RequestFileReader | undefined;
 
   constructor(options: RuntimeOptions = {}) {
     this.handlers = options.handlers ?? defaultHandlers();
+    this.readRequestFile = options.readRequestFile;
     for (const [name, activity] of Object.entries(options.activities ?? {})) this.registerActivity(name, activity);
     for (const preparer of options.preparers ?? []) this.registerPreparer(preparer);
   }
@@ -198,9 +208,14 @@ export class Runtime {
     return validateRequest(document, location, this.handlers);
   }
 
-  /** Reads, parses and validates a Request file. */
-  load(path: string): Promise<LoadedRequest> {
-    return loadRequestFile(path, this.handlers);
+  /** Reads (through the Runtime's `readRequestFile`), parses and validates a Request file. */
+  async load(path: string): Promise<LoadedRequest> {
+    if (!this.readRequestFile) {
+      throw new UsageError(
+        `Cannot load ${path}: this Runtime reads no files. Create it with createRuntime(), give it { readRequestFile }, or pass the text to runtime.parse(text, location).`,
+      );
+    }
+    return this.parse(await this.readRequestFile(path), path);
   }
 
   /** Runs a loaded Request (or a plain document) to completion. Never throws for run failures. */

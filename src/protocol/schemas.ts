@@ -1,7 +1,12 @@
 /** JSON Schema validation: the project's own document schemas (spec/schemas) and users' schemas, compiled once and cached. */
-import { readFileSync, readdirSync } from 'node:fs';
 import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
+import callSchema from '../../spec/schemas/call.schema.json' with { type: 'json' };
+import cassetteSchema from '../../spec/schemas/cassette.schema.json' with { type: 'json' };
+import messageSchema from '../../spec/schemas/message.schema.json' with { type: 'json' };
+import modelsSchema from '../../spec/schemas/models.schema.json' with { type: 'json' };
+import requestSchema from '../../spec/schemas/request.schema.json' with { type: 'json' };
+import toolSchema from '../../spec/schemas/tool.schema.json' with { type: 'json' };
 import { pointerSegment } from './json.js';
 import type { JsonSchema } from './types.js';
 
@@ -11,19 +16,22 @@ const addFormats = addFormatsModule as unknown as (ajv: Ajv2020) => Ajv2020;
 /** The folder holding the JSON Schemas of every document (the single source of truth). */
 export const SCHEMA_DIRECTORY = new URL('../../spec/schemas/', import.meta.url);
 
+/**
+ * Every schema of spec/schemas, imported as JSON modules rather than read from the folder, so the
+ * core reads no files and a bundler can inline them (a test checks none of the folder's is missing).
+ */
+const DOCUMENT_SCHEMAS: readonly object[] = [callSchema, cassetteSchema, messageSchema, modelsSchema, requestSchema, toolSchema];
+
 const SCHEMA_BASE = 'https://delegate-run.dev/schemas/';
 
 let documentAjv: Ajv2020 | undefined;
 
-/** The ajv instance for the project's own schemas (strict), with every file of spec/schemas added. */
+/** The ajv instance for the project's own schemas (strict), with every schema of spec/schemas added. */
 function documentValidator(): Ajv2020 {
   if (documentAjv) return documentAjv;
   const ajv = new Ajv2020({ allErrors: true, strict: true, strictRequired: false, allowUnionTypes: true, ownProperties: true });
   addFormats(ajv);
-  for (const file of readdirSync(SCHEMA_DIRECTORY)) {
-    if (!file.endsWith('.schema.json')) continue;
-    ajv.addSchema(JSON.parse(readFileSync(new URL(file, SCHEMA_DIRECTORY), 'utf8')) as object);
-  }
+  for (const schema of DOCUMENT_SCHEMAS) ajv.addSchema(schema);
   documentAjv = ajv;
   return ajv;
 }

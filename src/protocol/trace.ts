@@ -1,14 +1,13 @@
 /** The trace: one event per thing that happens, shared by a run and all its children, written as JSONL. */
-import { closeSync, openSync, writeSync } from 'node:fs';
 import { notJsonPlaceholder, toJsonData } from './json-data.js';
+import type { TraceEventBase, TraceFieldsOf } from './trace-events.js';
 
-/** Fields every event carries (spec/trace.md TRACE-1). */
-export interface TraceEvent {
-  ts: string;
-  event: string;
-  run: string;
-  parent: string | null;
-  depth: number;
+/**
+ * An event as listeners receive it: the common fields (TRACE-1) and the event's own. Events the
+ * runtime emits have the fields `TraceEventMap` names (narrow with `KnownTraceEvent`); an
+ * Activity may emit events of its own with any fields.
+ */
+export interface TraceEvent extends TraceEventBase {
   [field: string]: unknown;
 }
 
@@ -50,9 +49,12 @@ export class RunTrace {
     readonly depth: number,
   ) {}
 
-  /** Emits `event` with the common fields; a field of the same name never overrides them (TRACE-1). */
-  emit(event: string, fields: Record<string, unknown> = {}): void {
-    const { ts: _ts, event: _event, run: _run, parent: _parent, depth: _depth, ...own } = fields;
+  /**
+   * Emits `event` with the common fields; a field of the same name never overrides them (TRACE-1).
+   * An event the runtime emits takes exactly its `TraceEventMap` fields.
+   */
+  emit<E extends string>(event: E, ...[fields = {}]: TraceFieldsOf<E>): void {
+    const { ts: _ts, event: _event, run: _run, parent: _parent, depth: _depth, ...own } = fields as Record<string, unknown>;
     this.tracer.emit({ ts: new Date().toISOString(), event, run: this.run, parent: this.parent, depth: this.depth, ...own });
   }
 }
@@ -80,58 +82,6 @@ export function traceLine(event: TraceEvent): string {
     const traceNote = `Parts that are not JSON were replaced: ${notes.slice(0, NOTED_PARTS).join('; ')}${more}.`;
     return `${JSON.stringify({ ...safe, traceNote })}\n`;
   }
-}
-
-/** A listener writing a JSONL trace file; see {@link jsonlFileSink}. */
-export interface JsonlFileSink extends TraceListener {
-  /** Releases the file; harmless when called again. */
-  close(): void;
-  /** The first failure to write (or close) the file, if any; the file stops at the event before it. */
-  readonly error: Error | undefined;
-}
-
-/**
- * A listener writing JSONL to a file synchronously, so every event is on disk the moment it
- * happens (a SIGINT or crash still leaves a complete trace). The listener never throws: a run is
- * not changed by its observers, so a write that fails (ENOSPC, EIO) is kept in `error`, nothing
- * more is written, and the caller reports it (TRACE-14). Opening the file throws as `openSync` does.
- */
-export function jsonlFileSink(path: string): JsonlFileSink {
-  const descriptor = openSync(path, 'w');
-  let open = true;
-  let failure: Error | undefined;
-  const fail = (error: unknown) => {
-    failure ??= error instanceof Error ? error : new Error(String(error));
-  };
-  const listener = (event: TraceEvent) => {
-    if (!open || failure) return;
-    try {
-      writeAll(descriptor, traceLine(event));
-    } catch (error) {
-      fail(error);
-    }
-  };
-  return Object.defineProperties(listener, {
-    close: {
-      value: () => {
-        if (!open) return;
-        open = false;
-        try {
-          closeSync(descriptor);
-        } catch (error) {
-          fail(error);
-        }
-      },
-    },
-    error: { get: () => failure },
-  }) as JsonlFileSink;
-}
-
-/** Writes all of `text`: a pipe or a terminal may take less than asked at once. */
-function writeAll(descriptor: number, text: string): void {
-  const bytes = Buffer.from(text, 'utf8');
-  let written = 0;
-  while (written < bytes.length) written += writeSync(descriptor, bytes, written, bytes.length - written);
 }
 
 /** A listener that keeps events in memory (tests, library users). */

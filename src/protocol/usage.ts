@@ -41,3 +41,8 @@ export function addUsage(total: Usage, more: Partial<Usage>): Usage {
   }
   return sum;
 }
+
+/** The token counts of a usage record or summary, without its cost and counts. */
+export function tokensOf(usage: Usage): Usage {
+  return addUsage(zeroUsage(), usage);
+}

@@ -1,17 +1,8 @@
 /** The anonymous resolver: `"anonymous"` builds a fresh Request from the delegating tool itself. */
-import type { HandlerRegistry } from '../protocol/handlers.js';
-import { validateRequest } from '../protocol/load-request.js';
 import { normalizeTool } from '../protocol/normalize.js';
 import { isMetaProperty, type JsonSchema, type ToolSchema } from '../protocol/types.js';
-import { checkIntegrity, splitIntegrity } from './integrity.js';
 import { isAnonymousReference } from './reference-forms.js';
-import type { ResolveContext, ResolvedRequest, Resolver } from './resolver.js';
-
-/** Options of {@link AnonymousResolver}. */
-export interface AnonymousResolverOptions {
-  /** The message handlers the built document is validated with. */
-  handlers: HandlerRegistry;
-}
+import type { LocatedRequest, ResolveContext, Resolver } from './resolver.js';
 
 /** The instructions an anonymous delegate gets when its tool has no description. */
 export function defaultAnonymousInstructions(toolName: string): string {
@@ -57,33 +48,26 @@ export function anonymousLocation(toolName: string): string {
 
 /**
  * Resolves `"anonymous"` (optionally pinned, `anonymous#sha256-…`) by building a Request from
- * `context.tool` with {@link anonymousRequest} and validating it, so the document is canonical and
- * a tool with an invalid parameter or output schema is a RequestError naming `anonymous:<tool>`
- * and the pointer. The result is exactly as trusted as the referring document: it is that document's own tool.
+ * `context.tool` with {@link anonymousRequest}, as the text `JSON.stringify` writes; read like any
+ * other, a tool with an invalid parameter or output schema is a RequestError naming
+ * `anonymous:<tool>` and the pointer. The result is exactly as trusted as the referring document:
+ * it is that document's own tool.
  */
 export class AnonymousResolver implements Resolver {
   /** The registry name of this resolver. */
   readonly name = 'anonymous';
   /** The reference form this resolver understands, for error messages. */
   readonly form = '"anonymous" (a Request built from the tool itself)';
-  private readonly handlers: HandlerRegistry;
-
-  constructor(options: AnonymousResolverOptions) {
-    this.handlers = options.handlers;
-  }
 
   /** Accepts `anonymous` and `anonymous#<integrity pin>`, whatever the base. */
   accepts(reference: string, _context?: ResolveContext): boolean {
     return isAnonymousReference(reference);
   }
 
-  /** Builds, pins and validates the anonymous Request of `context.tool`. */
-  async resolve(reference: string, context: ResolveContext): Promise<ResolvedRequest> {
-    const { pin } = splitIntegrity(reference);
+  /** Builds the anonymous Request of `context.tool`. */
+  async resolve(_reference: string, context: ResolveContext): Promise<LocatedRequest> {
     const location = anonymousLocation(context.toolName);
-    const raw = anonymousRequest(context.toolName, context.tool);
-    checkIntegrity(JSON.stringify(raw), pin, reference, location);
-    const loaded = validateRequest(raw, location, this.handlers);
-    return { location, name: location, document: loaded.document, trusted: context.trusted ?? true };
+    const content = JSON.stringify(anonymousRequest(context.toolName, context.tool));
+    return { location, content, name: location, trusted: context.trusted ?? true };
   }
 }

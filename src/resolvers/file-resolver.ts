@@ -2,18 +2,14 @@
 import { readFile, realpath, stat } from 'node:fs/promises';
 import { dirname, isAbsolute, resolve as resolvePath } from 'node:path';
 import { DelegateError } from '../protocol/errors.js';
-import type { HandlerRegistry } from '../protocol/handlers.js';
-import { parseRequestText } from '../protocol/load-request.js';
-import { checkIntegrity, splitIntegrity } from './integrity.js';
-import { decodeText, hasScheme, isAnonymousReference, isHttpUrl, isInside } from './reference-forms.js';
-import type { ResolveContext, ResolvedRequest, Resolver } from './resolver.js';
+import { splitIntegrity } from './integrity.js';
+import { hasScheme, isAnonymousReference, isHttpUrl, isInside } from './reference-forms.js';
+import type { LocatedRequest, ResolveContext, Resolver } from './resolver.js';
 
 /** Options of {@link FileResolver}. */
 export interface FileResolverOptions {
   /** The folder file delegates are confined to (made absolute against the working directory). */
   root: string;
-  /** The message handlers documents are validated with. */
-  handlers: HandlerRegistry;
 }
 
 /**
@@ -25,8 +21,7 @@ export interface FileResolverOptions {
  * never percent-decoded: refusing `%` outright means `%2e%2e`, `%2f` and `%5c` cannot smuggle a
  * separator or a parent step past the checks), does not end in `.json`, leaves the root lexically
  * (`..` is fine while it stays inside), or leaves the real root once symbolic links are followed.
- * A missing file is `delegate_not_found`; an invalid document is the loader's RequestError.
- * Documents under the root are trusted.
+ * A missing file is `delegate_not_found`. Documents under the root are trusted.
  */
 export class FileResolver implements Resolver {
   /** The registry name of this resolver. */
@@ -35,11 +30,9 @@ export class FileResolver implements Resolver {
   readonly form = 'a relative path to a .json file inside the root folder (resolved against the referring file)';
   /** The absolute root folder delegates are confined to. */
   readonly root: string;
-  private readonly handlers: HandlerRegistry;
 
   constructor(options: FileResolverOptions) {
     this.root = resolvePath(options.root);
-    this.handlers = options.handlers;
   }
 
   /**
@@ -53,9 +46,9 @@ export class FileResolver implements Resolver {
     return !isHttpUrl(context.base) && isAbsolute(context.base);
   }
 
-  /** Resolves, confines, reads, pins and validates the referenced file. */
-  async resolve(reference: string, context: ResolveContext): Promise<ResolvedRequest> {
-    const { reference: path, pin } = splitIntegrity(reference);
+  /** Resolves, confines and reads the referenced file. */
+  async resolve(reference: string, context: ResolveContext): Promise<LocatedRequest> {
+    const { reference: path } = splitIntegrity(reference);
     const refuse = (reason: string, data: Record<string, unknown> = {}): never => {
       throw new DelegateError('delegate_forbidden', `Delegate "${reference}" is forbidden: ${reason} (file delegates are confined to the root ${this.root}).`, {
         reference,
@@ -94,9 +87,7 @@ export class FileResolver implements Resolver {
     } catch (error) {
       throw this.fileError(error, reference, target);
     }
-    checkIntegrity(bytes, pin, reference, target);
-    const loaded = parseRequestText(decodeText(bytes), target, this.handlers);
-    return { location: loaded.location, name: loaded.name, document: loaded.document, trusted: true };
+    return { location: target, content: bytes, trusted: true };
   }
 
   private async realRoot(reference: string): Promise<string> {

@@ -1,34 +1,44 @@
 /** The resolver registry: resolvers in order, the first that accepts a reference resolves it; plus the default set. */
+import { defaultHandlers } from '../protocol/builtin-handlers.js';
 import { DelegateError } from '../protocol/errors.js';
 import type { HandlerRegistry } from '../protocol/handlers.js';
 import { AnonymousResolver } from './anonymous-resolver.js';
 import { FileResolver } from './file-resolver.js';
+import { readLocatedRequest } from './read-located-request.js';
 import type { ResolveContext, ResolvedRequest, Resolver } from './resolver.js';
 import { UrlResolver } from './url-resolver.js';
 
 /** The human description of the references a resolver understands: its `form` when it has one, else its name. */
 export function describeResolver(resolver: Resolver): string {
-  const form = (resolver as { form?: unknown }).form;
-  return typeof form === 'string' ? form : `references handled by the "${resolver.name}" resolver`;
+  return resolver.form ?? `references handled by the "${resolver.name}" resolver`;
+}
+
+/** Options of a {@link ResolverRegistry}. */
+export interface ResolverRegistryOptions {
+  /** The message handlers located documents are validated with (default: the built-in ones). */
+  handlers?: HandlerRegistry;
 }
 
 /**
- * Holds resolvers in order and resolves a reference with the first that accepts it. It is itself a
- * Resolver, so registries compose. No resolver accepting is `delegate_not_found`, listing the forms
- * understood.
+ * Holds resolvers in order and resolves a reference with the first that accepts it, then reads
+ * what it located: the integrity pin checked and the document validated here, once for every
+ * resolver. It is itself a Resolver, so registries compose. No resolver accepting is
+ * `delegate_not_found`, listing the forms understood.
  */
 export class ResolverRegistry implements Resolver {
   /** The registry name when used as a resolver. */
   readonly name = 'registry';
   private readonly ordered: Resolver[] = [];
+  private readonly handlers: HandlerRegistry;
 
-  constructor(resolvers: Iterable<Resolver> = []) {
+  constructor(resolvers: Iterable<Resolver> = [], options: ResolverRegistryOptions = {}) {
+    this.handlers = options.handlers ?? defaultHandlers();
     for (const resolver of resolvers) this.register(resolver);
   }
 
   /** Releases what resolvers hold open (the URL resolver's keep-alive connections). */
   async close(): Promise<void> {
-    await Promise.all(this.ordered.map((resolver) => (resolver as Resolver & { close?: () => Promise<void> }).close?.()));
+    await Promise.all(this.ordered.map((resolver) => resolver.close?.()));
   }
 
   /**
@@ -63,7 +73,10 @@ export class ResolverRegistry implements Resolver {
     return this.find(reference, context) !== undefined;
   }
 
-  /** Resolves with the first accepting resolver; `delegate_not_found` listing the forms understood when none does. */
+  /**
+   * Resolves with the first accepting resolver and reads what it located (pin, parse, validation);
+   * `delegate_not_found` listing the forms understood when none accepts.
+   */
   async resolve(reference: string, context: ResolveContext): Promise<ResolvedRequest> {
     const resolver = this.find(reference, context);
     if (!resolver) {
@@ -75,7 +88,8 @@ export class ResolverRegistry implements Resolver {
         { reference, toolName: context.toolName, base: context.base, available: this.ordered.map((entry) => entry.name) },
       );
     }
-    return resolver.resolve(reference, context);
+    const found = await resolver.resolve(reference, context);
+    return 'document' in found ? found : readLocatedRequest(reference, found, this.handlers);
   }
 }
 
@@ -87,8 +101,8 @@ export interface DefaultResolverOptions {
   allowHosts?: string[];
   /** Hosts whose documents are trusted to run local Activities (implicitly allowed too). */
   trustHosts?: string[];
-  /** The message handlers documents are validated with. */
-  handlers: HandlerRegistry;
+  /** The message handlers documents are validated with (default: the built-in ones). */
+  handlers?: HandlerRegistry;
   /** Timeout of each fetch phase (connect, headers, idle body), in ms; default 10 000. */
   fetchTimeoutMs?: number;
   /** Size cap of a fetched document, in bytes; default 1 MiB. */
@@ -97,15 +111,17 @@ export interface DefaultResolverOptions {
 
 /** A registry with the default resolvers, in order: `anonymous`, `url`, `file`. */
 export function createDefaultResolvers(options: DefaultResolverOptions): ResolverRegistry {
-  return new ResolverRegistry([
-    new AnonymousResolver({ handlers: options.handlers }),
-    new UrlResolver({
-      handlers: options.handlers,
-      allowHosts: options.allowHosts,
-      trustHosts: options.trustHosts,
-      timeoutMs: options.fetchTimeoutMs,
-      maxBytes: options.maxBytes,
-    }),
-    new FileResolver({ root: options.root, handlers: options.handlers }),
-  ]);
+  return new ResolverRegistry(
+    [
+      new AnonymousResolver(),
+      new UrlResolver({
+        allowHosts: options.allowHosts,
+        trustHosts: options.trustHosts,
+        timeoutMs: options.fetchTimeoutMs,
+        maxBytes: options.maxBytes,
+      }),
+      new FileResolver({ root: options.root }),
+    ],
+    options.handlers ? { handlers: options.handlers } : {},
+  );
 }

@@ -1,4 +1,4 @@
-/** The resolver interface: turns a `_delegate` reference into a loaded Request document. */
+/** The resolver interface: turns a `_delegate` reference into the Request document it names. */
 import type { RequestDocument, ToolSchema } from '../protocol/types.js';
 
 /** Where a delegate reference is resolved from. */
@@ -13,7 +13,7 @@ export interface ResolveContext {
   trusted?: boolean;
 }
 
-/** A resolved, loaded and validated delegate. */
+/** A resolved, loaded and validated delegate: what a ResolverRegistry gives its callers. */
 export interface ResolvedRequest {
   /** Canonical location: absolute file path, URL (without integrity fragment), or `anonymous:<tool>`. */
   location: string;
@@ -24,10 +24,34 @@ export interface ResolvedRequest {
   trusted: boolean;
 }
 
+/**
+ * What a resolver found: the document exactly as located, not yet read. The ResolverRegistry
+ * checks the reference's integrity pin against `content`, then parses and validates it once, with
+ * its own message handlers.
+ */
+export interface LocatedRequest {
+  /** Canonical location: absolute file path, URL (without integrity fragment), or `anonymous:<tool>`. */
+  location: string;
+  /** The document as read or fetched (bytes) or built (text): the pin is checked against exactly this. */
+  content: Uint8Array | string;
+  /** False for documents from hosts not trusted to run local Activities. */
+  trusted: boolean;
+  /** The name a run of it carries, when the resolver names it (default: `meta.name`, else the file name). */
+  name?: string;
+}
+
 /** A resolver handles one form of reference (relative path, URL, `anonymous`, worker name). */
 export interface Resolver {
   readonly name: string;
+  /** The form of reference it understands, in words, for the error listing them (default: its name). */
+  readonly form?: string;
   /** True when this resolver handles the reference in this context. */
   accepts(reference: string, context: ResolveContext): boolean;
-  resolve(reference: string, context: ResolveContext): Promise<ResolvedRequest>;
+  /**
+   * Locates the document the reference names (its pin, `#sha256-…`, is left to the registry). A
+   * resolver that returns a ResolvedRequest, already read and validated, is taken at its word.
+   */
+  resolve(reference: string, context: ResolveContext): Promise<LocatedRequest | ResolvedRequest>;
+  /** Releases what the resolver holds open (the URL resolver's keep-alive connections). */
+  close?(): Promise<void>;
 }

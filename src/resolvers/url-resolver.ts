@@ -3,12 +3,10 @@ import { Agent, request, type Dispatcher } from 'undici';
 import { DelegateError, RequestError, type ErrorCode } from '../protocol/errors.js';
 import { abortable } from '../protocol/abort.js';
 import { parseJson } from '../protocol/json.js';
-import type { HandlerRegistry } from '../protocol/handlers.js';
-import { parseRequestText } from '../protocol/load-request.js';
 import { HostList } from './host-list.js';
-import { checkIntegrity, splitIntegrity } from './integrity.js';
-import { decodeText, hasScheme, isAnonymousReference, isHttpUrl } from './reference-forms.js';
-import type { ResolveContext, ResolvedRequest, Resolver } from './resolver.js';
+import { splitIntegrity } from './integrity.js';
+import { hasScheme, isAnonymousReference, isHttpUrl } from './reference-forms.js';
+import type { LocatedRequest, ResolveContext, Resolver } from './resolver.js';
 
 /** Default timeout of each phase of a fetch (connect, headers, idle body), in milliseconds. */
 export const DEFAULT_FETCH_TIMEOUT_MS = 10_000;
@@ -17,8 +15,6 @@ export const DEFAULT_MAX_BYTES = 1024 * 1024;
 
 /** Options of {@link UrlResolver}. */
 export interface UrlResolverOptions {
-  /** The message handlers documents are validated with. */
-  handlers: HandlerRegistry;
   /** Hosts that may be fetched: `host` (any port) or `host:port` (that port only). Default: none. */
   allowHosts?: readonly string[];
   /** Hosts whose documents are trusted to run local Activities (same matching); they are allowed too. */
@@ -88,8 +84,7 @@ class FetchFailure extends Error {
  * - Answers with an ETag are cached in memory per resolver; every later load of the URL revalidates
  *   with `If-None-Match` and reuses the cached bytes on `304`. Answers without an ETag are not
  *   cached. Concurrent loads of one URL share a single request.
- * - The text is parsed with the loader's safe parser; `location` is the URL without its fragment;
- *   `trusted` is true only for hosts on `trustHosts`.
+ * - `location` is the URL without its fragment; `trusted` is true only for hosts on `trustHosts`.
  */
 export class UrlResolver implements Resolver {
   /** The registry name of this resolver. */
@@ -102,15 +97,13 @@ export class UrlResolver implements Resolver {
   readonly allowHosts: HostList;
   /** Hosts whose documents are trusted. */
   readonly trustHosts: HostList;
-  private readonly handlers: HandlerRegistry;
   private readonly maxBytes: number;
   private readonly timeouts: { connect: number; headers: number; body: number; total: number };
   private readonly agent: Dispatcher;
   private readonly cache = new Map<string, CacheEntry>();
   private readonly inFlight = new Map<string, Promise<Buffer>>();
 
-  constructor(options: UrlResolverOptions) {
-    this.handlers = options.handlers;
+  constructor(options: UrlResolverOptions = {}) {
     this.allowHosts = new HostList(options.allowHosts);
     this.trustHosts = new HostList(options.trustHosts);
     this.maxBytes = options.maxBytes ?? DEFAULT_MAX_BYTES;
@@ -131,9 +124,9 @@ export class UrlResolver implements Resolver {
     return isHttpUrl(context.base) && !hasScheme(reference);
   }
 
-  /** Checks the host, fetches (or revalidates) the document, checks its pin and validates it. */
-  async resolve(reference: string, context: ResolveContext): Promise<ResolvedRequest> {
-    const { reference: locator, pin } = splitIntegrity(reference);
+  /** Checks the host and fetches (or revalidates) the document. */
+  async resolve(reference: string, context: ResolveContext): Promise<LocatedRequest> {
+    const { reference: locator } = splitIntegrity(reference);
     const url = this.toUrl(reference, locator, context.base);
     url.hash = '';
     const location = url.href;
@@ -153,9 +146,7 @@ export class UrlResolver implements Resolver {
       const named = reference === location ? `"${reference}"` : `"${reference}" (${location})`;
       throw new DelegateError(error.code, `Delegate ${named} ${error.message}`, { reference, url: location, ...error.data }, { cause: error.cause });
     }
-    checkIntegrity(bytes, pin, reference, location);
-    const loaded = parseRequestText(decodeText(bytes), location, this.handlers);
-    return { location: loaded.location, name: loaded.name, document: loaded.document, trusted: this.trustHosts.matches(url) };
+    return { location, content: bytes, trusted: this.trustHosts.matches(url) };
   }
 
   /** Forgets every cached document (the next load of each URL downloads again). */

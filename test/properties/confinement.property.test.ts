@@ -3,7 +3,6 @@ import { mkdir, realpath, symlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { defaultHandlers } from '../../src/protocol/builtin-handlers.js';
 import { DelegateError } from '../../src/protocol/errors.js';
 import { FileResolver } from '../../src/resolvers/file-resolver.js';
 import { isInside } from '../../src/resolvers/reference-forms.js';
@@ -42,7 +41,7 @@ describe('file delegate confinement', () => {
     await symlink('../..', join(root, 'a', 'b', 'link-up'));
     await symlink('../..', join(root, 'a', 'link-above'));
     realRoot = await realpath(root);
-    resolver = new FileResolver({ root, handlers: defaultHandlers() });
+    resolver = new FileResolver({ root });
     bases = [undefined, join(root, 'main.json'), join(root, 'a', 'main.json'), join(root, 'a', 'b', 'main.json'), join(outside, 'main.json')];
   });
   afterAll(async () => {

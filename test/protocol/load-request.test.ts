@@ -1,11 +1,8 @@
-/** Unit tests of src/protocol/load-request.ts: every kind of document problem with its document and pointer (DOC-5), names (DOC-4), declared input (DOC-6). */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+/** Unit tests of src/protocol/load-request.ts: every kind of document problem with its document and pointer (DOC-5), names (DOC-4). */
+import { describe, expect, it } from 'vitest';
 import { defaultHandlers } from '../../src/protocol/builtin-handlers.js';
 import { type Problem, RequestError } from '../../src/protocol/errors.js';
-import { loadRequestFile, parseRequestText, requestName, validateRequest } from '../../src/protocol/load-request.js';
+import { parseRequestText, requestName, validateRequest } from '../../src/protocol/load-request.js';
 import { MAX_NESTING_DEPTH } from '../../src/protocol/json.js';
 import type { RequestDocument } from '../../src/protocol/types.js';
 
@@ -405,39 +402,5 @@ describe('requestName (DOC-4)', () => {
 
   it('falls back to the location itself when it has no last segment', () => {
     expect(requestName(document(), '/')).toBe('/');
-  });
-});
-
-describe('loadRequestFile', () => {
-  const folder = mkdtempSync(join(tmpdir(), 'load-request-'));
-  afterAll(() => rmSync(folder, { recursive: true, force: true }));
-
-  it('reads, parses and validates a file', async () => {
-    const path = join(folder, 'greeter.json');
-    writeFileSync(path, JSON.stringify({ context: [{ type: 'user', content: 'Hi.' }], schema: true }));
-    expect(await loadRequestFile(path, defaultHandlers())).toEqual({
-      document: { context: [{ type: 'user', text: 'Hi.' }], schema: true },
-      location: path,
-      name: 'greeter',
-    });
-  });
-
-  it('refuses a missing file with delegate_not_found, naming the path', async () => {
-    const path = join(folder, 'missing.json');
-    const error = await loadRequestFile(path, defaultHandlers()).catch((caught: unknown) => caught);
-    expect(error).toBeInstanceOf(RequestError);
-    expect(error).toMatchObject({ code: 'delegate_not_found', problems: [{ document: path, pointer: '' }] });
-  });
-
-  it('refuses a folder with invalid_request', async () => {
-    const error = await loadRequestFile(folder, defaultHandlers()).catch((caught: unknown) => caught);
-    expect(error).toMatchObject({ code: 'invalid_request', problems: [{ document: folder, message: expect.stringMatching(/^Expected a readable file/) }] });
-  });
-
-  it('reports invalid content against the file path', async () => {
-    const path = join(folder, 'bad.json');
-    writeFileSync(path, JSON.stringify({ context: [{ type: 'nope' }], schema: true }));
-    const error = await loadRequestFile(path, defaultHandlers()).catch((caught: unknown) => caught);
-    expect(error).toMatchObject({ code: 'invalid_request', problems: [{ document: path, pointer: '/context/0/type' }] });
   });
 });

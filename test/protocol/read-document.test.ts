@@ -1,9 +1,6 @@
 /** Unit tests of src/protocol/read-document.ts: one way to read a JSON document (ERR-7). */
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { checkDocument, readDocument, readDocumentFile, readDocumentFileSync } from '../../src/protocol/read-document.js';
+import { checkDocument, readDocument } from '../../src/protocol/read-document.js';
 
 describe('readDocument', () => {
   it('parses and validates against a schema of spec/schemas', () => {
@@ -29,28 +26,5 @@ describe('readDocument', () => {
 
   it('accepts any JSON without a schema', () => {
     expect(readDocument('[1, "two"]', 'x.json')).toEqual({ ok: true, value: [1, 'two'] });
-  });
-});
-
-describe('readDocumentFile', () => {
-  const folder = mkdtempSync(join(tmpdir(), 'read-document-'));
-  const file = join(folder, 'models.json');
-  writeFileSync(file, '{"models":{"openai:x":{"tier":"quick"}}}');
-
-  it('reads a file, async and sync alike', async () => {
-    const sync = readDocumentFileSync(file, 'models.schema.json');
-    expect(await readDocumentFile(file, 'models.schema.json')).toEqual(sync);
-    expect(sync.ok).toBe(false);
-    if (!sync.ok) expect(sync.problems[0]).toMatchObject({ document: file, pointer: expect.stringMatching(/^\/models\/openai:x/) });
-  });
-
-  it('turns an unreadable file into one problem naming it', async () => {
-    const missing = join(folder, 'missing.json');
-    const reading = await readDocumentFile(missing);
-    expect(reading.ok).toBe(false);
-    if (!reading.ok)
-      expect(reading.problems).toEqual([
-        expect.objectContaining({ document: missing, pointer: '', message: expect.stringMatching(/^The file cannot be read: /) }),
-      ]);
   });
 });

@@ -1,19 +1,17 @@
-/** Unit tests of src/protocol/trace.ts: common event fields (TRACE-1), listeners, the JSONL file written as it happens (TRACE-2), events that are not JSON (TRACE-13), write failures (TRACE-14). */
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+/** Unit tests of src/protocol/trace.ts: common event fields (TRACE-1), listeners, events that are not JSON (TRACE-13). */
+import { describe, expect, it } from 'vitest';
 import { MAX_JSON_DEPTH } from '../../src/protocol/json-data.js';
-import { RunTrace, type TraceEvent, Tracer, jsonlFileSink, memorySink, traceLine } from '../../src/protocol/trace.js';
+import { RunTrace, type TraceEvent, Tracer, memorySink, traceLine } from '../../src/protocol/trace.js';
 
 const event = (name: string): TraceEvent => ({ ts: new Date(0).toISOString(), event: name, run: 'run_1', parent: null, depth: 0 });
+const started = { request: '/requests/a.json', name: 'a', model: null, input: null };
 
 describe('RunTrace (TRACE-1)', () => {
   it('gives every event ts, event, run, parent and depth, plus its own fields', () => {
     const sink = memorySink();
     const trace = new RunTrace(new Tracer([sink]), 'run_child', 'run_parent', 1);
     const before = Date.now();
-    trace.emit('call.started', { call: '0.0', tool: 'greet' });
+    trace.emit('call.started', { call: '0.0', tool: 'greet', params: {}, instance: null });
     const [emitted] = sink.events;
     expect(emitted).toMatchObject({ event: 'call.started', run: 'run_child', parent: 'run_parent', depth: 1, call: '0.0', tool: 'greet' });
     expect(new Date(emitted!.ts).toISOString()).toBe(emitted!.ts);
@@ -22,7 +20,7 @@ describe('RunTrace (TRACE-1)', () => {
 
   it('gives the top run a null parent and depth 0', () => {
     const sink = memorySink();
-    new RunTrace(new Tracer([sink]), 'run_top', null, 0).emit('run.started');
+    new RunTrace(new Tracer([sink]), 'run_top', null, 0).emit('run.started', started);
     expect(sink.events[0]).toMatchObject({ event: 'run.started', run: 'run_top', parent: null, depth: 0 });
   });
 
@@ -36,8 +34,17 @@ describe('RunTrace (TRACE-1)', () => {
   it('shares one Tracer between a run and its children: both reach the same listeners, in order', () => {
     const sink = memorySink();
     const tracer = new Tracer([sink]);
-    new RunTrace(tracer, 'run_parent', null, 0).emit('delegate.started');
-    new RunTrace(tracer, 'run_child', 'run_parent', 1).emit('run.started');
+    new RunTrace(tracer, 'run_parent', null, 0).emit('delegate.started', {
+      call: '0.0',
+      child: 'run_child',
+      delegate: '/requests/a.json',
+      name: 'a',
+      resolution: 'runtime',
+      scopes: [],
+      model: null,
+      tier: null,
+    });
+    new RunTrace(tracer, 'run_child', 'run_parent', 1).emit('run.started', started);
     expect(sink.events.map((item) => `${item.run} ${item.event}`)).toEqual(['run_parent delegate.started', 'run_child run.started']);
   });
 });
@@ -72,8 +79,10 @@ describe('Tracer', () => {
       sink,
     ]);
     expect(() => tracer.emit(event('run.started'))).not.toThrow();
-    expect(() => new RunTrace(tracer, 'run_1', null, 0).emit('run.completed')).not.toThrow();
-    expect(sink.events.map((item) => item.event)).toEqual(['run.started', 'run.completed']);
+    expect(() =>
+      new RunTrace(tracer, 'run_1', null, 0).emit('run.failed', { code: 'model_error', message: 'No.', error: { code: 'model_error', message: 'No.' } }),
+    ).not.toThrow();
+    expect(sink.events.map((item) => item.event)).toEqual(['run.started', 'run.failed']);
   });
 });
 
@@ -83,40 +92,6 @@ describe('memorySink', () => {
     sink(event('a'));
     sink(event('b'));
     expect(sink.events.map((item) => item.event)).toEqual(['a', 'b']);
-  });
-});
-
-describe('jsonlFileSink (TRACE-2)', () => {
-  const folder = mkdtempSync(join(tmpdir(), 'trace-'));
-  afterAll(() => rmSync(folder, { recursive: true, force: true }));
-
-  it('writes each event as one JSON line before emit returns', () => {
-    const path = join(folder, 'sync.jsonl');
-    const sink = jsonlFileSink(path);
-    sink(event('run.started'));
-    expect(readFileSync(path, 'utf8')).toBe(`${JSON.stringify(event('run.started'))}\n`);
-    sink(event('run.completed'));
-    const lines = readFileSync(path, 'utf8').trimEnd().split('\n');
-    expect(lines.map((line) => (JSON.parse(line) as TraceEvent).event)).toEqual(['run.started', 'run.completed']);
-    sink.close();
-  });
-
-  it('replaces an existing file rather than appending to it', () => {
-    const path = join(folder, 'replaced.jsonl');
-    writeFileSync(path, 'old content\n');
-    const sink = jsonlFileSink(path);
-    sink.close();
-    expect(readFileSync(path, 'utf8')).toBe('');
-  });
-
-  it('writes nothing after close, and closing twice is harmless', () => {
-    const path = join(folder, 'closed.jsonl');
-    const sink = jsonlFileSink(path);
-    sink(event('a'));
-    sink.close();
-    expect(() => sink.close()).not.toThrow();
-    expect(() => sink(event('b'))).not.toThrow();
-    expect(readFileSync(path, 'utf8').trimEnd().split('\n')).toHaveLength(1);
   });
 });
 
@@ -145,22 +120,5 @@ describe('traceLine (TRACE-13)', () => {
   it('counts rather than lists a great many replaced parts', () => {
     const written = JSON.parse(traceLine({ ...event('x'), values: Array.from({ length: 25 }, (_, index) => BigInt(index)) })) as { traceNote: string };
     expect(written.traceNote).toContain('and 15 more');
-  });
-});
-
-describe('jsonlFileSink write failures (TRACE-14)', () => {
-  it('throws when the file cannot be opened', () => {
-    expect(() => jsonlFileSink(join(tmpdir(), 'no-such-folder-for-traces', 'trace.jsonl'))).toThrow(/ENOENT/);
-  });
-
-  it.skipIf(!existsSync('/dev/full'))('keeps the first write failure (ENOSPC) instead of throwing, and writes nothing more', () => {
-    const sink = jsonlFileSink('/dev/full');
-    expect(sink.error).toBeUndefined();
-    expect(() => sink(event('run.started'))).not.toThrow();
-    const first = sink.error;
-    expect(first?.message).toMatch(/ENOSPC/);
-    sink(event('run.completed'));
-    sink.close();
-    expect(sink.error).toBe(first);
   });
 });

@@ -1,10 +1,10 @@
 /** Unit tests of the anonymous resolver: the Request it builds from a tool. */
 import { describe, expect, it } from 'vitest';
-import { defaultHandlers } from '../../src/protocol/builtin-handlers.js';
 import type { ToolSchema } from '../../src/protocol/types.js';
 import { AnonymousResolver, anonymousRequest, defaultAnonymousInstructions } from '../../src/resolvers/anonymous-resolver.js';
+import { registered } from './helpers.js';
 
-const resolver = new AnonymousResolver({ handlers: defaultHandlers() });
+const resolver = registered(new AnonymousResolver());
 
 describe('AnonymousResolver', () => {
   it('uses the description as instructions, the parameters without meta-properties as input, and _output as schema', async () => {
@@ -54,6 +54,6 @@ describe('AnonymousResolver', () => {
     expect(resolver.accepts('anonymous#sha256-x')).toBe(true);
     expect(resolver.accepts('./anonymous')).toBe(false);
     expect(resolver.accepts('anonymous.json')).toBe(false);
-    expect(new AnonymousResolver({ handlers: defaultHandlers() }).accepts('anonymous', { base: 'https://h/x.json', toolName: 't', tool })).toBe(true);
+    expect(new AnonymousResolver().accepts('anonymous', { base: 'https://h/x.json', toolName: 't', tool })).toBe(true);
   });
 });

@@ -1,7 +1,6 @@
-/** The resolver contract, run against every implementation: file, url (untrusted and trusted hosts) and anonymous. */
+/** The resolver contract, run against every implementation: file, url (untrusted and trusted hosts) and anonymous. Each locates; behind a registry, what it locates is pinned, parsed and validated. */
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { defaultHandlers } from '../../src/protocol/builtin-handlers.js';
 import type { ToolSchema } from '../../src/protocol/types.js';
 import { AnonymousResolver, anonymousRequest } from '../../src/resolvers/anonymous-resolver.js';
 import { FileResolver } from '../../src/resolvers/file-resolver.js';
@@ -10,10 +9,12 @@ import type { ResolveContext, Resolver } from '../../src/resolvers/resolver.js';
 import { UrlResolver } from '../../src/resolvers/url-resolver.js';
 import {
   INVALID_POINTER,
+  type RegisteredResolver,
   expectDelegateError,
   expectRequestError,
   invalidDocument,
   makeTempDir,
+  registered,
   serveDocuments,
   startServer,
   validDocument,
@@ -35,7 +36,6 @@ interface ContractSubject {
 }
 
 const plainTool: ToolSchema = { type: 'object', properties: {} };
-const handlers = defaultHandlers();
 
 function context(base: string | undefined, toolName = 'delegate_tool', tool: ToolSchema = plainTool): ResolveContext {
   return { ...(base === undefined ? {} : { base }), toolName, tool };
@@ -47,7 +47,7 @@ async function fileSubject(): Promise<ContractSubject> {
   await writeDocument(join(dir.path, 'docs', 'bad.json'), invalidDocument());
   const base = join(dir.path, 'main.json');
   return {
-    resolver: new FileResolver({ root: dir.path, handlers }),
+    resolver: new FileResolver({ root: dir.path }),
     valid: { reference: './docs/good.json', context: context(base), name: 'good-doc', location: join(dir.path, 'docs', 'good.json'), trusted: true, bytes },
     invalid: { reference: 'docs/bad.json', context: context(base), document: join(dir.path, 'docs', 'bad.json'), pointer: INVALID_POINTER },
     foreign: [
@@ -63,7 +63,7 @@ async function fileSubject(): Promise<ContractSubject> {
 async function urlSubject(trusted: boolean): Promise<ContractSubject> {
   const bytes = JSON.stringify(validDocument());
   const server = await startServer(serveDocuments({ '/docs/good.json': bytes, '/docs/bad.json': JSON.stringify(invalidDocument()) }));
-  const resolver = new UrlResolver({ handlers, allowHosts: ['127.0.0.1'], trustHosts: trusted ? [`127.0.0.1:${server.port}`] : [] });
+  const resolver = new UrlResolver({ allowHosts: ['127.0.0.1'], trustHosts: trusted ? [`127.0.0.1:${server.port}`] : [] });
   const location = `${server.origin}/docs/good.json`;
   return {
     resolver,
@@ -91,7 +91,7 @@ async function anonymousSubject(): Promise<ContractSubject> {
   };
   const broken: ToolSchema = { type: 'object', properties: { _output: { type: 'not-a-type' } } };
   return {
-    resolver: new AnonymousResolver({ handlers }),
+    resolver: new AnonymousResolver(),
     valid: {
       reference: 'anonymous',
       context: context('/tmp/main.json', 'summarize', tool),
@@ -116,10 +116,18 @@ const implementations: { name: string; setup: () => Promise<ContractSubject> }[]
   { name: 'anonymous', setup: anonymousSubject },
 ];
 
+/** The text of what a resolver located. */
+function textOf(content: Uint8Array | string): string {
+  return typeof content === 'string' ? content : Buffer.from(content).toString('utf8');
+}
+
 describe.each(implementations)('the $name resolver', ({ setup }) => {
   let subject: ContractSubject;
+  /** The resolver behind a registry of its own, as callers meet it. */
+  let read: RegisteredResolver<Resolver>;
   beforeAll(async () => {
     subject = await setup();
+    read = registered(subject.resolver);
   });
   afterAll(async () => {
     await subject.cleanup();
@@ -136,8 +144,22 @@ describe.each(implementations)('the $name resolver', ({ setup }) => {
     }
   });
 
+  it('locates a document without reading it: its location, its exact content and its trust', async () => {
+    const located = await subject.resolver.resolve(subject.valid.reference, subject.valid.context);
+    expect('document' in located).toBe(false);
+    if ('document' in located) return;
+    expect(located.location).toBe(subject.valid.location);
+    expect(located.trusted).toBe(subject.valid.trusted);
+    expect(textOf(located.content)).toBe(subject.valid.bytes);
+  });
+
+  it('locates an invalid document too: reading it is the job of the registry', async () => {
+    const located = await subject.resolver.resolve(subject.invalid.reference, subject.invalid.context);
+    expect(located.location).toBe(subject.invalid.document);
+  });
+
   it('loads a valid document with its name, location and trust', async () => {
-    const resolved = await subject.resolver.resolve(subject.valid.reference, subject.valid.context);
+    const resolved = await read.resolve(subject.valid.reference, subject.valid.context);
     expect(resolved.name).toBe(subject.valid.name);
     expect(resolved.location).toBe(subject.valid.location);
     expect(resolved.trusted).toBe(subject.valid.trusted);
@@ -146,26 +168,26 @@ describe.each(implementations)('the $name resolver', ({ setup }) => {
   });
 
   it('rejects an invalid document with a RequestError naming the document and a pointer', async () => {
-    await expectRequestError(subject.resolver.resolve(subject.invalid.reference, subject.invalid.context), subject.invalid.document, subject.invalid.pointer);
+    await expectRequestError(read.resolve(subject.invalid.reference, subject.invalid.context), subject.invalid.document, subject.invalid.pointer);
   });
 
   it('loads a document whose integrity pin matches its bytes', async () => {
     const pinned = `${subject.valid.reference}#${integrityOf(subject.valid.bytes)}`;
     expect(subject.resolver.accepts(pinned, subject.valid.context)).toBe(true);
-    const resolved = await subject.resolver.resolve(pinned, subject.valid.context);
+    const resolved = await read.resolve(pinned, subject.valid.context);
     expect(resolved.location).toBe(subject.valid.location);
   });
 
   it('refuses a document whose integrity pin does not match, naming both digests', async () => {
     const expected = integrityOf('some other document');
-    const error = await expectDelegateError(subject.resolver.resolve(`${subject.valid.reference}#${expected}`, subject.valid.context), 'delegate_forbidden');
+    const error = await expectDelegateError(read.resolve(`${subject.valid.reference}#${expected}`, subject.valid.context), 'delegate_forbidden');
     expect(error.message).toContain(expected);
     expect(error.message).toContain(integrityOf(subject.valid.bytes));
   });
 
   it('reports a missing document as delegate_not_found naming the reference', async (test) => {
     if (!subject.missing) return test.skip();
-    const error = await expectDelegateError(subject.resolver.resolve(subject.missing.reference, subject.missing.context), 'delegate_not_found');
+    const error = await expectDelegateError(read.resolve(subject.missing.reference, subject.missing.context), 'delegate_not_found');
     expect(error.message).toContain(subject.missing.reference);
   });
 });

@@ -2,18 +2,17 @@
 import { mkdir, symlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { defaultHandlers } from '../../src/protocol/builtin-handlers.js';
 import type { ToolSchema } from '../../src/protocol/types.js';
 import { FileResolver } from '../../src/resolvers/file-resolver.js';
 import type { ResolveContext } from '../../src/resolvers/resolver.js';
-import { expectDelegateError, makeTempDir, validDocument, writeDocument, type TempDir } from './helpers.js';
+import { type RegisteredResolver, type TempDir, expectDelegateError, makeTempDir, registered, validDocument, writeDocument } from './helpers.js';
 
 const tool: ToolSchema = { type: 'object', properties: {} };
 
 describe('FileResolver', () => {
   let dir: TempDir;
   let root: string;
-  let resolver: FileResolver;
+  let resolver: RegisteredResolver<FileResolver>;
   /** A context whose referring document is `<root>/<relativeBase>`. */
   const from = (relativeBase: string | undefined): ResolveContext => ({
     ...(relativeBase === undefined ? {} : { base: join(root, relativeBase) }),
@@ -37,7 +36,7 @@ describe('FileResolver', () => {
     await symlink(join(dir.path, 'outside', 'secret.json'), join(root, 'secret-link.json'));
     await symlink(join(root, 'top.json'), join(root, 'a', 'top-link.json'));
     await symlink(join(root, 'nowhere.json'), join(root, 'dangling.json'));
-    resolver = new FileResolver({ root, handlers: defaultHandlers() });
+    resolver = registered(new FileResolver({ root }));
   });
   afterAll(async () => {
     await dir.cleanup();
@@ -131,7 +130,7 @@ describe('FileResolver', () => {
   });
 
   it('reports a missing root folder as delegate_not_found', async () => {
-    const lost = new FileResolver({ root: join(dir.path, 'no-such-root'), handlers: defaultHandlers() });
+    const lost = new FileResolver({ root: join(dir.path, 'no-such-root') });
     await expectDelegateError(lost.resolve('./x.json', { toolName: 't', tool }), 'delegate_not_found');
   });
 });

@@ -6,6 +6,8 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { expect } from 'vitest';
 import { DelegateError, RequestError, type ErrorCode } from '../../src/protocol/errors.js';
+import type { ResolveContext, ResolvedRequest, Resolver } from '../../src/resolvers/resolver.js';
+import { ResolverRegistry } from '../../src/resolvers/resolver-registry.js';
 
 /** A temporary folder removed by `cleanup`. */
 export interface TempDir {
@@ -25,6 +27,20 @@ export async function writeDocument(path: string, value: unknown): Promise<strin
   const text = typeof value === 'string' ? value : `${JSON.stringify(value, null, 2)}\n`;
   await writeFile(path, text);
   return text;
+}
+
+/** A resolver whose `resolve` gives what it gives callers: a Request read, through a registry holding only it, from what it locates. */
+export type RegisteredResolver<T extends Resolver> = Omit<T, 'resolve'> & { resolve(reference: string, context: ResolveContext): Promise<ResolvedRequest> };
+
+/**
+ * `resolver` behind a ResolverRegistry of its own, as callers meet it: what it locates comes back
+ * pinned, parsed and validated. Everything else (`stats`, `root`, `close`) is the resolver's own.
+ */
+export function registered<T extends Resolver>(resolver: T): RegisteredResolver<T> {
+  const registry = new ResolverRegistry([resolver]);
+  const wrapped = Object.create(resolver) as RegisteredResolver<T>;
+  wrapped.resolve = (reference, context) => registry.resolve(reference, context);
+  return wrapped;
 }
 
 /** A small valid Request document. */

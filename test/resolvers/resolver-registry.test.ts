@@ -6,7 +6,18 @@ import type { ToolSchema } from '../../src/protocol/types.js';
 import type { ResolveContext, ResolvedRequest, Resolver } from '../../src/resolvers/resolver.js';
 import { ResolverRegistry, createDefaultResolvers } from '../../src/resolvers/resolver-registry.js';
 import type { UrlResolver } from '../../src/resolvers/url-resolver.js';
-import { expectDelegateError, makeTempDir, serveDocuments, startServer, validDocument, writeDocument, type LoopbackServer, type TempDir } from './helpers.js';
+import { integrityOf } from '../../src/resolvers/integrity.js';
+import {
+  expectDelegateError,
+  expectRequestError,
+  makeTempDir,
+  serveDocuments,
+  startServer,
+  validDocument,
+  writeDocument,
+  type LoopbackServer,
+  type TempDir,
+} from './helpers.js';
 
 const tool: ToolSchema = { type: 'object', description: 'Do the thing.', properties: {} };
 
@@ -75,6 +86,30 @@ describe('ResolverRegistry', () => {
     custom.register(replacement);
     expect(custom.list()[0]).toBe(replacement);
     expect(custom.accepts('worker:x', at(base))).toBe(true);
+  });
+
+  it('reads what a resolver locates once, with its own handlers: a message type only they know is understood', async () => {
+    const notes: Resolver = {
+      name: 'notes',
+      accepts: (reference) => reference.startsWith('note:'),
+      resolve: async (reference) => ({
+        location: reference,
+        content: JSON.stringify({ context: [{ type: 'note', note: 'hi' }], schema: true }),
+        trusted: false,
+      }),
+    };
+    const handlers = defaultHandlers().register({ type: 'note', schema: { type: 'object', required: ['type', 'note'] } });
+    const resolved = await new ResolverRegistry([notes], { handlers }).resolve('note:a', at(base));
+    expect(resolved).toEqual({ location: 'note:a', name: 'note:a', trusted: false, document: { context: [{ type: 'note', note: 'hi' }], schema: true } });
+    await expectRequestError(new ResolverRegistry([notes]).resolve('note:a', at(base)), 'note:a', '/context/0/type');
+  });
+
+  it('checks the integrity pin of a reference against what its resolver located, whichever resolver it is', async () => {
+    const content = JSON.stringify(validDocument('pinned'));
+    const pinned: Resolver = { name: 'pinned', accepts: () => true, resolve: async () => ({ location: 'pinned:x', content, trusted: true }) };
+    const registry = new ResolverRegistry([pinned]);
+    expect((await registry.resolve(`pinned:x#${integrityOf(content)}`, at(base))).name).toBe('pinned');
+    await expectDelegateError(registry.resolve(`pinned:x#${integrityOf('other')}`, at(base)), 'delegate_forbidden');
   });
 
   it('describes a resolver without a form by its name, and an empty registry plainly', async () => {

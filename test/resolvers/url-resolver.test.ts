@@ -1,12 +1,11 @@
 /** Unit tests of the URL resolver against loopback servers: caching, sharing, allow-list, limits, statuses, timeouts. */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
-import { defaultHandlers } from '../../src/protocol/builtin-handlers.js';
 import type { ToolSchema } from '../../src/protocol/types.js';
 import { integrityOf } from '../../src/resolvers/integrity.js';
 import type { ResolveContext } from '../../src/resolvers/resolver.js';
 import { UrlResolver, isJsonMediaType, type UrlResolverOptions } from '../../src/resolvers/url-resolver.js';
-import { expectDelegateError, serveDocuments, startServer, validDocument, type LoopbackServer } from './helpers.js';
+import { type LoopbackServer, type RegisteredResolver, expectDelegateError, registered, serveDocuments, startServer, validDocument } from './helpers.js';
 
 const tool: ToolSchema = { type: 'object', properties: {} };
 const context = (base?: string, signal?: AbortSignal): ResolveContext => ({ ...(base ? { base } : {}), ...(signal ? { signal } : {}), toolName: 't', tool });
@@ -24,10 +23,10 @@ describe('UrlResolver', () => {
     return server;
   }
 
-  function make(options: Partial<UrlResolverOptions> = {}): UrlResolver {
-    const resolver = new UrlResolver({ handlers: defaultHandlers(), allowHosts: ['127.0.0.1'], ...options });
+  function make(options: Partial<UrlResolverOptions> = {}): RegisteredResolver<UrlResolver> {
+    const resolver = new UrlResolver({ allowHosts: ['127.0.0.1'], ...options });
     cleanups.push(() => resolver.close());
-    return resolver;
+    return registered(resolver);
   }
 
   it('downloads once, then revalidates with If-None-Match and reuses the body on 304', async () => {
@@ -89,7 +88,7 @@ describe('UrlResolver', () => {
   });
 
   it('refuses by default, with no hosts allowed', async () => {
-    const resolver = new UrlResolver({ handlers: defaultHandlers() });
+    const resolver = new UrlResolver();
     cleanups.push(() => resolver.close());
     await expectDelegateError(resolver.resolve('http://127.0.0.1:9/doc.json', context()), 'delegate_forbidden');
   });

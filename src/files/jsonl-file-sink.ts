@@ -1,0 +1,55 @@
+/** The JSONL trace file: a trace listener writing each event to disk the moment it happens (spec/trace.md TRACE-2, TRACE-14). */
+import { closeSync, openSync, writeSync } from 'node:fs';
+import { type TraceEvent, type TraceListener, traceLine } from '../protocol/trace.js';
+
+/** A listener writing a JSONL trace file; see {@link jsonlFileSink}. */
+export interface JsonlFileSink extends TraceListener {
+  /** Releases the file; harmless when called again. */
+  close(): void;
+  /** The first failure to write (or close) the file, if any; the file stops at the event before it. */
+  readonly error: Error | undefined;
+}
+
+/**
+ * A listener writing JSONL to a file synchronously, so every event is on disk the moment it
+ * happens (a SIGINT or crash still leaves a complete trace). The listener never throws: a run is
+ * not changed by its observers, so a write that fails (ENOSPC, EIO) is kept in `error`, nothing
+ * more is written, and the caller reports it (TRACE-14). Opening the file throws as `openSync` does.
+ */
+export function jsonlFileSink(path: string): JsonlFileSink {
+  const descriptor = openSync(path, 'w');
+  let open = true;
+  let failure: Error | undefined;
+  const fail = (error: unknown) => {
+    failure ??= error instanceof Error ? error : new Error(String(error));
+  };
+  const listener = (event: TraceEvent) => {
+    if (!open || failure) return;
+    try {
+      writeAll(descriptor, traceLine(event));
+    } catch (error) {
+      fail(error);
+    }
+  };
+  return Object.defineProperties(listener, {
+    close: {
+      value: () => {
+        if (!open) return;
+        open = false;
+        try {
+          closeSync(descriptor);
+        } catch (error) {
+          fail(error);
+        }
+      },
+    },
+    error: { get: () => failure },
+  }) as JsonlFileSink;
+}
+
+/** Writes all of `text`: a pipe or a terminal may take less than asked at once. */
+function writeAll(descriptor: number, text: string): void {
+  const bytes = Buffer.from(text, 'utf8');
+  let written = 0;
+  while (written < bytes.length) written += writeSync(descriptor, bytes, written, bytes.length - written);
+}

@@ -1,0 +1,177 @@
+/** The trace's vocabulary: every event the runtime emits and the fields each carries (spec/trace.md). */
+import type { ErrorCode, ErrorJson } from './errors.js';
+import type { ProviderMessage } from './model.js';
+import type { ConfirmDecision } from './runtime.js';
+import type { JsonSchema, RequestConfig, Usage } from './types.js';
+import type { UsageSummary } from './usage.js';
+
+/** The fields every event carries, whatever its name (TRACE-1). */
+export interface TraceEventBase {
+  /** ISO 8601 time. */
+  ts: string;
+  /** A `noun.verb` name. */
+  event: string;
+  /** The id of the run the event belongs to. */
+  run: string;
+  /** The parent run's id, `null` at the top. */
+  parent: string | null;
+  /** 0 at the top (DEL-14). */
+  depth: number;
+}
+
+/** The fields of a call's events (TRACE-6, TRACE-8). */
+interface CallFields {
+  /** The call id (CALL-2). */
+  call: string;
+  tool: string;
+}
+
+/** The fields of a delegation's events (TRACE-7). */
+interface DelegateFields {
+  /** The delegating call's id. */
+  call: string;
+  /** The child run's id. */
+  child: string;
+}
+
+/**
+ * Event name → the fields that event carries besides the common ones. `RunTrace.emit` takes a
+ * known name only with exactly these fields, so a missing or misspelt field is a type error.
+ */
+export interface TraceEventMap {
+  /** TRACE-3. */
+  'run.started': {
+    /** The resolved location: absolute file path, URL or `anonymous:<tool>`. */
+    request: string;
+    name: string;
+    /** The model spec, `null` when the run has none. */
+    model: string | null;
+    /** The input the run was given, or `null`. */
+    input: unknown;
+  };
+  /** TRACE-4: one per attempt. */
+  'model.request': {
+    step: number;
+    /** 0 for the first ask, then re-asks. */
+    attempt: number;
+    /** Exactly what the model was sent (MSG-18). */
+    messages: ProviderMessage[];
+    /** The Solution schema sent (TOOL-7). */
+    schema: JsonSchema;
+  };
+  /** TRACE-12: one per retry of a model call, before the wait. */
+  'model.retry': {
+    step: number;
+    /** The attempt that failed: 1 for the first. */
+    attempt: number;
+    reason: string;
+    waitMs: number;
+  };
+  /** TRACE-5: one per attempt. */
+  'model.response': {
+    step: number;
+    attempt: number;
+    /** The parsed answer, `null` when it was not JSON (then `text` holds the raw answer). */
+    solution: unknown;
+    text?: string;
+    /** The model that answered. */
+    model: string;
+    usage: Usage;
+    /** `null` when the price is unknown. */
+    costUsd: number | null;
+    ms: number;
+    /** How the answer's shape was asked for (MODEL-5). */
+    responseFormat?: string;
+  };
+  /** TRACE-6. */
+  'call.started': CallFields & {
+    /** The call's parameters (CALL-4). */
+    params: Record<string, unknown>;
+    instance: string | null;
+  };
+  /** TRACE-6. */
+  'call.completed': CallFields & {
+    /** The value the call produced, or `null`. */
+    result: unknown;
+  };
+  /** TRACE-6. */
+  'call.failed': CallFields & { error: ErrorJson };
+  /** TRACE-8. */
+  'approval.requested': CallFields & { params: Record<string, unknown> };
+  /** TRACE-8. */
+  'approval.decided': CallFields & { decision: ConfirmDecision['decision']; reason: string | null };
+  /** TRACE-7. */
+  'delegate.started': DelegateFields & {
+    /** The resolved location of the child's Request. */
+    delegate: string;
+    /** The child's request name. */
+    name: string;
+    resolution: 'runtime' | 'upfront';
+    /** The scopes used, `[]` when none. */
+    scopes: string[];
+    /** The child's model spec, or `null`. */
+    model: string | null;
+    /** The child's `config.tier`, or `null`. */
+    tier: NonNullable<RequestConfig['tier']> | null;
+  };
+  /** TRACE-7. */
+  'delegate.completed': DelegateFields & {
+    /** The child's total usage. */
+    usage: UsageSummary;
+  };
+  /** TRACE-7: the child's own error, flat and as data. */
+  'delegate.failed': DelegateFields & { code: ErrorCode; message: string; error: ErrorJson };
+  /** TRACE-9. */
+  'run.completed': {
+    output: unknown;
+    /** The run's own usage (LOOP-15). */
+    usage: UsageSummary;
+    /** Own plus every descendant's (DEL-17). */
+    usageTotal: UsageSummary;
+  };
+  /** TRACE-10: the error flat and as data. */
+  'run.failed': { code: ErrorCode; message: string; error: ErrorJson };
+}
+
+/** The name of an event the runtime emits. */
+export type TraceEventName = keyof TraceEventMap;
+
+/** One emitted event of a known name, as listeners receive it. */
+export type TraceEventOf<E extends TraceEventName> = TraceEventBase & { event: E } & TraceEventMap[E];
+
+/** Any event the runtime emits, discriminated by `event`. */
+export type KnownTraceEvent = { [E in TraceEventName]: TraceEventOf<E> }[TraceEventName];
+
+/**
+ * The fields argument of `RunTrace.emit` for an event name: exactly the map's fields for a known
+ * name; for another name (an Activity's own event), any fields or none.
+ */
+export type TraceFieldsOf<E extends string> = E extends TraceEventName ? [fields: TraceEventMap[E]] : [fields?: Record<string, unknown>];
+
+/** Every name of {@link TraceEventMap}, at run time. */
+export const TRACE_EVENT_NAMES: readonly TraceEventName[] = Object.keys({
+  'run.started': true,
+  'model.request': true,
+  'model.retry': true,
+  'model.response': true,
+  'call.started': true,
+  'call.completed': true,
+  'call.failed': true,
+  'approval.requested': true,
+  'approval.decided': true,
+  'delegate.started': true,
+  'delegate.completed': true,
+  'delegate.failed': true,
+  'run.completed': true,
+  'run.failed': true,
+} satisfies Record<TraceEventName, true>) as TraceEventName[];
+
+const KNOWN: ReadonlySet<string> = new Set(TRACE_EVENT_NAMES);
+
+/**
+ * The event typed by its name when the runtime emits events of that name, else `undefined` (an
+ * Activity's own event). Its fields are trusted, not checked: `RunTrace.emit` is typed by the map.
+ */
+export function knownTraceEvent(event: TraceEventBase): KnownTraceEvent | undefined {
+  return KNOWN.has(event.event) ? (event as KnownTraceEvent) : undefined;
+}

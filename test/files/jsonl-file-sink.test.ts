@@ -1,0 +1,60 @@
+/** Unit tests of src/files/jsonl-file-sink.ts: the JSONL trace file written as it happens (TRACE-2), write failures (TRACE-14). */
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { jsonlFileSink } from '../../src/files/jsonl-file-sink.js';
+import type { TraceEvent } from '../../src/protocol/trace.js';
+
+const event = (name: string): TraceEvent => ({ ts: new Date(0).toISOString(), event: name, run: 'run_1', parent: null, depth: 0 });
+
+describe('jsonlFileSink (TRACE-2)', () => {
+  const folder = mkdtempSync(join(tmpdir(), 'trace-'));
+  afterAll(() => rmSync(folder, { recursive: true, force: true }));
+
+  it('writes each event as one JSON line before emit returns', () => {
+    const path = join(folder, 'sync.jsonl');
+    const sink = jsonlFileSink(path);
+    sink(event('run.started'));
+    expect(readFileSync(path, 'utf8')).toBe(`${JSON.stringify(event('run.started'))}\n`);
+    sink(event('run.completed'));
+    const lines = readFileSync(path, 'utf8').trimEnd().split('\n');
+    expect(lines.map((line) => (JSON.parse(line) as TraceEvent).event)).toEqual(['run.started', 'run.completed']);
+    sink.close();
+  });
+
+  it('replaces an existing file rather than appending to it', () => {
+    const path = join(folder, 'replaced.jsonl');
+    writeFileSync(path, 'old content\n');
+    const sink = jsonlFileSink(path);
+    sink.close();
+    expect(readFileSync(path, 'utf8')).toBe('');
+  });
+
+  it('writes nothing after close, and closing twice is harmless', () => {
+    const path = join(folder, 'closed.jsonl');
+    const sink = jsonlFileSink(path);
+    sink(event('a'));
+    sink.close();
+    expect(() => sink.close()).not.toThrow();
+    expect(() => sink(event('b'))).not.toThrow();
+    expect(readFileSync(path, 'utf8').trimEnd().split('\n')).toHaveLength(1);
+  });
+});
+
+describe('jsonlFileSink write failures (TRACE-14)', () => {
+  it('throws when the file cannot be opened', () => {
+    expect(() => jsonlFileSink(join(tmpdir(), 'no-such-folder-for-traces', 'trace.jsonl'))).toThrow(/ENOENT/);
+  });
+
+  it.skipIf(!existsSync('/dev/full'))('keeps the first write failure (ENOSPC) instead of throwing, and writes nothing more', () => {
+    const sink = jsonlFileSink('/dev/full');
+    expect(sink.error).toBeUndefined();
+    expect(() => sink(event('run.started'))).not.toThrow();
+    const first = sink.error;
+    expect(first?.message).toMatch(/ENOSPC/);
+    sink(event('run.completed'));
+    sink.close();
+    expect(sink.error).toBe(first);
+  });
+});

@@ -1,0 +1,140 @@
+/** The trace's event map (src/protocol/trace-events.ts) against what runs really emit: every event the map names, with exactly its fields (spec/trace.md). */
+import { resolve } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { createRuntime } from '../../src/create-runtime.js';
+import { ReplayModel } from '../../src/models/replay.js';
+import type { Model, ModelRequest, ModelResponse } from '../../src/protocol/model.js';
+import { TRACE_EVENT_NAMES, type TraceEventMap, type TraceEventName, knownTraceEvent } from '../../src/protocol/trace-events.js';
+import { type TraceEvent, Tracer, memorySink } from '../../src/protocol/trace.js';
+import type { RequestDocument } from '../../src/protocol/types.js';
+
+/** Each event's own fields, required or optional; typed so that every field of the map is listed and no other. */
+const FIELDS: { [E in TraceEventName]: Record<keyof TraceEventMap[E], 'required' | 'optional'> } = {
+  'run.started': { request: 'required', name: 'required', model: 'required', input: 'required' },
+  'model.request': { step: 'required', attempt: 'required', messages: 'required', schema: 'required' },
+  'model.retry': { step: 'required', attempt: 'required', reason: 'required', waitMs: 'required' },
+  'model.response': {
+    step: 'required',
+    attempt: 'required',
+    solution: 'required',
+    text: 'optional',
+    model: 'required',
+    usage: 'required',
+    costUsd: 'required',
+    ms: 'required',
+    responseFormat: 'optional',
+  },
+  'call.started': { call: 'required', tool: 'required', params: 'required', instance: 'required' },
+  'call.completed': { call: 'required', tool: 'required', result: 'required' },
+  'call.failed': { call: 'required', tool: 'required', error: 'required' },
+  'approval.requested': { call: 'required', tool: 'required', params: 'required' },
+  'approval.decided': { call: 'required', tool: 'required', decision: 'required', reason: 'required' },
+  'delegate.started': {
+    call: 'required',
+    child: 'required',
+    delegate: 'required',
+    name: 'required',
+    resolution: 'required',
+    scopes: 'required',
+    model: 'required',
+    tier: 'required',
+  },
+  'delegate.completed': { call: 'required', child: 'required', usage: 'required' },
+  'delegate.failed': { call: 'required', child: 'required', code: 'required', message: 'required', error: 'required' },
+  'run.completed': { output: 'required', usage: 'required', usageTotal: 'required' },
+  'run.failed': { code: 'required', message: 'required', error: 'required' },
+};
+
+const COMMON = ['ts', 'event', 'run', 'parent', 'depth'];
+
+/** Why an event does not have exactly its map's fields, or undefined when it does. */
+function mismatch(event: TraceEvent): string | undefined {
+  const known = knownTraceEvent(event);
+  if (!known) return `${event.event} is not in the map`;
+  const fields: Record<string, 'required' | 'optional'> = FIELDS[known.event];
+  const own = Object.keys(event).filter((key) => !COMMON.includes(key));
+  const extra = own.filter((key) => !(key in fields));
+  const missing = Object.keys(fields).filter((key) => fields[key] === 'required' && !own.includes(key));
+  return extra.length + missing.length === 0 ? undefined : `${event.event}: extra ${extra.join(',') || '-'}, missing ${missing.join(',') || '-'}`;
+}
+
+/** A model answering by request name, that reports one retry before the parent's first answer. */
+function scriptedModel(answers: Record<string, (request: ModelRequest) => unknown>): Model {
+  return {
+    id: 'scripted:test',
+    async generate(request): Promise<ModelResponse> {
+      const answer = answers[request.requestName];
+      if (!answer) throw new Error(`No answer for ${request.requestName}.`);
+      if (request.step === 0 && request.requestName === 'parent') request.onRetry?.({ attempt: 1, reason: 'The server was busy.', waitMs: 0 });
+      const solution = answer(request);
+      return {
+        text: typeof solution === 'string' ? solution : JSON.stringify(solution),
+        ...(typeof solution === 'string' ? {} : { solution }),
+        model: 'scripted:test',
+        usage: { inputTokens: 1, outputTokens: 1, cacheReadTokens: 0, cacheWriteTokens: 0 },
+        costUsd: 0,
+      };
+    },
+  };
+}
+
+const parent: RequestDocument = {
+  meta: { name: 'parent' },
+  context: [
+    { type: 'text', role: 'system', text: 'Do the work.' },
+    {
+      type: 'tool',
+      tool: {
+        helper: { type: 'object', description: 'A helper that fails.', properties: { topic: { type: 'string' }, _delegate: { const: 'anonymous' } } },
+        send: { type: 'object', properties: { to: { type: 'string' } }, _approval: 'required', _output: { type: 'string' } },
+      },
+    },
+  ],
+  schema: { type: 'string' },
+} as RequestDocument;
+
+describe('the trace event map', () => {
+  it('names every event a delegating run emits, with exactly its fields', async () => {
+    const music = resolve('requests/music');
+    const runtime = createRuntime({ root: music });
+    const sink = memorySink();
+    const result = await runtime.run(await runtime.load(resolve(music, 'producer.json')), {
+      model: await ReplayModel.fromFile(resolve(music, 'producer.cassette.json')),
+      input: { brief: 'a sad ballad', ambience: 'rain on a window' },
+      tracer: new Tracer([sink]),
+    });
+    expect(result.ok).toBe(true);
+    expect(sink.events.map(mismatch).filter(Boolean)).toEqual([]);
+  });
+
+  it('names retries, approvals, failed calls, failed delegates and failed runs, with exactly their fields', async () => {
+    const runtime = createRuntime({ root: process.cwd() });
+    const sink = memorySink();
+    const model = scriptedModel({
+      parent: (request) =>
+        request.step === 0
+          ? {
+              calls: [
+                { _tool: 'helper', topic: 'x' },
+                { _tool: 'send', to: 'a@example.com', _output: 'sent' },
+              ],
+              output: null,
+            }
+          : 'not JSON',
+      'anonymous:helper': () => 'not JSON either',
+    });
+    const result = await runtime.run(parent, {
+      model,
+      tracer: new Tracer([sink]),
+      maxSteps: 2,
+      confirm: Object.assign(() => ({ decision: 'rejected' as const, reason: 'Not today.' }), {
+        appliesTo: (request: { toolName: string }) => request.toolName === 'send',
+      }),
+    });
+    expect(result.ok).toBe(false);
+    const names = new Set(sink.events.map((event) => event.event));
+    const music = ['run.completed', 'delegate.completed', 'call.completed'];
+    expect(TRACE_EVENT_NAMES.filter((name) => !names.has(name) && !music.includes(name))).toEqual([]);
+    expect(sink.events.map(mismatch).filter(Boolean)).toEqual([]);
+  });
+});
