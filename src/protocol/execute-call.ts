@@ -1,5 +1,5 @@
 /** Executing one call: reference resolution, validation, confirmation, the Activity (or latent result), writing the result. */
-import { abortable } from './abort.js';
+import { abortable } from './cancellation.js';
 import { checkChild, runChild, type TreeShares } from './child-run.js';
 import type { BatchEntry } from './call-batch.js';
 import type { ContextStore } from './context-store.js';

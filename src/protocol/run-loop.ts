@@ -1,5 +1,5 @@
 /** The execution loop: plans first, then model steps, calls in parallel, errors fed back, until a valid output (spec/loop.md). */
-import { runSignal, throwIfCancelled } from './abort.js';
+import { runSignal, throwIfCancelled } from './cancellation.js';
 import { checkBounds } from './ask-model.js';
 import { BudgetMeter } from './budget.js';
 import { DEFAULT_MAX_STEPS } from './constants.js';

@@ -1,5 +1,5 @@
 /** Plans in a run: the document's eager plans run before the model is asked (LOOP-2, PLAN-2), and a lazy planner's answer is checked (PLAN-7). */
-import { throwIfCancelled } from './abort.js';
+import { throwIfCancelled } from './cancellation.js';
 import type { CallScope } from './execute-call.js';
 import { describeCycle, findCycle } from './plan-graph.js';
 import { flushErrors, runBatch } from './run-batch.js';

@@ -1,5 +1,5 @@
 /** One model step of a run: render, ask, run the answer's calls, and decide whether the run is done (LOOP-3, LOOP-4, LOOP-6). */
-import { throwIfCancelled } from './abort.js';
+import { throwIfCancelled } from './cancellation.js';
 import { askModel, checkBounds } from './ask-model.js';
 import { SOLUTION_INSTRUCTIONS } from './constants.js';
 import type { CallScope } from './execute-call.js';

@@ -1,7 +1,7 @@
 /** The URL resolver: fetches http(s) Request documents with undici under a host allow-list, with limits and an ETag cache. */
 import { Agent, request, type Dispatcher } from 'undici';
 import { DelegateError, RequestError, type ErrorCode } from '../protocol/errors.js';
-import { abortable } from '../protocol/abort.js';
+import { abortable } from '../protocol/cancellation.js';
 import { parseJson } from '../protocol/json.js';
 import { HostList } from './host-list.js';
 import { splitIntegrity } from './integrity.js';
