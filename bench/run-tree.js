@@ -26,6 +26,6 @@ export async function fanOutAtDefaults() {
   const heapMiB = (process.memoryUsage().heapUsed - heapBefore) / 1048576;
   const outcome = result.ok ? 'completed' : result.error.code;
   process.stdout.write(
-    `${'run tree: fan-out 10 at the default bounds'.padEnd(58)} ${runs} runs, ${mostInFlight} model calls in flight at most, ${outcome}, ${ms.toFixed(0)} ms, heap +${heapMiB.toFixed(1)} MiB\n`,
+    `${'run tree: fan-out 10 at the default bounds'.padEnd(58)} ${runs} runs, ${mostInFlight} model calls in flight at most, ${outcome}, ${ms.toFixed(0)} ms, heap change ${heapMiB >= 0 ? '+' : ''}${heapMiB.toFixed(1)} MiB (after GC runs in between, so it can be negative)\n`,
   );
 }
