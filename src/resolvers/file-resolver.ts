@@ -13,7 +13,7 @@ export interface FileResolverOptions {
 }
 
 /**
- * Resolves relative file references such as `./summarizer.json` or `../shared/tool.json`.
+ * Resolves relative file references such as `./summarizer.json` or `../common/tool.json`.
  *
  * The reference is resolved against the folder of `context.base` (the referring file), or against
  * the root when there is no base (an in-memory document). It is refused (`delegate_forbidden`) when
