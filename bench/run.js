@@ -4,6 +4,7 @@ import { Runtime, ReplayModel, createRuntime, defaultHandlers } from '../dist/in
 import { recordOf } from '../dist/protocol/data-messages.js';
 import { foldRecords, readPath, makeWrite } from '../dist/protocol/data-records.js';
 import { parseReference } from '../dist/protocol/references.js';
+import { StreamedCalls } from '../dist/models/stream-calls.js';
 
 function median(values) {
   const sorted = [...values].sort((a, b) => a - b);
@@ -62,6 +63,25 @@ async function resolution(size) {
 }
 
 // 3. Delegation overhead: a parent delegating to an anonymous child, per run.
+// 4. Streamed answers: every call of an answer of N calls judged as it arrives (LOOP-11); linear in N.
+async function streamedAnswer(calls) {
+  const schema = {
+    type: 'object',
+    required: ['calls', 'output'],
+    properties: {
+      calls: { type: 'array', items: { type: 'object', required: ['_tool'], properties: { _tool: { const: 'echo' }, text: { type: 'string' } } } },
+      output: {},
+    },
+  };
+  const text = JSON.stringify({ calls: Array.from({ length: calls }, (_, i) => ({ _tool: 'echo', text: `t${i}` })), output: null });
+  return measure(`streaming: an answer of ${calls} calls, in 64-character chunks`, 5, () => {
+    let delivered = 0;
+    const streamed = new StreamedCalls({ requestName: 'b', step: 0, messages: [], schema, config: {}, onCall: () => delivered++ });
+    for (let at = 0; at < text.length; at += 64) streamed.push(text.slice(at, at + 64));
+    if (delivered !== calls) throw new Error(`delivered ${delivered} of ${calls}`);
+  });
+}
+
 async function delegation() {
   const runtime = createRuntime({ root: process.cwd() });
   const document = runtime.validate({
@@ -125,6 +145,9 @@ const fifty = await loopOverhead(50);
 process.stdout.write(`${'loop: 50 calls / 1 call'.padEnd(58)} ratio ${(fifty / one).toFixed(1)}×\n`);
 await resolution(2000);
 await delegation();
+const streamedSmall = await streamedAnswer(1000);
+const streamedLarge = await streamedAnswer(10000);
+process.stdout.write(`${'streaming: 10,000 / 1,000 calls'.padEnd(58)} ratio ${(streamedLarge / streamedSmall).toFixed(1)}× (linear: 10×)\n`);
 for (const shape of ['independent', 'chain']) {
   const totals = [];
   for (const size of [1000, 10000, 50000]) totals.push(await planScheduling(shape, size));

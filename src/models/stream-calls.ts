@@ -41,14 +41,36 @@ export class StreamedCalls {
     this.text += delta;
     for (const completed of this.parser.push(delta)) {
       if (this.blocked) return;
-      const prefix = parseJson(`${this.text.slice(this.parser.objectStart, completed.end)}]}`);
-      const answer = prefix.ok ? this.mapAnswer(prefix.value) : undefined;
-      if (!isJsonObject(answer) || !Array.isArray(answer.calls) || !prefixValidator(this.request.schema)?.(answer)) {
+      const call = completed.index === 0 ? this.firstCall(completed.end) : this.nextCall(completed.value, completed.index);
+      if (call === undefined) {
         this.blocked = true;
         return;
       }
-      this.deliver(answer.calls[completed.index], completed.index);
+      this.deliver(call, completed.index);
     }
+  }
+
+  /**
+   * The first call, when the answer up to it is a valid prefix: everything written before `calls`
+   * is judged here, once, since nothing later can change it.
+   */
+  private firstCall(end: number): unknown {
+    const prefix = parseJson(`${this.text.slice(this.parser.objectStart, end)}]}`);
+    const answer = prefix.ok ? this.mapAnswer(prefix.value) : undefined;
+    if (!isJsonObject(answer) || !Array.isArray(answer.calls) || !prefixValidator(this.request.schema)?.(answer)) return undefined;
+    return answer.calls[0];
+  }
+
+  /**
+   * A later call, judged alone (what came before it was judged already), so a long answer costs
+   * time linear in its length: valid as the only call of a prefix, and within the calls' maximum.
+   */
+  private nextCall(value: unknown, index: number): unknown {
+    const answer = this.mapAnswer({ calls: [value] });
+    if (!isJsonObject(answer) || !Array.isArray(answer.calls) || !prefixValidator(this.request.schema)?.(answer)) return undefined;
+    const maxItems = callsSchemaOf(this.request.schema)?.maxItems;
+    if (typeof maxItems === 'number' && index + 1 > maxItems) return undefined;
+    return answer.calls[0];
   }
 
   /** Delivers the calls of the final (already mapped) answer not delivered yet, when the answer is valid. */
@@ -83,6 +105,12 @@ function validator(schema: JsonSchema): Validate | undefined {
   } catch {
     return undefined;
   }
+}
+
+/** The schema of the Solution's `calls`, when it has one. */
+function callsSchemaOf(schema: JsonSchema): Record<string, unknown> | undefined {
+  if (!isJsonObject(schema) || !isJsonObject(schema.properties)) return undefined;
+  return isJsonObject(schema.properties.calls) ? schema.properties.calls : undefined;
 }
 
 /** The validator of answer prefixes: the Solution schema with nothing required at the top and no minimum number of calls. */

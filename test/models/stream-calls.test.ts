@@ -74,4 +74,20 @@ describe('StreamedCalls', () => {
     calls.push('{"calls": [{"_tool": "synth", "sound": "piano", "_outputPath": null}');
     expect(delivered).toEqual([[synth, 0]]);
   });
+
+  it('delivers every call of a 10,000-call answer as it arrives, each judged once (the old whole-prefix check took 35 s here)', () => {
+    const { request, delivered } = collect();
+    const calls = new StreamedCalls(request);
+    const text = JSON.stringify({ calls: Array.from({ length: 10_000 }, () => synth), output: null });
+    for (let at = 0; at < text.length; at += 64) calls.push(text.slice(at, at + 64));
+    expect(delivered).toHaveLength(10_000);
+    expect(delivered.at(-1)).toEqual([synth, 9_999]);
+  });
+
+  it('holds back a later call past the calls maximum of a Request without tools', () => {
+    const { request, delivered } = collect();
+    const calls = new StreamedCalls({ ...request, schema: { type: 'object', properties: { calls: { type: 'array', maxItems: 1 }, output: {} } } });
+    calls.push(`{"calls": [${JSON.stringify(synth)}, ${JSON.stringify(mix)}]`);
+    expect(delivered).toEqual([[synth, 0]]);
+  });
 });
