@@ -3,6 +3,7 @@
  * reads. Checked before either is opened.
  */
 import { closeSync, openSync, readFileSync, readSync, statSync } from 'node:fs';
+import { parseJson } from '../protocol/json.js';
 import { resolve } from 'node:path';
 import { UsageError } from '../protocol/errors.js';
 
@@ -43,20 +44,12 @@ function jsonDocumentIn(path: string): { value: unknown } | undefined {
     }
     const text = head.toString('utf8', 0, length);
     const newline = text.indexOf('\n');
-    if (newline >= 0 && text.slice(newline + 1).trim() !== '' && parses(text.slice(0, newline))) return undefined;
+    if (newline >= 0 && text.slice(newline + 1).trim() !== '' && parseJson(text.slice(0, newline)).ok) return undefined;
     if (stats.size > LARGEST_JSON_INPUT) return undefined;
-    return { value: JSON.parse(readFileSync(path, 'utf8')) as unknown };
+    const parsed = parseJson(readFileSync(path, 'utf8'));
+    return parsed.ok ? { value: parsed.value } : undefined;
   } catch {
     return undefined;
-  }
-}
-
-function parses(text: string): boolean {
-  try {
-    JSON.parse(text);
-    return true;
-  } catch {
-    return false;
   }
 }
 
