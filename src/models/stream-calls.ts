@@ -12,8 +12,10 @@ import { isJsonObject } from '../protocol/types.js';
  * answer cut after that call (its `calls` array closed there) validates against the Solution
  * schema with nothing required and no minimum number of calls — so the call validates against its
  * tool's schema, every call before it did too, and every other property written before it is
- * valid (spec/loop.md LOOP-11). Once a prefix fails, nothing more starts early. `finish` delivers
- * the calls not delivered yet, only when the whole answer validates against the Solution schema.
+ * valid (spec/loop.md LOOP-11), and it keeps the request's rules beyond the schema (`check`, such as
+ * the advisors that must speak before any call, spec/advisors.md ADV-5). Once a prefix fails,
+ * nothing more starts early. `finish` delivers the calls not delivered yet, only when the whole
+ * answer validates against the Solution schema and keeps its rules.
  */
 export class StreamedCalls {
   private readonly parser = new CallsStreamParser();
@@ -58,6 +60,7 @@ export class StreamedCalls {
     const prefix = parseJson(`${this.text.slice(this.parser.objectStart, end)}]}`);
     const answer = prefix.ok ? this.mapAnswer(prefix.value) : undefined;
     if (!isJsonObject(answer) || !Array.isArray(answer.calls) || !prefixValidator(this.request.schema)?.(answer)) return undefined;
+    if ((this.request.check?.(answer) ?? []).length > 0) return undefined;
     return answer.calls[0];
   }
 
@@ -76,7 +79,7 @@ export class StreamedCalls {
   /** Delivers the calls of the final (already mapped) answer not delivered yet, when the answer is valid. */
   finish(solution: unknown): void {
     if (!this.request.onCall || !isJsonObject(solution) || !Array.isArray(solution.calls)) return;
-    if (!validator(this.request.schema)?.(solution)) return;
+    if (!validator(this.request.schema)?.(solution) || (this.request.check?.(solution) ?? []).length > 0) return;
     solution.calls.forEach((call: unknown, index: number) => {
       if (!this.delivered.has(index)) this.deliver(call, index);
     });

@@ -23,6 +23,8 @@ export interface StepQuestion {
   messages: ProviderMessage[];
   /** The composed Solution schema the answer must match. */
   schema: JsonSchema;
+  /** The rules of the answer beyond the schema (MSG-19); an answer with problems is re-asked like an invalid one. */
+  check?: (answer: Record<string, unknown>) => string[];
   config: Record<string, unknown>;
   /** Told each call as soon as it has arrived (LOOP-11). */
   onCall: (call: Call, index: number) => void;
@@ -64,14 +66,15 @@ export async function askModel(scope: CallScope, question: StepQuestion): Promis
 
 /** One attempt, sent once this run holds a model-call slot; a failure becomes a typed error. */
 async function sendOnce(scope: CallScope, question: StepQuestion, attempt: number, messages: ProviderMessage[]): Promise<ModelResponse & { began: number }> {
-  const { model, info, step, schema, config, onCall } = question;
+  const { model, info, step, schema, config, onCall, check } = question;
   try {
     // While this run waited for its slot, its tree may have passed a bound.
     checkBounds(scope.tree);
     scope.trace.emit('model.request', { step, attempt, messages, schema });
     const began = Date.now();
     const onRetry = (retry: ModelRetry) => scope.trace.emit('model.retry', { step, attempt: retry.attempt, reason: retry.reason, waitMs: retry.waitMs });
-    const response = await model.generate({ requestName: info.name, step, messages, schema, config, signal: scope.signal, onCall, onRetry });
+    const request = { requestName: info.name, step, messages, schema, config, signal: scope.signal, onCall, onRetry };
+    const response = await model.generate(check === undefined ? request : { ...request, check });
     return { ...response, began };
   } catch (error) {
     if (scope.signal.aborted) throw cancelled(error);
@@ -104,6 +107,8 @@ function judge(
   });
   if (tooDeep !== undefined) return { problem: nestingMessage(tooDeep) };
   if (solution === undefined) return { problem: 'The answer was not valid JSON.' };
-  if (validate(solution)) return { solution: solution as Solution };
-  return { problem: formatIssues(describeErrors(validate.errors), { lines: true }) };
+  if (!validate(solution)) return { problem: formatIssues(describeErrors(validate.errors), { lines: true }) };
+  const problems = question.check?.(solution as Record<string, unknown>) ?? [];
+  if (problems.length > 0) return { problem: problems.map((problem) => `- ${problem}`).join('\n') };
+  return { solution: solution as Solution };
 }

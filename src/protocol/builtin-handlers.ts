@@ -1,5 +1,6 @@
-/** The built-in message handlers, one file per type in messages/: turns, text, data/input/state, tools, plans, errors, meta. */
+/** The built-in message handlers, one file per type in messages/: turns, text, data/input/state, tools, plans, errors, meta, advisors. */
 import { HandlerRegistry, type MessageHandler } from './handlers.js';
+import { advisorHandler } from './messages/advisor.js';
 import { dataHandler } from './messages/data.js';
 import { errorHandler } from './messages/error.js';
 import { inputHandler } from './messages/input.js';
@@ -24,6 +25,7 @@ export function builtinHandlers(): MessageHandler[] {
     planHandler,
     errorHandler,
     metaHandler,
+    advisorHandler,
   ];
   return handlers.map((handler) => ({ ...handler }));
 }

@@ -1,6 +1,6 @@
 /** The run's context with its data records kept beside it, indexed by kind, instance and path, so reads never rescan the messages. */
 import { defaultHandlers } from './builtin-handlers.js';
-import { recordOf } from './data-messages.js';
+import { instanceNames, recordOf } from './data-messages.js';
 import type { HandlerRegistry } from './handlers.js';
 import { CallError } from './errors.js';
 import { MAX_NESTING_DEPTH, nestingProblem } from './json.js';
@@ -90,7 +90,7 @@ class RecordTree {
 export class ContextStore {
   readonly messages: Message[] = [];
   readonly records: DataRecord[] = [];
-  /** The tools defined so far; a later definition of a name wins (and moves to the end). */
+  /** The tools defined so far, by tool messages and the messages that offer tools (MSG-20); a later definition of a name wins (and moves to the end). */
   readonly tools = new Map<string, ToolSchema>();
   /** Records by kind, then by instance (undefined = global). */
   private readonly trees = new Map<string, Map<string | undefined, RecordTree>>();
@@ -110,7 +110,7 @@ export class ContextStore {
     const record = recordOf(message, this.handlers);
     if (record) checkDepth(record);
     this.messages.push(message);
-    collectTools([message], this.tools);
+    collectTools([message], this.tools, this.handlers);
     if (!record) return;
     const placed = { position: this.records.length, record };
     this.records.push(record);
@@ -152,9 +152,7 @@ export class ContextStore {
 
   /** Every instance name that occurs in the context, sorted. */
   instances(): string[] {
-    const names = new Set<string>();
-    for (const message of this.messages) if (typeof message._instance === 'string') names.add(message._instance);
-    return [...names].sort();
+    return instanceNames(this.messages);
   }
 
   /** `readPath` of data-records.ts, over the indexed records: the same answer, from the related records only. */

@@ -66,3 +66,10 @@ export function showKind(kind: string, view: ReadResult, fields: ShownFields, me
   const owner = handlers.ownerOf(kind)?.data ?? members.map((member) => dataSemanticsOf(member, handlers)).find((data) => data !== undefined);
   return owner?.show(kind, view, fields);
 }
+
+/** Every instance name that occurs in `messages` (their `_instance`), sorted: the context's instances (DATA-1). */
+export function instanceNames(messages: readonly Message[]): string[] {
+  const names = new Set<string>();
+  for (const message of messages) if (typeof message._instance === 'string') names.add(message._instance);
+  return [...names].sort();
+}

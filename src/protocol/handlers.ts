@@ -1,7 +1,15 @@
 /** The message pipeline's contract and registry: one handler per message type gives the type its whole meaning. */
 import type { ReadResult, RecordOutcome } from './data-records.js';
 import type { ProviderMessage } from './model.js';
-import type { BaseMessage, JsonSchema, RequestConfig } from './types.js';
+import type { BaseMessage, JsonSchema, Message, RequestConfig, ToolSchema } from './types.js';
+
+/**
+ * A rule of the answer that the Solution schema cannot say (MSG-19): given an answer that matches
+ * the schema, or the prefix of one cut after a call (LOOP-11, so a property written after the
+ * calls may be absent yet), the problems that make it unusable, each a full sentence; none when
+ * it keeps the rule. Problems are re-asked like schema problems (LOOP-8).
+ */
+export type AnswerCheck = (answer: Record<string, unknown>) => string[];
 
 /** What handlers build together before each model call. */
 export interface RenderState {
@@ -9,15 +17,45 @@ export interface RenderState {
   messages: ProviderMessage[];
   /** Provider configuration (temperature, maxTokens, ...); handlers may change it. */
   config: RequestConfig;
-  /** The Solution schema's properties besides `calls` and `output` (e.g. `meta`); handlers may add. */
+  /**
+   * The Solution schema's properties besides `calls` and `output` (e.g. `meta`, `advisors`);
+   * handlers may add. They come before `calls` and `output`, in this object's order (MSG-19).
+   */
   solutionProperties: Record<string, JsonSchema>;
+  /** Which of `solutionProperties` an answer must have (MSG-19). */
+  solutionRequired: string[];
+  /** Definitions the added properties refer to as `#/$defs/<name>`, placed in the Solution schema's `$defs`. */
+  solutionDefinitions: Record<string, JsonSchema>;
+  /** Rules of the answer beyond its schema (MSG-19). */
+  answerChecks: AnswerCheck[];
   /** Instructions appended to the system prompt by handlers (joined with blank lines). */
   instructions: string[];
+  /** The whole context being rendered, for handlers whose meaning depends on other messages. */
+  readonly context: readonly Message[];
+  /** The model step being rendered: 0 for the run's first. */
+  readonly step: number;
+  /** The tools the answer may call, by name (tool messages and tools other messages offer, MSG-20). */
+  readonly tools: ReadonlyMap<string, ToolSchema>;
 }
 
 /** Something wrong with one message that its schema cannot say, at a JSON pointer inside the message. */
 export interface MessageProblem {
   /** JSON pointer relative to the message ('' for the message itself). */
+  pointer: string;
+  /** A full sentence saying what was expected. */
+  message: string;
+}
+
+/** A message of a document with the JSON pointer where it is. */
+export interface PlacedMessage<M extends BaseMessage = BaseMessage> {
+  message: M;
+  /** Its pointer in the document, e.g. `/context/3`. */
+  at: string;
+}
+
+/** Something wrong among several messages, at a JSON pointer of the document. */
+export interface DocumentProblem {
+  /** The pointer in the document (not relative to a message). */
   pointer: string;
   /** A full sentence saying what was expected. */
   message: string;
@@ -63,6 +101,16 @@ export interface MessageHandler<M extends BaseMessage = BaseMessage> {
   normalize?(message: BaseMessage): BaseMessage;
   /** Problems of a message valid against `schema` that the schema cannot express; checked when a document loads. */
   check?(message: M): MessageProblem[];
+  /**
+   * Problems among all the messages of the type in one document, in context order, that no single
+   * message shows (two advisors with one id); checked when a document loads, after `check`.
+   */
+  checkAll?(messages: readonly PlacedMessage<M>[]): DocumentProblem[];
+  /**
+   * Tools a message of the type makes available besides `tool` messages (MSG-20), given the tools
+   * defined before it; as with `tool` messages, a later definition of a name wins.
+   */
+  tools?(message: M, defined: ReadonlyMap<string, ToolSchema>): Record<string, ToolSchema>;
   /**
    * Renders the message into the state. Data-like messages arrive already merged by identity
    * (one call per identity, with the merged value in the message's value field).

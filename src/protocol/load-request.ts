@@ -1,7 +1,7 @@
 /** Loading Request documents: parse, normalise shorthands, validate everything, report every problem with file and pointer. */
 import { basename } from 'node:path';
 import { RequestError, type Problem } from './errors.js';
-import type { HandlerRegistry } from './handlers.js';
+import type { HandlerRegistry, PlacedMessage } from './handlers.js';
 import { atPointer, nestingMessage, nestingProblem, parseJson, pointer } from './json.js';
 import { compileSchema, describeErrors, documentSchema, schemaProblem } from './schemas.js';
 import { withType } from './messages/turn.js';
@@ -145,7 +145,7 @@ function hasType(message: Record<string, unknown>): message is BaseMessage {
 /**
  * What the schemas cannot say, asked of each message's handler: its `check` and, for a data-like
  * message, whether its write can be read (a `_path` or `_outputMethod` problem, found here so that
- * nothing runs; VAR-12).
+ * nothing runs; VAR-12); then each type's `checkAll` over its messages together.
  */
 function checkSemantics(document: RequestDocument, handlers: HandlerRegistry, add: (pointer: string, message: string) => void): void {
   document.context.forEach((message, index) => {
@@ -155,4 +155,14 @@ function checkSemantics(document: RequestDocument, handlers: HandlerRegistry, ad
     const outcome = handler?.data?.record(message);
     if (outcome && !outcome.ok) add(`${at}${outcome.problem.pointer}`, outcome.problem.message);
   });
+  // Problems among the messages of one type (two advisors with one id), asked once per type.
+  const byType = new Map<string, PlacedMessage[]>();
+  document.context.forEach((message, index) => {
+    const placed = byType.get(message.type) ?? [];
+    placed.push({ message, at: pointer('context', index) });
+    byType.set(message.type, placed);
+  });
+  for (const [type, placed] of byType) {
+    for (const problem of handlers.get(type)?.checkAll?.(placed) ?? []) add(problem.pointer, problem.message);
+  }
 }

@@ -27,6 +27,12 @@ export interface ModelRequest {
    * Solution's `calls` array is complete, before the answer ends. Optional for providers.
    */
   onCall?: (call: Call, index: number) => void;
+  /**
+   * Rules of the answer beyond `schema` (MSG-19): the problems of an answer, or of an answer's
+   * prefix cut after a call. A provider starts a call early, and delivers the final answer's calls,
+   * only when the answer so far has none (LOOP-11).
+   */
+  check?: (answer: Record<string, unknown>) => string[];
   /** Told before a provider waits to retry a transient failure (traced as `model.retry`). */
   onRetry?: (retry: ModelRetry) => void;
 }

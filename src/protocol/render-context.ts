@@ -1,8 +1,9 @@
 /** Rendering: the context turned into provider messages by the handler pipeline, data merged by identity first. */
 import { foldRecords, viewOf, type DataRecord, type ReadResult } from './data-records.js';
 import { dataIdentityOf, latestFields, recordOf, showKind } from './data-messages.js';
-import type { HandlerRegistry, RenderState } from './handlers.js';
+import type { AnswerCheck, HandlerRegistry, RenderState } from './handlers.js';
 import type { ProviderMessage } from './model.js';
+import { collectTools } from './tools.js';
 import type { JsonSchema, Message, RequestConfig } from './types.js';
 
 /** What rendering produces for one model call. */
@@ -10,6 +11,18 @@ export interface RenderedContext {
   messages: ProviderMessage[];
   config: RequestConfig;
   solutionProperties: Record<string, JsonSchema>;
+  /** Which added properties an answer must have (MSG-19). */
+  solutionRequired: string[];
+  /** Definitions the added properties refer to (MSG-19). */
+  solutionDefinitions: Record<string, JsonSchema>;
+  /** The problems of an answer (or answer prefix) under the handlers' rules beyond the schema (MSG-19); none when it keeps them. */
+  checkAnswer: AnswerCheck;
+}
+
+/** Where in a run the context is rendered. */
+export interface RenderOptions {
+  /** The model step (default 0, the run's first). */
+  step?: number;
 }
 
 /** The messages of one identity (kind plus instance), in context order, the records they hold, and where the first one is. */
@@ -38,8 +51,24 @@ export function mergedMessage(identity: Omit<IdentityGroup, 'first'>, handlers: 
  * at the position of the identity's first message: the prompt's order then does not depend on
  * which parallel call finished last, so it stays stable (and cache-friendly) across runs.
  */
-export function renderContext(context: readonly Message[], handlers: HandlerRegistry, config: RequestConfig = {}): RenderedContext {
-  const state: RenderState = { messages: [], config: { ...config }, solutionProperties: {}, instructions: [] };
+export function renderContext(
+  context: readonly Message[],
+  handlers: HandlerRegistry,
+  config: RequestConfig = {},
+  options: RenderOptions = {},
+): RenderedContext {
+  const state: RenderState = {
+    messages: [],
+    config: { ...config },
+    solutionProperties: {},
+    solutionRequired: [],
+    solutionDefinitions: {},
+    answerChecks: [],
+    instructions: [],
+    context,
+    step: options.step ?? 0,
+    tools: collectTools(context, new Map(), handlers),
+  };
   // Each identity's messages and records, gathered in one pass so that merging stays linear.
   const identities = new Map<string, IdentityGroup>();
   const identityAt: (string | undefined)[] = [];
@@ -70,5 +99,13 @@ export function renderContext(context: readonly Message[], handlers: HandlerRegi
     if (merged) (handlers.get(merged.type) ?? handler).render?.(merged, state);
   });
   if (state.instructions.length > 0) state.messages.push({ role: 'system', content: state.instructions.join('\n\n') });
-  return { messages: state.messages, config: state.config, solutionProperties: state.solutionProperties };
+  const checks = [...state.answerChecks];
+  return {
+    messages: state.messages,
+    config: state.config,
+    solutionProperties: state.solutionProperties,
+    solutionRequired: state.solutionRequired,
+    solutionDefinitions: state.solutionDefinitions,
+    checkAnswer: (answer) => checks.flatMap((check) => check(answer)),
+  };
 }

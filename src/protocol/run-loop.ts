@@ -13,6 +13,7 @@ import { flushErrors } from './run-batch.js';
 import { plansOf, runEagerPlans } from './run-plans.js';
 import { OutputCheck, runStep, type RunState, type StepOutcome } from './run-step.js';
 import { RunUsage } from './run-usage.js';
+import { SolutionParts } from './solution-parts.js';
 import type { RunInfo, RunOptions, RunResult, Runtime } from './runtime.js';
 import { RunTrace, Tracer } from './trace.js';
 import { TreeBounds, treeLimits } from './tree-bounds.js';
@@ -29,8 +30,9 @@ export async function runRequest(runtime: Runtime, loaded: LoadedRequest, given:
   try {
     const run = await openRun(runtime, loaded, options, { info, trace, usage, tree: link?.tree });
     const output = await loop(run, options.maxSteps ?? run.document.config?.maxSteps ?? DEFAULT_MAX_STEPS);
-    trace.emit('run.completed', { output: output ?? null, usage: usage.usage(), usageTotal: usage.usageTotal() });
-    return { ok: true, run: info.id, output, usage: usage.usage(), usageTotal: usage.usageTotal() };
+    const parts = run.parts.resultFields();
+    trace.emit('run.completed', { output: output ?? null, ...parts, usage: usage.usage(), usageTotal: usage.usageTotal() });
+    return { ok: true, run: info.id, output, ...parts, usage: usage.usage(), usageTotal: usage.usageTotal() };
   } catch (thrown) {
     const error = options.signal?.aborted && !(thrown instanceof UsageError) ? cancelled(thrown) : toProtocolError(thrown, 'model_error');
     // `code` and `message` stay flat (TRACE-10); `error` is the same error as data, as call.failed has it (ERR-1).
@@ -92,7 +94,7 @@ async function openRun(
     addDescendantUsage: (summary) => usage.addDescendant(summary),
   };
   const { lazy } = plansOf(scope);
-  return { scope, document, usage, lazy, output: new OutputCheck(scope, document.schema) };
+  return { scope, document, usage, lazy, output: new OutputCheck(scope, document.schema), parts: new SolutionParts(scope) };
 }
 
 /** Plans first (LOOP-2), then steps until an output, each step bounded (LOOP-9, LOOP-13) and cancellable (LOOP-10). */

@@ -11,6 +11,7 @@ import type { RunUsage } from './run-usage.js';
 import { renderContext } from './render-context.js';
 import type { CallBatch } from './call-batch.js';
 import { formatIssues, validateAgainst } from './schemas.js';
+import type { SolutionParts } from './solution-parts.js';
 import { composeSolutionSchema } from './tools.js';
 import type { Call, PlanMessage, RequestDocument } from './types.js';
 
@@ -25,6 +26,8 @@ export interface RunState {
   /** The run is a lazy planner (PLAN-7): its answer's calls are its output, not executed. */
   lazy: boolean;
   output: OutputCheck;
+  /** What the run keeps of its answers' advisors and meta (ADV-9, MSG-21). */
+  parts: SolutionParts;
 }
 
 /**
@@ -62,13 +65,14 @@ export async function runStep(run: RunState): Promise<StepOutcome> {
   const { scope, document } = run;
   const model = scope.run.model;
   const step = run.usage.steps++;
-  const rendered = renderContext(scope.store.messages, scope.runtime.handlers, document.config ?? {});
+  const rendered = renderContext(scope.store.messages, scope.runtime.handlers, document.config ?? {}, { step });
   const schema = composeSolutionSchema(
     scope.store.tools,
     document.schema,
     (name) => scope.runtime.hasActivity(name),
     rendered.solutionProperties,
     scope.store.instances(),
+    { required: rendered.solutionRequired, definitions: rendered.solutionDefinitions },
   );
   const messages: ProviderMessage[] = [{ role: 'system', content: SOLUTION_INSTRUCTIONS }, ...rendered.messages];
   const batch = run.lazy ? undefined : batchFor(scope);
@@ -79,6 +83,7 @@ export async function runStep(run: RunState): Promise<StepOutcome> {
     step,
     messages,
     schema,
+    check: rendered.checkAnswer,
     config: rendered.config,
     onCall: startCall,
     account: (response) => {
@@ -87,6 +92,7 @@ export async function runStep(run: RunState): Promise<StepOutcome> {
     },
   });
   checkBounds(scope.tree);
+  run.parts.accept(step, solution);
   if (run.lazy) return lazyOutcome(scope, solution.calls);
   for (const [index, call] of solution.calls.entries()) startCall(call, index);
   batch?.close();

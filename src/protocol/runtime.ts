@@ -1,5 +1,7 @@
 /** The Runtime: owns the registries (message handlers, Activities, run preparers) and starts runs. */
 import { ActivityRegistry, type ActivityOptions } from './activity-registry.js';
+import { CONSULT_ACTIVITY } from './advisors.js';
+import { consultAdvisor } from './consult-advisor.js';
 import type { Model } from './model.js';
 import type { Budget } from './budget.js';
 import { type ProtocolError, UsageError } from './errors.js';
@@ -139,7 +141,15 @@ export interface RunOptions {
 
 /** The outcome of a run. */
 export type RunResult =
-  | { ok: true; run: string; output: unknown; usage: UsageSummary; usageTotal: UsageSummary }
+  | {
+      ok: true;
+      run: string;
+      output: unknown;
+      /** Only when the context has a meta message: the last meta the model wrote, or `null` when it wrote none (MSG-21). */
+      meta?: Record<string, unknown> | null;
+      usage: UsageSummary;
+      usageTotal: UsageSummary;
+    }
   | { ok: false; run: string; error: ProtocolError; usage: UsageSummary; usageTotal: UsageSummary };
 
 /** Transforms a document before its run starts (e.g. up-front delegate resolution). */
@@ -172,6 +182,8 @@ export class Runtime {
   constructor(options: RuntimeOptions = {}) {
     this.handlers = options.handlers ?? defaultHandlers();
     this.readRequestFile = options.readRequestFile;
+    // The consult tool's Activity runs nothing local on the document's behalf (ADV-8).
+    this.registerActivity(CONSULT_ACTIVITY, consultAdvisor, { runsUntrusted: true });
     for (const [name, activity] of Object.entries(options.activities ?? {})) this.registerActivity(name, activity);
     for (const preparer of options.preparers ?? []) this.registerPreparer(preparer);
   }

@@ -1,13 +1,17 @@
 /** Tools: collecting tool definitions, reading meta-properties, composing the Solution schema the model sees. */
+import type { HandlerRegistry } from './handlers.js';
 import type { Call, JsonSchema, Message, ToolMessage, ToolSchema } from './types.js';
 import { isMetaProperty } from './types.js';
 import { OUTPUT_METHODS } from './data-records.js';
 
-/** Every tool defined in a context, by name; a later definition of a name wins (and moves to the end). */
-export function collectTools(context: readonly Message[], into = new Map<string, ToolSchema>()): Map<string, ToolSchema> {
+/**
+ * Every tool defined in a context, by name: those of `tool` messages and, given `handlers`, those
+ * other messages offer (MSG-20). A later definition of a name wins (and moves to the end).
+ */
+export function collectTools(context: readonly Message[], into = new Map<string, ToolSchema>(), handlers?: HandlerRegistry): Map<string, ToolSchema> {
   for (const message of context) {
-    if (message.type !== 'tool') continue;
-    for (const [name, schema] of Object.entries((message as ToolMessage).tool)) {
+    const offered = message.type === 'tool' ? (message as ToolMessage).tool : handlers?.get(message.type)?.tools?.(message, into);
+    for (const [name, schema] of Object.entries(offered ?? {})) {
       into.delete(name);
       into.set(name, schema);
     }
@@ -141,19 +145,21 @@ function buildCallValidationSchema(name: string, tool: ToolSchema): JsonSchema {
  * embedded, so it moves to the root's `$defs` under `key`, its local references rewritten to point
  * there, and is embedded as a `$ref`. Schemas without local references are embedded as they are.
  */
-function embed(schema: JsonSchema, key: string, definitions: Record<string, JsonSchema>): JsonSchema {
+export function embedSchema(schema: JsonSchema, key: string, definitions: Record<string, JsonSchema>): JsonSchema {
   if (typeof schema !== 'object' || !hasLocalReference(schema)) return schema;
   definitions[key] = rewriteLocalReferences(schema, `#/$defs/${key}`) as JsonSchema;
   return { $ref: `#/$defs/${key}` };
 }
 
-function hasLocalReference(value: unknown): boolean {
+/** True when a schema refers to itself locally (`#`, `#/$defs/...`) anywhere inside. */
+export function hasLocalReference(value: unknown): boolean {
   if (Array.isArray(value)) return value.some(hasLocalReference);
   if (typeof value !== 'object' || value === null) return false;
   return Object.entries(value).some(([key, item]) => (key === '$ref' && typeof item === 'string' && item.startsWith('#')) || hasLocalReference(item));
 }
 
-function rewriteLocalReferences(value: unknown, base: string): unknown {
+/** A schema's local references (`#`, `#/$defs/...`) rewritten to point below `base` (`#/$defs/<key>`), for a schema moved there. */
+export function rewriteLocalReferences(value: unknown, base: string): unknown {
   if (Array.isArray(value)) return value.map((item) => rewriteLocalReferences(item, base));
   if (typeof value !== 'object' || value === null) return value;
   return Object.fromEntries(
@@ -164,24 +170,36 @@ function rewriteLocalReferences(value: unknown, base: string): unknown {
   );
 }
 
-/** The composed Solution schema: `calls` as `anyOf` the tools, `output` nullable, plus handler-added properties. */
+/** What handlers add to the Solution schema besides its properties (MSG-19). */
+export interface SolutionAdditions {
+  /** Added properties an answer must have. */
+  required?: readonly string[];
+  /** Definitions the added properties refer to as `#/$defs/<name>`. */
+  definitions?: Record<string, JsonSchema>;
+}
+
+/**
+ * The composed Solution schema: handler-added properties first (MSG-19: what the model writes
+ * before it acts, such as `advisors`), then `calls` as `anyOf` the tools and `output` nullable.
+ */
 export function composeSolutionSchema(
   tools: ReadonlyMap<string, ToolSchema>,
   outputSchema: JsonSchema,
   hasActivity: (name: string) => boolean,
   extraProperties: Record<string, JsonSchema> = {},
   instances: readonly string[] = [],
+  additions: SolutionAdditions = {},
 ): JsonSchema {
-  const definitions: Record<string, JsonSchema> = {};
+  const definitions: Record<string, JsonSchema> = { ...additions.definitions };
   const toolSchemas = [...tools].map(([name, tool]) =>
-    embed(modelToolSchema(name, tool, isExplicitTool(name, tool, hasActivity), instances), `tool_${name}`, definitions),
+    embedSchema(modelToolSchema(name, tool, isExplicitTool(name, tool, hasActivity), instances), `tool_${name}`, definitions),
   );
   const calls: JsonSchema = toolSchemas.length > 0 ? { type: 'array', items: { anyOf: toolSchemas } } : { type: 'array', maxItems: 0 };
-  const output: JsonSchema = outputSchema === true ? true : { anyOf: [{ type: 'null' }, embed(outputSchema, 'output', definitions)] };
+  const output: JsonSchema = outputSchema === true ? true : { anyOf: [{ type: 'null' }, embedSchema(outputSchema, 'output', definitions)] };
   return {
     type: 'object',
-    properties: { calls, output, ...extraProperties },
-    required: ['calls', 'output'],
+    properties: { ...extraProperties, calls, output },
+    required: [...(additions.required ?? []).filter((name) => name in extraProperties), 'calls', 'output'],
     additionalProperties: false,
     ...(Object.keys(definitions).length > 0 ? { $defs: definitions } : {}),
   };

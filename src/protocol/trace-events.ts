@@ -121,9 +121,26 @@ export interface TraceEventMap {
   };
   /** TRACE-7: the child's own error, flat and as data. */
   'delegate.failed': DelegateFields & { code: ErrorCode; message: string; error: ErrorJson };
+  /** TRACE-15: one per opinion an advisor gave, in an answer or through a consultation. */
+  'advisor.opinion': {
+    /** The step whose answer held it, or `null` for a consultation (then `call` says which). */
+    step: number | null;
+    /** The `consult_advisor` call that gave it, or `null` when an answer's `advisors` held it. */
+    call: string | null;
+    /** The advisor's id. */
+    advisor: string;
+    /** The instance it is about, or `null`. */
+    instance: string | null;
+    /** The opinion as the model wrote it. */
+    opinion: Record<string, unknown>;
+    /** Its vote (`calls`) read from the inline JSON, or `null` when it gave none. */
+    votes: Record<string, number> | null;
+  };
   /** TRACE-9. */
   'run.completed': {
     output: unknown;
+    /** Only when the context has a meta message: the last meta the model wrote, or `null` (MSG-21). */
+    meta?: Record<string, unknown> | null;
     /** The run's own usage (LOOP-15). */
     usage: UsageSummary;
     /** Own plus every descendant's (DEL-17). */
@@ -162,6 +179,7 @@ export const TRACE_EVENT_NAMES: readonly TraceEventName[] = Object.keys({
   'delegate.started': true,
   'delegate.completed': true,
   'delegate.failed': true,
+  'advisor.opinion': true,
   'run.completed': true,
   'run.failed': true,
 } satisfies Record<TraceEventName, true>) as TraceEventName[];

@@ -1,4 +1,5 @@
 /** The protocol's document vocabulary as TypeScript types: Request, Message, Tool, Call, Solution. */
+import type { AdvisorMessage } from './messages/advisor.js';
 import type { DataMessage } from './messages/data.js';
 import type { ErrorMessage } from './messages/error.js';
 import type { InputMessage } from './messages/input.js';
@@ -25,6 +26,7 @@ export interface BaseMessage {
 export type OutputMethod = 'set' | 'merge' | 'assign' | 'push' | 'concat';
 
 // The built-in message types are declared each beside its handler, in messages/.
+export type { AdvisorMessage } from './messages/advisor.js';
 export type { DataMessage } from './messages/data.js';
 export type { ErrorMessage } from './messages/error.js';
 export type { InputMessage } from './messages/input.js';
@@ -46,6 +48,7 @@ export type Message =
   | PlanMessage
   | ErrorMessage
   | MetaMessage
+  | AdvisorMessage
   | BaseMessage;
 
 /**
@@ -76,8 +79,11 @@ export interface Call {
 
 /** What the model returns at every step. */
 export interface Solution {
+  /** The speaking advisors' opinions, written first (ADV-5). */
+  advisors?: Record<string, unknown>[];
   calls: Call[];
   output: unknown;
+  /** The identity and version of what the answer produces (MSG-21). */
   meta?: Record<string, unknown>;
 }
 

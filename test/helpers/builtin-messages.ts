@@ -7,9 +7,20 @@ import type { Message } from '../../src/protocol/types.js';
 /** A registry of the built-in handlers. */
 export const builtins = defaultHandlers();
 
-/** An empty render state with one configuration value, so changes to it show. */
-export function freshState(): RenderState {
-  return { messages: [], config: { temperature: 0 }, solutionProperties: {}, instructions: [] };
+/** An empty render state with one configuration value, so changes to it show; `context` is what it renders (none by default). */
+export function freshState(context: Message[] = []): RenderState {
+  return {
+    messages: [],
+    config: { temperature: 0 },
+    solutionProperties: {},
+    solutionRequired: [],
+    solutionDefinitions: {},
+    answerChecks: [],
+    instructions: [],
+    context,
+    step: 0,
+    tools: new Map(),
+  };
 }
 
 /** Renders one (canonical, already merged) message with its built-in handler. */

@@ -8,8 +8,8 @@ import { builtins as handlers, normalize, render } from '../helpers/builtin-mess
 
 describe('the built-in registry (MSG-1)', () => {
   it('has exactly one handler for each built-in type', () => {
-    expect(handlers.types()).toEqual(['assistant', 'data', 'error', 'input', 'meta', 'plan', 'state', 'system', 'text', 'tool', 'user']);
-    expect(builtinHandlers()).toHaveLength(11);
+    expect(handlers.types()).toEqual(['advisor', 'assistant', 'data', 'error', 'input', 'meta', 'plan', 'state', 'system', 'text', 'tool', 'user']);
+    expect(builtinHandlers()).toHaveLength(12);
   });
 
   it('gives every built-in handler a schema, so documents are validated against it', () => {
@@ -21,7 +21,7 @@ describe('the built-in registry (MSG-1)', () => {
     const replacement: MessageHandler = { type: 'user' };
     registry.register(replacement);
     expect(registry.get('user')).toBe(replacement);
-    expect(registry.types()).toHaveLength(11);
+    expect(registry.types()).toHaveLength(12);
   });
 
   it('treats data, input and state as data-like, and nothing else', () => {
@@ -30,8 +30,8 @@ describe('the built-in registry (MSG-1)', () => {
   });
 });
 
-describe('what renders into the Solution and the configuration (MSG-17)', () => {
-  it('is the only built-in message that adds a Solution property or changes the configuration', () => {
+describe('what renders into the Solution and the configuration (MSG-17, ADV-5)', () => {
+  it('is done by meta and advisor messages only: no other built-in message adds a Solution property or changes the configuration', () => {
     const messages: Message[] = [
       { type: 'user', text: 'x' },
       { type: 'text', text: 'x' },

@@ -41,7 +41,8 @@ const FIELDS: { [E in TraceEventName]: Record<keyof TraceEventMap[E], 'required'
   },
   'delegate.completed': { call: 'required', child: 'required', usage: 'required' },
   'delegate.failed': { call: 'required', child: 'required', code: 'required', message: 'required', error: 'required' },
-  'run.completed': { output: 'required', usage: 'required', usageTotal: 'required' },
+  'advisor.opinion': { step: 'required', call: 'required', advisor: 'required', instance: 'required', opinion: 'required', votes: 'required' },
+  'run.completed': { output: 'required', meta: 'optional', usage: 'required', usageTotal: 'required' },
   'run.failed': { code: 'required', message: 'required', error: 'required' },
 };
 
@@ -133,7 +134,7 @@ describe('the trace event map', () => {
     });
     expect(result.ok).toBe(false);
     const names = new Set(sink.events.map((event) => event.event));
-    const music = ['run.completed', 'delegate.completed', 'call.completed'];
+    const music = ['run.completed', 'delegate.completed', 'call.completed', 'advisor.opinion'];
     expect(TRACE_EVENT_NAMES.filter((name) => !names.has(name) && !music.includes(name))).toEqual([]);
     expect(sink.events.map(mismatch).filter(Boolean)).toEqual([]);
   });
