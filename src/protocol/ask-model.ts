@@ -7,7 +7,7 @@ import type { Model, ModelResponse, ModelRetry, ProviderMessage } from './model.
 import type { TreeShares } from './child-run.js';
 import type { RunInfo } from './runtime.js';
 import { compileSchema, describeErrors, formatIssues } from './schemas.js';
-import type { Call, JsonSchema, Solution } from './types.js';
+import { isJsonObject, type Call, type JsonSchema, type Solution } from './types.js';
 
 /** Throws `budget_exceeded` when the tree has passed its budget (LOOP-13) or its run bound (DEL-19). */
 export function checkBounds(tree: TreeShares): void {
@@ -107,8 +107,10 @@ function judge(
   });
   if (tooDeep !== undefined) return { problem: nestingMessage(tooDeep) };
   if (solution === undefined) return { problem: 'The answer was not valid JSON.' };
-  if (!validate(solution)) return { problem: formatIssues(describeErrors(validate.errors), { lines: true }) };
-  const problems = question.check?.(solution as Record<string, unknown>) ?? [];
-  if (problems.length > 0) return { problem: problems.map((problem) => `- ${problem}`).join('\n') };
-  return { solution: solution as Solution };
+  const valid = validate(solution);
+  // The rules beyond the schema are said too when they can be judged, so one re-ask can fix everything.
+  const problems = isJsonObject(solution) ? (question.check?.(solution) ?? []) : [];
+  if (valid && problems.length === 0) return { solution: solution as Solution };
+  const issues = valid ? [] : [formatIssues(describeErrors(validate.errors), { lines: true })];
+  return { problem: [...issues, ...problems].join('\n') };
 }

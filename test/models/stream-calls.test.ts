@@ -41,6 +41,24 @@ describe('StreamedCalls', () => {
     expect(stream(`{"calls": [${JSON.stringify(synth)}, ${JSON.stringify(bad)}, ${JSON.stringify(mix)}], "output": null}`)).toEqual([[synth, 0]]);
   });
 
+  it('holds back calls, streamed and final, while the answer breaks the request\'s rules beyond the schema (MSG-19, ADV-5)', () => {
+    const { request, delivered } = collect();
+    // A rule like the advisors': an opinion must be written before any call.
+    const ruled: ModelRequest = { ...request, check: (answer) => (answer.opinion === 'given' ? [] : ['The opinion is missing.']) };
+    const schema = solutionSchema as { properties: Record<string, unknown> };
+    ruled.schema = { ...schema, properties: { opinion: { type: 'string' }, ...schema.properties } };
+    const without = new StreamedCalls(ruled);
+    for (const char of `{"calls": [${JSON.stringify(synth)}, ${JSON.stringify(mix)}]`) without.push(char);
+    without.finish({ calls: [synth, mix], output: null });
+    expect(delivered).toEqual([]);
+    const first = new StreamedCalls(ruled);
+    for (const char of `{"opinion": "given", "calls": [${JSON.stringify(synth)}, ${JSON.stringify(mix)}]`) first.push(char);
+    expect(delivered).toEqual([
+      [synth, 0],
+      [mix, 1],
+    ]);
+  });
+
   it('holds back a call of a tool the schema does not offer', () => {
     expect(stream('{"calls": [{"_tool": "delete_everything"}]')).toEqual([]);
   });

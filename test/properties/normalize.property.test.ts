@@ -198,9 +198,10 @@ const documentArbitrary: fc.Arbitrary<Generated> = fc
 
 /** What the model would see of a context: the rendered messages and the composed Solution schema. */
 function seen(document: RequestDocument, runtime: Runtime) {
-  const rendered = renderContext(document.context, defaultHandlers(), document.config ?? {});
+  // What the model sees is data; the answer's rules (a function) are compared by what they say of an answer instead.
+  const { checkAnswer, ...rendered } = renderContext(document.context, defaultHandlers(), document.config ?? {});
   const schema = composeSolutionSchema(collectTools(document.context), document.schema, (name) => runtime.hasActivity(name), rendered.solutionProperties);
-  return { rendered, schema };
+  return { rendered, schema, unfinished: checkAnswer({ calls: [], output: 'done' }) };
 }
 
 describe('normalisation', () => {

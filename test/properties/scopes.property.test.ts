@@ -146,7 +146,8 @@ describe('scopes', () => {
         const model = new ReplayModel([
           { match: { request: 'parent', step: 0 }, solution: { calls, output: null } },
           { match: { request: childName, step: 0 }, solution: { calls: [], output: 'child-done' }, repeat: true },
-          { match: { request: 'parent', step: 1 }, solution: { calls: [], output: 'ok' } },
+          // The answer that ends the run carries the meta (MSG-21).
+          { match: { request: 'parent', step: 1 }, solution: { calls: [], output: 'ok', meta: { id: 'next' } } },
         ]);
         const sink = memorySink();
         const loaded = runtime.validate(parentDocument(scenario), join(dir, 'parent.json'));

@@ -138,4 +138,34 @@ describe('the trace event map', () => {
     expect(TRACE_EVENT_NAMES.filter((name) => !names.has(name) && !music.includes(name))).toEqual([]);
     expect(sink.events.map(mismatch).filter(Boolean)).toEqual([]);
   });
+
+  it("names advisors' opinions, given in an answer and through a consultation, and the meta of run.completed, with exactly their fields", async () => {
+    const runtime = createRuntime({ root: process.cwd() });
+    const sink = memorySink();
+    const document = {
+      meta: { name: 'advised' },
+      context: [
+        { type: 'meta', meta: { version: '1' } },
+        { type: 'advisor', id: 'monitor', on: 'request', role: 'Watches.' },
+        { type: 'advisor', id: 'counsel', role: 'Consulted.' },
+      ],
+      schema: { type: 'string' },
+    } as RequestDocument;
+    const model = new ReplayModel([
+      {
+        match: { step: 0 },
+        solution: {
+          advisors: [{ id: 'monitor', thought: 'Ask counsel.', calls: '{"consult_advisor": 90}' }],
+          calls: [{ _tool: 'consult_advisor', opinion: { id: 'counsel', thought: 'Fine.' } }],
+          output: null,
+        },
+      },
+      { match: { step: 1 }, solution: { advisors: [{ id: 'monitor', thought: 'Done.' }], calls: [], output: 'ok', meta: { version: '2' } } },
+    ]);
+    const result = await runtime.run(document, { model, tracer: new Tracer([sink]) });
+    expect(result.ok).toBe(true);
+    expect(sink.events.filter((event) => event.event === 'advisor.opinion')).toHaveLength(3);
+    expect(sink.events.find((event) => event.event === 'run.completed')).toHaveProperty('meta', { version: '2' });
+    expect(sink.events.map(mismatch).filter(Boolean)).toEqual([]);
+  });
 });
