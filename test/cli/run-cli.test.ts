@@ -15,6 +15,28 @@ describe('delegate-run, end to end through the built binary', () => {
     const result = await runCli(['requests/plan/welcome.json', '--input', '{"name":"Ada","team":"Search"}', '--json']);
     expect(result.code).toBe(0);
     expect(JSON.parse(result.stdout)).toMatchObject({ ok: true, output: { title: 'Welcome aboard, Ada!', team: 'Search' } });
+    // No meta message, no meta field (MSG-21, CLI-4).
+    expect(JSON.parse(result.stdout)).not.toHaveProperty('meta');
+  });
+
+  it('runs the advisors example offline as written, returning the meta the model wrote under --json (ADV-5, MSG-21, CLI-4)', async () => {
+    const trace = join(tempDir(), 'trace.jsonl');
+    const result = await runCli(['requests/release-advisors/release.json', '--json', '--trace', trace]);
+    expect(result.code).toBe(0);
+    const printed = JSON.parse(result.stdout);
+    expect(printed).toMatchObject({ ok: true, output: { decision: 'delayed', candidate: '2.4.0' }, meta: { path: '/checkout/release-plan', version: '7.1.0' } });
+    const events = readTrace(trace);
+    expect(events.at(-1)).toMatchObject({ event: 'run.completed', meta: { version: '7.1.0' } });
+    const opinions = events.filter((event) => event.event === 'advisor.opinion');
+    // The consultation is traced with its call, which starts as soon as it arrives (LOOP-11), before the answer's own opinions.
+    expect(opinions.map((event) => [event.step, event.advisor])).toEqual([
+      [null, 'legal'],
+      [0, 'riskAnalyst'],
+      [0, 'productManager'],
+      [1, 'riskAnalyst'],
+      [1, 'releaseCaptain'],
+    ]);
+    expect(opinions[1]).toMatchObject({ votes: { deploy: 10, rollback: 5, delay: 95 } });
   });
 
   it('runs the latent + Activity example offline from its sibling cassette', async () => {
