@@ -24,7 +24,11 @@ describe('delegate-run, end to end through the built binary', () => {
     const result = await runCli(['requests/release-advisors/release.json', '--json', '--trace', trace]);
     expect(result.code).toBe(0);
     const printed = JSON.parse(result.stdout);
-    expect(printed).toMatchObject({ ok: true, output: { decision: 'delayed', candidate: '2.4.0' }, meta: { path: '/checkout/release-plan', version: '7.1.0' } });
+    expect(printed).toMatchObject({
+      ok: true,
+      output: { decision: 'delayed', candidate: '2.4.0' },
+      meta: { path: '/checkout/release-plan', version: '7.1.0' },
+    });
     const events = readTrace(trace);
     expect(events.at(-1)).toMatchObject({ event: 'run.completed', meta: { version: '7.1.0' } });
     const opinions = events.filter((event) => event.event === 'advisor.opinion');

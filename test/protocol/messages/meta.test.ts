@@ -1,6 +1,8 @@
 /** Unit tests of src/protocol/messages/meta.ts: the shorthand, the rendering of meta messages and what they ask of the answer. */
 import { describe, expect, it } from 'vitest';
+import { toStrictSchema } from '../../../src/models/strict-schema.js';
 import { compileSchema } from '../../../src/protocol/schemas.js';
+import { composeSolutionSchema } from '../../../src/protocol/tools.js';
 import type { JsonSchema } from '../../../src/protocol/types.js';
 import { builtins, freshState, normalize, render } from '../../helpers/builtin-messages.js';
 
@@ -69,5 +71,13 @@ describe('meta: what the model must write (MSG-21)', () => {
     for (const message of [first, last]) builtins.get('meta')?.render?.(message, state);
     expect(state.answerChecks).toHaveLength(1);
     expect(Object.keys((state.solutionProperties.meta as { properties: object }).properties)).toEqual(['id', 'version']);
+  });
+});
+
+describe('meta: within the strict subset (MODEL-7)', () => {
+  it('offers a meta that OpenAI strict mode can express, where a free-form object could not be', () => {
+    const state = render({ type: 'meta', meta: { path: '/games/321', version: '1.2.3', branches: ['main'], parent: null } });
+    const schema = composeSolutionSchema(new Map(), { type: 'string' }, () => false, state.solutionProperties);
+    expect(toStrictSchema(schema)).toMatchObject({ strict: true });
   });
 });
