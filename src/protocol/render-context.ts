@@ -4,7 +4,7 @@ import { dataIdentityOf, latestFields, recordOf, showKind } from './data-message
 import type { AnswerCheck, HandlerRegistry, RenderState } from './handlers.js';
 import type { ProviderMessage } from './model.js';
 import { collectTools } from './tools.js';
-import type { JsonSchema, Message, RequestConfig } from './types.js';
+import type { JsonSchema, Message, RequestConfig, ToolSchema } from './types.js';
 
 /** What rendering produces for one model call. */
 export interface RenderedContext {
@@ -46,6 +46,22 @@ export function mergedMessage(identity: Omit<IdentityGroup, 'first'>, handlers: 
   return showKind(kind, view, fields, members, handlers);
 }
 
+/** The state handlers start from when `context` is rendered at `step`, offering `tools` (MSG-9, MSG-19). */
+export function emptyRenderState(context: readonly Message[], config: RequestConfig, step: number, tools: ReadonlyMap<string, ToolSchema>): RenderState {
+  return {
+    messages: [],
+    config: { ...config },
+    solutionProperties: {},
+    solutionRequired: [],
+    solutionDefinitions: {},
+    answerChecks: [],
+    instructions: [],
+    context,
+    step,
+    tools,
+  };
+}
+
 /**
  * Runs every message through its handler. Data-like messages of one identity render once, merged,
  * at the position of the identity's first message: the prompt's order then does not depend on
@@ -57,18 +73,7 @@ export function renderContext(
   config: RequestConfig = {},
   options: RenderOptions = {},
 ): RenderedContext {
-  const state: RenderState = {
-    messages: [],
-    config: { ...config },
-    solutionProperties: {},
-    solutionRequired: [],
-    solutionDefinitions: {},
-    answerChecks: [],
-    instructions: [],
-    context,
-    step: options.step ?? 0,
-    tools: collectTools(context, new Map(), handlers),
-  };
+  const state = emptyRenderState(context, config, options.step ?? 0, collectTools(context, new Map(), handlers));
   // Each identity's messages and records, gathered in one pass so that merging stays linear.
   const identities = new Map<string, IdentityGroup>();
   const identityAt: (string | undefined)[] = [];

@@ -1,6 +1,7 @@
 /** Test helpers for the built-in message handlers: one message normalised or rendered the way the pipeline does it. */
 import { defaultHandlers } from '../../src/protocol/builtin-handlers.js';
 import type { RenderState } from '../../src/protocol/handlers.js';
+import { emptyRenderState } from '../../src/protocol/render-context.js';
 import { withType } from '../../src/protocol/messages/turn.js';
 import type { Message } from '../../src/protocol/types.js';
 
@@ -9,18 +10,7 @@ export const builtins = defaultHandlers();
 
 /** An empty render state with one configuration value, so changes to it show; `context` is what it renders (none by default). */
 export function freshState(context: Message[] = []): RenderState {
-  return {
-    messages: [],
-    config: { temperature: 0 },
-    solutionProperties: {},
-    solutionRequired: [],
-    solutionDefinitions: {},
-    answerChecks: [],
-    instructions: [],
-    context,
-    step: 0,
-    tools: new Map(),
-  };
+  return emptyRenderState(context, { temperature: 0 }, 0, new Map());
 }
 
 /** Renders one (canonical, already merged) message with its built-in handler. */
