@@ -25,6 +25,7 @@ export type { TreeBounds, TreeLimits } from './protocol/tree-bounds.js';
 
 // Documents and messages
 export type {
+  AdvisorMessage,
   Call,
   DataMessage,
   ErrorMessage,
@@ -49,16 +50,19 @@ export type {
 export {
   HandlerRegistry,
   defineHandler,
+  type AnswerCheck,
   type DataSemantics,
+  type DocumentProblem,
   type MessageHandler,
   type MessageProblem,
+  type PlacedMessage,
   type RenderState,
   type ShownFields,
 } from './protocol/handlers.js';
 export { recordFor, type DataRecord, type ReadResult, type RecordOutcome } from './protocol/data-records.js';
 export { builtinHandlers, defaultHandlers } from './protocol/builtin-handlers.js';
-export { renderContext, type RenderedContext } from './protocol/render-context.js';
-export { composeSolutionSchema } from './protocol/tools.js';
+export { renderContext, type RenderedContext, type RenderOptions } from './protocol/render-context.js';
+export { composeSolutionSchema, type SolutionAdditions } from './protocol/tools.js';
 
 // Errors
 export {
