@@ -56,9 +56,8 @@ export class CallLedger {
 
   /** Learns from one message appended by the run (a write of a call's result, an error). */
   learnFrom(message: Message, batch = this.batches): void {
-    const written = message._call;
-    if (isCall(written)) {
-      this.entries.set(callKey(written), { status: { status: 'done' }, batch });
+    if (message.type !== 'error' && isCall(message._call)) {
+      this.entries.set(callKey(message._call), { status: { status: 'done' }, batch });
       return;
     }
     if (message.type === 'error') {
