@@ -1,7 +1,8 @@
 /** The message pipeline's contract and registry: one handler per message type gives the type its whole meaning. */
 import type { ReadResult, RecordOutcome } from './data-records.js';
 import type { ProviderMessage } from './model.js';
-import type { BaseMessage, JsonSchema, Message, RequestConfig, ToolSchema } from './types.js';
+import type { CallStatus } from './call-ledger.js';
+import type { BaseMessage, Call, JsonSchema, Message, RequestConfig, ToolSchema } from './types.js';
 
 /**
  * A rule of the answer that the Solution schema cannot say (MSG-19): given an answer that matches
@@ -36,6 +37,10 @@ export interface RenderState {
   readonly step: number;
   /** The tools the answer may call, by name (tool messages and tools other messages offer, MSG-20). */
   readonly tools: ReadonlyMap<string, ToolSchema>;
+  /** What became of a call so far, for plans shown with their progress (PLAN-11); absent outside a run. */
+  callStatus?: (call: Call) => CallStatus | undefined;
+  /** The instances of the context (DATA-1), over which a plan without `_instance` is a template (PLAN-12). */
+  instances?: readonly string[];
 }
 
 /** Something wrong with one message that its schema cannot say, at a JSON pointer inside the message. */

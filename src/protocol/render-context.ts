@@ -19,8 +19,8 @@ export interface RenderedContext {
   checkAnswer: AnswerCheck;
 }
 
-/** Where in a run the context is rendered. */
-export interface RenderOptions {
+/** Where in a run the context is rendered, and what the run knows of its calls (PLAN-11, PLAN-12). */
+export interface RenderOptions extends Pick<RenderState, 'callStatus' | 'instances'> {
   /** The model step (default 0, the run's first). */
   step?: number;
 }
@@ -73,7 +73,8 @@ export function renderContext(
   config: RequestConfig = {},
   options: RenderOptions = {},
 ): RenderedContext {
-  const state = emptyRenderState(context, config, options.step ?? 0, collectTools(context, new Map(), handlers));
+  const { step = 0, ...run } = options;
+  const state: RenderState = { ...emptyRenderState(context, config, step, collectTools(context, new Map(), handlers)), ...run };
   // Each identity's messages and records, gathered in one pass so that merging stays linear.
   const identities = new Map<string, IdentityGroup>();
   const identityAt: (string | undefined)[] = [];

@@ -77,9 +77,10 @@ const REFERENCE_STRING: JsonSchema = { type: 'string', pattern: '^†', descript
 /**
  * The schema of one tool as the model sees it: `_tool` fixed to the name, every top-level
  * parameter also accepting a `†reference`, model-choosable meta-properties kept, fixed ones
- * hidden (the runtime fills them), `_output` kept (and required) only for latent tools.
+ * hidden (the runtime fills them), `_output` kept (and required) only for latent tools, and not
+ * required when `planning` (a lazy planner's answer, PLAN-7).
  */
-export function modelToolSchema(name: string, tool: ToolSchema, explicit: boolean, instances: readonly string[] = []): JsonSchema {
+export function modelToolSchema(name: string, tool: ToolSchema, explicit: boolean, instances: readonly string[] = [], planning = false): JsonSchema {
   const { properties = {}, required = [], type: _type, ...rest } = tool;
   const shown: Record<string, JsonSchema> = { _tool: { const: name } };
   for (const [key, schema] of Object.entries(properties)) {
@@ -99,7 +100,8 @@ export function modelToolSchema(name: string, tool: ToolSchema, explicit: boolea
     if (properties[key] === undefined) shown[key] = schema;
   }
   const requiredShown = ['_tool', ...required.filter((key) => key !== '_tool' && key !== '_output' && !isMetaProperty(key))];
-  if (!explicit && properties._output !== undefined) requiredShown.push('_output');
+  // A planner executes nothing, latent calls included: their `_output` is not asked for (PLAN-7).
+  if (!explicit && !planning && properties._output !== undefined) requiredShown.push('_output');
   const hint = explicit ? undefined : latentScopeHint(tool);
   if (hint) rest.description = typeof rest.description === 'string' ? `${rest.description} ${hint}` : hint;
   return { type: 'object', ...rest, properties: shown, required: requiredShown };
@@ -188,11 +190,12 @@ export function composeSolutionSchema(
   hasActivity: (name: string) => boolean,
   extraProperties: Record<string, JsonSchema> = {},
   instances: readonly string[] = [],
+  planning = false,
   additions: SolutionAdditions = {},
 ): JsonSchema {
   const definitions: Record<string, JsonSchema> = { ...additions.definitions };
   const toolSchemas = [...tools].map(([name, tool]) =>
-    embedSchema(modelToolSchema(name, tool, isExplicitTool(name, tool, hasActivity), instances), `tool_${name}`, definitions),
+    embedSchema(modelToolSchema(name, tool, isExplicitTool(name, tool, hasActivity), instances, planning), `tool_${name}`, definitions),
   );
   const calls: JsonSchema = toolSchemas.length > 0 ? { type: 'array', items: { anyOf: toolSchemas } } : { type: 'array', maxItems: 0 };
   const output: JsonSchema = outputSchema === true ? true : { anyOf: [{ type: 'null' }, embedSchema(outputSchema, 'output', definitions)] };

@@ -96,6 +96,8 @@ export interface TraceEventMap {
   };
   /** TRACE-6. */
   'call.failed': CallFields & { error: ErrorJson };
+  /** TRACE-15: a call that was done before its batch began is not executed again (PLAN-10). */
+  'call.skipped': CallFields & { reason: 'done' };
   /** TRACE-8. */
   'approval.requested': CallFields & { params: Record<string, unknown> };
   /** TRACE-8. */
@@ -121,7 +123,7 @@ export interface TraceEventMap {
   };
   /** TRACE-7: the child's own error, flat and as data. */
   'delegate.failed': DelegateFields & { code: ErrorCode; message: string; error: ErrorJson };
-  /** TRACE-15: one per opinion an advisor gave, in an answer or through a consultation. */
+  /** TRACE-16: one per opinion an advisor gave, in an answer or through a consultation. */
   'advisor.opinion': {
     /** The step whose answer held it, or `null` for a consultation (then `call` says which). */
     step: number | null;
@@ -174,6 +176,7 @@ export const TRACE_EVENT_NAMES: readonly TraceEventName[] = Object.keys({
   'call.started': true,
   'call.completed': true,
   'call.failed': true,
+  'call.skipped': true,
   'approval.requested': true,
   'approval.decided': true,
   'delegate.started': true,

@@ -32,15 +32,27 @@ describe('delegate-run, end to end through the built binary', () => {
     const events = readTrace(trace);
     expect(events.at(-1)).toMatchObject({ event: 'run.completed', meta: { version: '7.1.0' } });
     const opinions = events.filter((event) => event.event === 'advisor.opinion');
-    // The consultation is traced with its call, which starts as soon as it arrives (LOOP-11), before the answer's own opinions.
-    expect(opinions.map((event) => [event.step, event.advisor])).toEqual([
-      [null, 'legal'],
+    // An answer's opinions in the order written; the consultation with its call, whose timing is the call's (LOOP-11).
+    expect(opinions.filter((event) => event.step !== null).map((event) => [event.step, event.advisor])).toEqual([
       [0, 'riskAnalyst'],
       [0, 'productManager'],
       [1, 'riskAnalyst'],
       [1, 'releaseCaptain'],
     ]);
-    expect(opinions[1]).toMatchObject({ votes: { deploy: 10, rollback: 5, delay: 95 } });
+    expect(opinions.filter((event) => event.step === null)).toEqual([expect.objectContaining({ advisor: 'legal', call: '0.0' })]);
+    expect(opinions.find((event) => event.step === 0 && event.advisor === 'riskAnalyst')).toMatchObject({ votes: { deploy: 10, rollback: 5, delay: 95 } });
+  });
+
+  it("runs act 012's refund example: the model repeats its plan, the refund is issued once (PLAN-10)", async () => {
+    const trace = join(tempDir(), 'trace.jsonl');
+    const input = '{"request":"I would like a refund for my last order.","customerId":"cust_123","amount":50}';
+    const result = await runCli(['requests/refund/support.json', '--activities', 'requests/refund/activities.mjs', '--input', input, '--trace', trace]);
+    expect(result.code).toBe(0);
+    expect(JSON.parse(result.stdout)).toEqual({ confirmationId: 'refund_xyz789', message: 'The refund has been processed successfully.' });
+    expect(result.stderr.match(/issueRefund: 50 to cust_123/g)).toHaveLength(1);
+    const events = readTrace(trace);
+    expect(events.filter((event) => event.event === 'call.started' && event.tool === 'issueRefund')).toHaveLength(1);
+    expect(events.filter((event) => event.event === 'call.skipped').map((event) => event.tool)).toEqual(['checkBillingHistory', 'issueRefund']);
   });
 
   it('runs the latent + Activity example offline from its sibling cassette', async () => {

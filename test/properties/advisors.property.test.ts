@@ -130,10 +130,18 @@ describe('advisors', () => {
         const context = contextOf(scenario);
         const handlers = defaultHandlers();
         const rendered = renderContext(context, handlers, {}, { step: scenario.step });
-        const schema = composeSolutionSchema(collectTools(context, new Map(), handlers), true, () => false, rendered.solutionProperties, scenario.instances, {
-          required: rendered.solutionRequired,
-          definitions: rendered.solutionDefinitions,
-        });
+        const schema = composeSolutionSchema(
+          collectTools(context, new Map(), handlers),
+          true,
+          () => false,
+          rendered.solutionProperties,
+          scenario.instances,
+          false,
+          {
+            required: rendered.solutionRequired,
+            definitions: rendered.solutionDefinitions,
+          },
+        );
         const validate = compileSchema(schema);
         const seats = opinionsOf(scenario);
         const opinions = seats.map(({ advisor, instance }) => ({

@@ -67,7 +67,7 @@ const of = (events: TraceEvent[], name: string) => events.filter((event) => even
 function solutionAt(context: Message[], step: number) {
   const handlers = defaultHandlers();
   const rendered = renderContext(context, handlers, {}, { step });
-  const schema = composeSolutionSchema(collectTools(context, new Map(), handlers), { type: 'string' }, () => false, rendered.solutionProperties, [], {
+  const schema = composeSolutionSchema(collectTools(context, new Map(), handlers), { type: 'string' }, () => false, rendered.solutionProperties, [], false, {
     required: rendered.solutionRequired,
     definitions: rendered.solutionDefinitions,
   });
@@ -237,7 +237,7 @@ describe('the advisors part of the Solution (ADV-4, ADV-5)', () => {
   });
 });
 
-describe('a run with advisors (ADV-5, ADV-6, ADV-9, TRACE-15)', () => {
+describe('a run with advisors (ADV-5, ADV-6, ADV-9, TRACE-16)', () => {
   const speaks = {
     advisors: [{ id: 'riskAnalyst', thought: 'Integration tests are missing: high risk.', calls: '{"deploy": 10, "delay": 95}' }],
     calls: [{ _tool: 'delay', _reasoningForCall: 'riskAnalyst strongly advises delaying.', days: 2 }],
