@@ -265,11 +265,8 @@ export function votesOf(opinion: Record<string, unknown>): Record<string, number
   return 'votes' in read ? read.votes : null;
 }
 
-/**
- * The write that keeps an opinion (ADV-9): data of kind `advisors` at the advisor's id, for its
- * instance if any; a consultation's names its call in `_call` (VAR-12), an answer's names none.
- */
-export function opinionWrite(advisor: string, opinion: Record<string, unknown>, instance: string | undefined, call?: string): DataMessage {
+/** The write that keeps an opinion (ADV-9): data of kind `advisors` at the advisor's id, for its instance if any. */
+export function opinionWrite(advisor: string, opinion: Record<string, unknown>, instance: string | undefined): DataMessage {
   return {
     type: 'data',
     kind: ADVISORS_KIND,
@@ -277,7 +274,6 @@ export function opinionWrite(advisor: string, opinion: Record<string, unknown>, 
     description: OPINIONS_DESCRIPTION,
     _path: formatPath([advisor]),
     _outputMethod: 'set',
-    ...(call === undefined ? {} : { _call: call }),
     _date: new Date().toISOString(),
     ...(instance === undefined ? {} : { _instance: instance }),
   };

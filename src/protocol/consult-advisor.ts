@@ -32,5 +32,5 @@ export const consultAdvisor: Activity = (call, _tool, context, environment) => {
     opinion,
     votes,
   });
-  return opinionWrite(advisor, opinion, environment.instance, environment.callId);
+  return opinionWrite(advisor, opinion, environment.instance);
 };

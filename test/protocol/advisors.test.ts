@@ -348,8 +348,11 @@ describe('a run with advisors (ADV-5, ADV-6, ADV-9, TRACE-16)', () => {
       }),
     ]);
     expect(model.requests[0]?.messages.at(-1)?.content).toContain('on demand: silent unless you consult it with the tool consult_advisor');
-    // The call's result is the write that keeps the opinion, naming the call.
-    expect(of(events, 'call.completed')[0]).toMatchObject({ call: '0.0', result: { type: 'data', kind: 'advisors', _path: 'counsel', _call: '0.0' } });
+    // The call's result is the write that keeps the opinion.
+    expect(of(events, 'call.completed')[0]).toMatchObject({
+      call: '0.0',
+      result: { type: 'data', kind: 'advisors', _path: 'counsel', data: { verdict: 'block' } },
+    });
   });
 
   it("fails a consultation whose vote names no tool, as the call's error", async () => {
