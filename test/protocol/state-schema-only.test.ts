@@ -75,7 +75,7 @@ describe('a state holding only its schema (MSG-19)', () => {
     const runtime = new Runtime();
     const store = new ContextStore(runtime.validate(document).document.context, runtime.handlers);
     for (const text of ['†state', '†state.language', '†state.type', '†state.properties']) {
-      expect(store.read(parseReference(text)!)).toEqual({ found: false });
+      expect(store.read(parseReference(text)!, undefined)).toEqual({ found: false });
     }
     expect(store.view('state', undefined)).toEqual({ found: false });
   });
