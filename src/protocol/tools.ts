@@ -68,19 +68,31 @@ function callMetaProperties(instances: readonly string[]): Record<string, JsonSc
   return properties;
 }
 
+/** The `_scopes` a latent call may carry as a focus hint (SCOPE-11): names of context, never a grant. */
+const SCOPES_HINT: JsonSchema = {
+  type: 'array',
+  items: { type: 'string', minLength: 1 },
+  description:
+    'Optional focus hint: the parts of the context this call\'s result relies on, such as ["input"], ["state.user"] or ["history"]. Write it before _output and draw _output from those parts; it narrows your attention, it hides nothing and grants nothing.',
+};
+
 const REFERENCE_STRING: JsonSchema = { type: 'string', pattern: '^†', description: 'A †reference to a value in the context.' };
 
 /**
  * The schema of one tool as the model sees it: `_tool` fixed to the name, every top-level
  * parameter also accepting a `†reference`, model-choosable meta-properties kept, fixed ones
- * hidden (the runtime fills them), `_output` kept (and required) only for latent tools.
+ * hidden (the runtime fills them), `_output` kept (and required) only for latent tools, and on a
+ * latent tool that declares no `_scopes` the `_scopes` focus hint, just before `_output`.
  */
 export function modelToolSchema(name: string, tool: ToolSchema, explicit: boolean, instances: readonly string[] = []): JsonSchema {
   const { properties = {}, required = [], type: _type, ...rest } = tool;
   const shown: Record<string, JsonSchema> = { _tool: { const: name } };
+  // A latent call may focus itself with _scopes (SCOPE-11), offered just before the _output it guides.
+  const hinted = !explicit && properties._scopes === undefined;
   for (const [key, schema] of Object.entries(properties)) {
     if (key === '_tool') continue;
     if (key === '_output') {
+      if (hinted) shown._scopes = SCOPES_HINT;
       if (!explicit) shown._output = schema;
       continue;
     }
@@ -91,6 +103,7 @@ export function modelToolSchema(name: string, tool: ToolSchema, explicit: boolea
     }
     shown[key] = { anyOf: [schema, REFERENCE_STRING] };
   }
+  if (hinted && shown._scopes === undefined) shown._scopes = SCOPES_HINT;
   for (const [key, schema] of Object.entries(callMetaProperties(instances))) {
     if (properties[key] === undefined) shown[key] = schema;
   }
