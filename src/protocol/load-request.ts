@@ -1,5 +1,6 @@
 /** Loading Request documents: parse, normalise shorthands, validate everything, report every problem with file and pointer. */
 import { basename } from 'node:path';
+import { delegateRegistryProblems } from './delegate-names.js';
 import { RequestError, type Problem } from './errors.js';
 import type { HandlerRegistry } from './handlers.js';
 import { atPointer, nestingMessage, nestingProblem, parseJson, pointer } from './json.js';
@@ -58,6 +59,7 @@ export function validateRequest(input: unknown, location: string, handlers: Hand
     throw new RequestError(problems);
   }
   const raw = value as { meta?: RequestDocument['meta']; config?: RequestDocument['config']; context: Record<string, unknown>[]; schema: unknown };
+  for (const problem of delegateRegistryProblems(raw.config?.delegates)) add(problem.pointer, problem.message);
   const context = raw.context.map((message, index) => normalizeMessage(message, pointer('context', index), handlers, add));
   const outputProblem = schemaProblem(raw.schema);
   if (outputProblem) add('/schema', outputProblem);

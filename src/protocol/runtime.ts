@@ -23,6 +23,8 @@ export interface RunInfo {
   /** False for documents fetched from hosts not trusted to run local Activities. */
   trusted: boolean;
   model: Model | undefined;
+  /** The names the run's document gives delegates (its `config.delegates`, DEL-21), if any. */
+  delegates?: Readonly<Record<string, string>>;
 }
 
 /** A run an Activity starts on behalf of its call (the Delegation Activity's child, DEL-8). */

@@ -106,6 +106,10 @@ export interface TraceEventMap {
     delegate: string;
     /** The child's request name. */
     name: string;
+    /** The `_delegate` reference as the tool or call wrote it: a path, a URL, `anonymous` or a name (an addition). */
+    reference: string;
+    /** The named registry a name was found in (`document`: its `config.delegates`; `runtime`), `null` for any other reference (DEL-21; an addition). */
+    registry: 'document' | 'runtime' | null;
     resolution: 'runtime' | 'upfront';
     /** The scopes used, `[]` when none. */
     scopes: string[];

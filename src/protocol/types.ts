@@ -97,6 +97,8 @@ export interface RequestConfig {
   maxSteps?: number;
   maxTokens?: number;
   resolve?: 'runtime' | 'upfront';
+  /** Names for delegates (DEL-21): name → relative path or URL, resolved against this document. */
+  delegates?: Record<string, string>;
   /** Limits on the whole run tree (this run and its delegates). */
   budget?: { tokens?: number; costUsd?: number };
   [field: string]: unknown;
