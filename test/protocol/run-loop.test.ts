@@ -245,7 +245,7 @@ describe('bounds and guards', () => {
     const failed = events.filter((event) => event.event === 'call.failed').map((event) => event.error as { code: string; message: string });
     expect(failed.map((error) => error.code)).toEqual(['invalid_params', 'invalid_params']);
     const refused = events.find((event) => event.event === 'call.failed' && event.tool === 'log');
-    expect((refused?.error as { message: string }).message).toContain('spec/scopes.md SCOPE-10');
+    expect(refused?.error).toMatchObject({ message: expect.stringContaining('spec/scopes.md SCOPE-10') });
     expect(events.filter((event) => event.event === 'call.completed').map((event) => event.tool)).toEqual(['echo']);
   });
 });

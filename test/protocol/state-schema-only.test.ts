@@ -38,7 +38,7 @@ function traced() {
 /** The prompt of one model step, as text. */
 function prompt(events: TraceEvent[], step: number): string {
   const request = events.filter((event) => event.event === 'model.request')[step];
-  return (request?.messages as { content: string }[]).map((message) => message.content).join('\n');
+  return ((request?.messages ?? []) as { content: string }[]).map((message) => message.content).join('\n');
 }
 
 describe('a state holding only its schema (MSG-19)', () => {
