@@ -1,11 +1,10 @@
 /** Runs with delegates given by name (DEL-21): the document's config.delegates, then the runtime's registry, at run time and up front. */
-import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createRuntime, type CreateRuntimeOptions } from '../../src/create-runtime.js';
 import { ReplayModel } from '../../src/models/replay.js';
 import { Tracer, memorySink } from '../../src/protocol/trace.js';
-import { tempDir } from '../helpers/cli.js';
+import { folderWith } from '../helpers/cli.js';
 
 /** A summarizer delegate that declares its input and output and says who it is in its system text. */
 const summarizer = (who: string) => ({
@@ -28,16 +27,6 @@ const orchestrator = (config: object = {}) => ({
   schema: { type: 'string' },
 });
 
-/** Writes the files of a case under a fresh root: `{relative path: document}`. */
-function files(documents: Record<string, unknown>): string {
-  const root = tempDir('names-');
-  for (const [path, document] of Object.entries(documents)) {
-    mkdirSync(join(root, path, '..'), { recursive: true });
-    writeFileSync(join(root, path), JSON.stringify(document));
-  }
-  return root;
-}
-
 /** Runs the orchestrator at `root` with a model answering: one call, the child's summary, then the output. */
 async function run(root: string, options: Partial<CreateRuntimeOptions> = {}, resolve: 'runtime' | 'upfront' = 'runtime') {
   const runtime = createRuntime({ root, ...options });
@@ -56,7 +45,7 @@ async function run(root: string, options: Partial<CreateRuntimeOptions> = {}, re
 
 describe('delegates by name (DEL-21)', () => {
   it("resolves a name through the document's config.delegates, relative to the document, and traces the name and registry", async () => {
-    const root = files({
+    const root = folderWith({
       'orchestrator.json': orchestrator({ delegates: { SummarizerAgent: './agents/summarizer.json' } }),
       'agents/summarizer.json': summarizer('doc-summarizer'),
     });
@@ -76,11 +65,11 @@ describe('delegates by name (DEL-21)', () => {
   });
 
   it("falls back to the runtime's registry, and the document's name wins when both have it", async () => {
-    const only = files({ 'orchestrator.json': orchestrator(), 'summarizer.json': summarizer('runtime-summarizer') });
+    const only = folderWith({ 'orchestrator.json': orchestrator(), 'summarizer.json': summarizer('runtime-summarizer') });
     const fromRuntime = await run(only, { delegates: { SummarizerAgent: './summarizer.json' } });
     expect(fromRuntime.events.find((event) => event.event === 'delegate.started')).toMatchObject({ registry: 'runtime', name: 'runtime-summarizer' });
 
-    const both = files({
+    const both = folderWith({
       'orchestrator.json': orchestrator({ delegates: { SummarizerAgent: './doc.json' } }),
       'doc.json': summarizer('doc-summarizer'),
       'summarizer.json': summarizer('runtime-summarizer'),
@@ -90,14 +79,14 @@ describe('delegates by name (DEL-21)', () => {
   });
 
   it('runs a Request document the runtime holds in memory under a name', async () => {
-    const root = files({ 'orchestrator.json': orchestrator() });
+    const root = folderWith({ 'orchestrator.json': orchestrator() });
     const { result, events } = await run(root, { delegates: { SummarizerAgent: summarizer('memory-summarizer') } });
     expect(result.ok && result.output).toBe('done');
     expect(events.find((event) => event.event === 'delegate.started')).toMatchObject({ delegate: 'delegates:SummarizerAgent', name: 'memory-summarizer' });
   });
 
   it('merges the named delegate up front: its input schema reaches the model before the first call', async () => {
-    const root = files({
+    const root = folderWith({
       'orchestrator.json': orchestrator({ delegates: { SummarizerAgent: './summarizer.json' } }),
       'summarizer.json': summarizer('doc-summarizer'),
     });
@@ -108,7 +97,7 @@ describe('delegates by name (DEL-21)', () => {
   });
 
   it('fails the call of an unknown name with delegate_not_found naming the registries searched; the model sees it', async () => {
-    const root = files({ 'orchestrator.json': orchestrator({ delegates: { Translator: './t.json' } }) });
+    const root = folderWith({ 'orchestrator.json': orchestrator({ delegates: { Translator: './t.json' } }) });
     const { result, events, model } = await run(root, { delegates: { Speaker: './s.json' } });
     expect(result.ok && result.output).toBe('done');
     const failed = events.find((event) => event.event === 'call.failed');
@@ -125,7 +114,7 @@ describe('delegates by name (DEL-21)', () => {
   });
 
   it('fails the run of an unknown name resolved up front, before any model call', async () => {
-    const root = files({ 'orchestrator.json': orchestrator() });
+    const root = folderWith({ 'orchestrator.json': orchestrator() });
     const { result, model } = await run(root, {}, 'upfront');
     expect(result.ok).toBe(false);
     expect(!result.ok && result.error.code).toBe('delegate_not_found');
@@ -133,7 +122,7 @@ describe('delegates by name (DEL-21)', () => {
   });
 
   it("resolves a child's own names against the child's folder", async () => {
-    const root = files({
+    const root = folderWith({
       'orchestrator.json': orchestrator({ delegates: { SummarizerAgent: './agents/middle.json' } }),
       'agents/middle.json': {
         meta: { name: 'middle' },
