@@ -30,6 +30,8 @@ export function progressLine(event: TraceEvent): string | undefined {
       return `${at}  → ${known.tool} [${known.call}]`;
     case 'call.failed':
       return `${at}  ✗ ${known.tool} [${known.call}] ${known.error.code}: ${known.error.message}`;
+    case 'call.skipped':
+      return `${at}  ↷ ${known.tool} [${known.call}] skipped: done already`;
     case 'delegate.started':
       return `${at}  ⇢ delegate ${known.delegate} (${known.resolution})`;
     case 'delegate.failed':

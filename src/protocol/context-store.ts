@@ -129,6 +129,28 @@ export class ContextStore {
     for (const listener of this.listeners) listener(record);
   }
 
+  /**
+   * Puts `next` where `previous` was (appends it when `previous` is gone), for messages that hold
+   * neither data nor tools: a plan updated with its progress (PLAN-11).
+   */
+  replace(previous: Message, next: Message): void {
+    if (recordOf(previous, this.handlers) || recordOf(next, this.handlers) || previous.type === 'tool' || next.type === 'tool')
+      throw new TypeError('Only messages that hold neither data nor tools can be replaced.');
+    const index = this.messages.indexOf(previous);
+    if (index < 0) this.messages.push(next);
+    else this.messages[index] = next;
+  }
+
+  /** Removes the messages that `drop` picks among those that hold neither data nor tools (superseded plans, PLAN-11). */
+  remove(drop: (message: Message) => boolean): void {
+    let kept = 0;
+    for (const message of this.messages) {
+      if (message.type !== 'tool' && recordOf(message, this.handlers) === undefined && drop(message)) continue;
+      this.messages[kept++] = message;
+    }
+    this.messages.length = kept;
+  }
+
   /** Reads a reference for an instance (global data plus that instance's own). */
   read(reference: Reference, instance: string | undefined): ReadResult {
     return this.readPath(reference.kind, instance, reference.segments);

@@ -2,7 +2,7 @@
 import { CallError } from './errors.js';
 import type { MessageProblem } from './handlers.js';
 import { arrayIndexOf, parsePath, type PathSegment, type Reference } from './references.js';
-import { isJsonObject, type BaseMessage, type DataMessage, type OutputMethod } from './types.js';
+import { isJsonObject, type BaseMessage, type Call, type DataMessage, type OutputMethod } from './types.js';
 
 /** The answer of a read: `found` is false when nothing exists at the path (`null` is found). */
 export interface ReadResult {
@@ -19,7 +19,8 @@ export interface DataRecord {
   path: PathSegment[];
   method: OutputMethod;
   value: unknown;
-  call?: string;
+  /** The call that wrote it (act 008): the call as written; a string is the older form, its id. */
+  call?: Call | string;
   date?: string;
 }
 
@@ -54,7 +55,7 @@ export function recordFor(kind: string, value: unknown, message: BaseMessage): R
     record.path = path;
     record.method = method;
   }
-  if (typeof message._call === 'string') record.call = message._call;
+  if (typeof message._call === 'string' || isJsonObject(message._call)) record.call = message._call as Call | string;
   if (typeof message._date === 'string') record.date = message._date;
   return { ok: true, record };
 }
@@ -64,10 +65,10 @@ export function isOutputMethod(value: unknown): value is OutputMethod {
   return OUTPUT_METHODS.some((method) => method === value);
 }
 
-/** Options of a write: how it combines, which call made it, for which instance, and when. */
+/** Options of a write: how it combines, which call made it (as written, PLAN-10), for which instance, and when. */
 export interface WriteOptions {
   method?: OutputMethod;
-  call?: string;
+  call?: Call | string;
   instance?: string;
   date?: string;
 }

@@ -9,7 +9,7 @@ import { NotJsonError, toJsonData } from './json-data.js';
 import { MAX_NESTING_DEPTH, nestingMessage } from './json.js';
 import { normalizeMessage } from './load-request.js';
 import type { RunTrace } from './trace.js';
-import type { ActivityEnvironment, RunInfo, RunOptions, Runtime } from './runtime.js';
+import type { ActivityEnvironment, ConfirmDecision, RunInfo, RunOptions, Runtime } from './runtime.js';
 import type { UsageSummary } from './usage.js';
 import { DELEGATE_ACTIVITY } from './constants.js';
 import { formatIssues, validateAgainst } from './schemas.js';
@@ -19,6 +19,7 @@ import { isJsonObject, type Call, type ErrorMessage, type Message, type ToolSche
 import { makeWrite } from './data-records.js';
 import { parseOutputPath, type Reference } from './references.js';
 import { resolveValue } from './resolve-references.js';
+import type { CallLedger } from './call-ledger.js';
 
 /** Everything a call needs from its run. */
 export interface CallScope {
@@ -36,6 +37,8 @@ export interface CallScope {
   tools(): Map<string, ToolSchema>;
   /** Counts executed calls. */
   counters: { toolCalls: number };
+  /** Which calls are done or failed, so a done call never runs again (PLAN-10). */
+  ledger: CallLedger;
   addDescendantUsage(usage: UsageSummary): void;
 }
 
@@ -109,8 +112,8 @@ function isMessageResult(runtime: Runtime, value: unknown): value is Message {
   );
 }
 
-/** Executes a prepared call; records success or failure, never throws. */
-export async function executeCall(scope: CallScope, entry: BatchEntry, prepared: Call): Promise<void> {
+/** Executes a prepared call; records success or failure, never throws: resolves to the failure, if any. */
+export async function executeCall(scope: CallScope, entry: BatchEntry, prepared: Call): Promise<ProtocolError | undefined> {
   const toolName = prepared._tool;
   let call = prepared;
   try {
@@ -132,15 +135,19 @@ export async function executeCall(scope: CallScope, entry: BatchEntry, prepared:
     }
     writeResult(scope, entry, call, result);
     scope.trace.emit('call.completed', { call: entry.id, tool: toolName, result: result ?? null });
+    return undefined;
   } catch (error) {
-    recordFailure(scope, entry, call, toProtocolError(error));
+    const failure = toProtocolError(error);
+    recordFailure(scope, entry, call, failure);
+    return failure;
   }
 }
 
 /** Records a failed call: a `call.failed` event and an error message for the model. */
 export function recordFailure(scope: CallScope, entry: BatchEntry, call: Call, error: ProtocolError): void {
   scope.trace.emit('call.failed', { call: entry.id, tool: call._tool, error: error.toJSON() });
-  scope.errors.push({ type: 'error', call: { id: entry.id, ...call }, error: error.toJSON() });
+  // `call` is what ran (references resolved); `_call` the call as written, which plans match (PLAN-10).
+  scope.errors.push({ type: 'error', call: { id: entry.id, ...call }, _call: entry.call, error: error.toJSON() });
 }
 
 function paramsOf(call: Call): Record<string, unknown> {
@@ -177,16 +184,26 @@ function checkOutput(tool: ToolSchema, result: unknown, toolName: string): void 
   }
 }
 
-async function confirm(scope: CallScope, entry: BatchEntry, call: Call, tool: ToolSchema): Promise<Call> {
+/**
+ * Asks the run's confirm hook about a call, tracing the question and the answer (TRACE-8);
+ * undefined when there is no hook or it does not apply to the call.
+ */
+export async function askConfirm(scope: CallScope, callId: string, call: Call, tool: ToolSchema): Promise<ConfirmDecision | undefined> {
   const hook = scope.options.confirm;
-  if (!hook) return call;
-  const request = { call, callId: entry.id, tool, toolName: call._tool, run: scope.run, signal: scope.signal };
-  if (hook.appliesTo && !hook.appliesTo(request)) return call;
-  scope.trace.emit('approval.requested', { call: entry.id, tool: call._tool, params: paramsOf(call) });
+  if (!hook) return undefined;
+  const request = { call, callId, tool, toolName: call._tool, run: scope.run, signal: scope.signal };
+  if (hook.appliesTo && !hook.appliesTo(request)) return undefined;
+  scope.trace.emit('approval.requested', { call: callId, tool: call._tool, params: paramsOf(call) });
   // A cancelled run does not wait for an answer that may never come.
   const decision = await abortable(Promise.resolve(hook(request)), scope.signal, cancelled);
   const reason = 'reason' in decision ? (decision.reason ?? null) : null;
-  scope.trace.emit('approval.decided', { call: entry.id, tool: call._tool, decision: decision.decision, reason });
+  scope.trace.emit('approval.decided', { call: callId, tool: call._tool, decision: decision.decision, reason });
+  return decision;
+}
+
+async function confirm(scope: CallScope, entry: BatchEntry, call: Call, tool: ToolSchema): Promise<Call> {
+  const decision = await askConfirm(scope, entry.id, call, tool);
+  if (!decision) return call;
   if (decision.decision === 'rejected') {
     throw new UserError('rejected_by_user', `The call to "${call._tool}" was rejected${decision.reason ? `: ${decision.reason}` : '.'}`);
   }
@@ -302,7 +319,8 @@ function writeResult(scope: CallScope, entry: BatchEntry, call: Call, result: un
   if (result === undefined || typeof call._outputPath !== 'string') return;
   const target = parseOutputPath(call._outputPath);
   if (!target) throw new CallError('invalid_params', `Expected _outputPath to be a †reference or an expression of them, got "${call._outputPath}".`);
-  const options = { method: call._outputMethod ?? 'set', call: entry.id, ...(instance === undefined ? {} : { instance }) };
+  // The record keeps the call as written (act 008), so a plan holding it knows it is done (PLAN-10).
+  const options = { method: call._outputMethod ?? 'set', call: entry.call, ...(instance === undefined ? {} : { instance }) };
   if (target.op === 'or') {
     // An alternative outcome is picked by a result naming exactly one of the alternatives.
     const chosen = chooseAlternative(target.targets, result);

@@ -1,7 +1,8 @@
 /** The message pipeline's contract and registry: one handler per message type gives the type its whole meaning. */
 import type { ReadResult, RecordOutcome } from './data-records.js';
 import type { ProviderMessage } from './model.js';
-import type { BaseMessage, JsonSchema, RequestConfig } from './types.js';
+import type { CallStatus } from './call-ledger.js';
+import type { BaseMessage, Call, JsonSchema, RequestConfig } from './types.js';
 
 /** What handlers build together before each model call. */
 export interface RenderState {
@@ -13,6 +14,10 @@ export interface RenderState {
   solutionProperties: Record<string, JsonSchema>;
   /** Instructions appended to the system prompt by handlers (joined with blank lines). */
   instructions: string[];
+  /** What became of a call so far, for plans shown with their progress (PLAN-11); absent outside a run. */
+  callStatus?: (call: Call) => CallStatus | undefined;
+  /** The instances of the context (DATA-1), over which a plan without `_instance` is a template (PLAN-12). */
+  instances?: readonly string[];
 }
 
 /** Something wrong with one message that its schema cannot say, at a JSON pointer inside the message. */

@@ -104,6 +104,7 @@ export function asWritten(written: unknown, at: string): string {
     at.replace(/^(\/context\/\d+(?:\/content)?)\/(input|state|meta)(?=\/)/, '$1'),
     at.replace(/^(\/context\/\d+(?:\/content)?)\/text$/, '$1/message'),
     at.replace(/^(\/context\/\d+(?:\/content)?)\/text$/, '$1/content'),
+    at.replace(/^(\/context\/\d+(?:\/content)?)\/calls(?=\/|$)/, '$1/plan'),
   ];
   const found = candidates.find((candidate) => candidate !== at && exists(written, candidate));
   if (found !== undefined) return found;

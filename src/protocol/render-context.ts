@@ -38,8 +38,13 @@ export function mergedMessage(identity: Omit<IdentityGroup, 'first'>, handlers: 
  * at the position of the identity's first message: the prompt's order then does not depend on
  * which parallel call finished last, so it stays stable (and cache-friendly) across runs.
  */
-export function renderContext(context: readonly Message[], handlers: HandlerRegistry, config: RequestConfig = {}): RenderedContext {
-  const state: RenderState = { messages: [], config: { ...config }, solutionProperties: {}, instructions: [] };
+export function renderContext(
+  context: readonly Message[],
+  handlers: HandlerRegistry,
+  config: RequestConfig = {},
+  run: Pick<RenderState, 'callStatus' | 'instances'> = {},
+): RenderedContext {
+  const state: RenderState = { messages: [], config: { ...config }, solutionProperties: {}, instructions: [], ...run };
   // Each identity's messages and records, gathered in one pass so that merging stays linear.
   const identities = new Map<string, IdentityGroup>();
   const identityAt: (string | undefined)[] = [];

@@ -3,12 +3,32 @@ import { CallBatch, type BatchEntry } from './call-batch.js';
 import { executeCall, prepareCall, recordFailure, type CallScope } from './execute-call.js';
 import type { ErrorMessage } from './types.js';
 
-/** A batch whose calls are prepared, executed and failed in this run's scope. */
+/**
+ * A batch whose calls are prepared, executed and failed in this run's scope. A call that was done
+ * before the batch began is not executed again: it finishes at once, its earlier result standing
+ * (PLAN-10); two equal calls of one batch are still two calls.
+ */
 export function batchFor(scope: CallScope): CallBatch {
+  const batch = scope.ledger.openBatch();
+  const done = new Set<BatchEntry>();
   return new CallBatch({
-    prepare: (entry) => prepareCall(scope, entry),
-    execute: (entry, call) => executeCall(scope, entry, call),
-    fail: (entry, error) => recordFailure(scope, entry, entry.call, error),
+    prepare: (entry) => {
+      if (!scope.ledger.doneBefore(entry.call, batch)) return prepareCall(scope, entry);
+      done.add(entry);
+      return { status: 'ready', call: entry.call };
+    },
+    execute: async (entry, call) => {
+      if (done.has(entry)) {
+        scope.trace.emit('call.skipped', { call: entry.id, tool: entry.call._tool, reason: 'done' });
+        return;
+      }
+      const failure = await executeCall(scope, entry, call);
+      scope.ledger.finished(entry.call, batch, failure?.toJSON());
+    },
+    fail: (entry, error) => {
+      recordFailure(scope, entry, entry.call, error);
+      scope.ledger.finished(entry.call, batch, error.toJSON());
+    },
     watch: (listener) => scope.store.watch(listener),
   });
 }

@@ -17,6 +17,8 @@ import type { RunInfo, RunOptions, RunResult, Runtime } from './runtime.js';
 import { RunTrace, Tracer } from './trace.js';
 import { TreeBounds, treeLimits } from './tree-bounds.js';
 import type { RunLink, TreeShares } from './child-run.js';
+import { CallLedger } from './call-ledger.js';
+import type { Message } from './types.js';
 
 /** Runs a loaded Request to completion; every failure ends as a typed error with a complete trace (LOOP-14). */
 export async function runRequest(runtime: Runtime, loaded: LoadedRequest, given: RunOptions, link?: RunLink): Promise<RunResult> {
@@ -26,19 +28,26 @@ export async function runRequest(runtime: Runtime, loaded: LoadedRequest, given:
   const trace = new RunTrace(options.tracer ?? new Tracer(), info.id, info.parent, info.depth);
   const usage = new RunUsage();
   trace.emit('run.started', { request: loaded.location, name: info.name, model: options.model?.id ?? null, input: options.input ?? null });
+  let run: RunState | undefined;
   try {
-    const run = await openRun(runtime, loaded, options, { info, trace, usage, tree: link?.tree });
+    run = await openRun(runtime, loaded, options, { info, trace, usage, tree: link?.tree });
     const output = await loop(run, options.maxSteps ?? run.document.config?.maxSteps ?? DEFAULT_MAX_STEPS);
     trace.emit('run.completed', { output: output ?? null, usage: usage.usage(), usageTotal: usage.usageTotal() });
-    return { ok: true, run: info.id, output, usage: usage.usage(), usageTotal: usage.usageTotal() };
+    return { ok: true, run: info.id, output, usage: usage.usage(), usageTotal: usage.usageTotal(), context: endContext(run) };
   } catch (thrown) {
     const error = options.signal?.aborted && !(thrown instanceof UsageError) ? cancelled(thrown) : toProtocolError(thrown, 'model_error');
     // `code` and `message` stay flat (TRACE-10); `error` is the same error as data, as call.failed has it (ERR-1).
     trace.emit('run.failed', { code: error.code, message: error.message, error: error.toJSON() });
-    return { ok: false, run: info.id, error, usage: usage.usage(), usageTotal: usage.usageTotal() };
+    return { ok: false, run: info.id, error, usage: usage.usage(), usageTotal: usage.usageTotal(), ...(run ? { context: endContext(run) } : {}) };
   } finally {
     cancellation.release();
   }
+}
+
+/** The run's context as it ended (LOOP-17): errors still queued are part of it. */
+function endContext(run: RunState): Message[] {
+  flushErrors(run.scope);
+  return [...run.scope.store.messages];
 }
 
 /**
@@ -90,8 +99,10 @@ async function openRun(
     errors: [],
     tools: () => store.tools,
     counters: usage.counters,
+    ledger: new CallLedger(),
     addDescendantUsage: (summary) => usage.addDescendant(summary),
   };
+  scope.ledger.learn(store.messages);
   const { lazy } = plansOf(scope);
   return { scope, document, usage, lazy, output: new OutputCheck(scope, document.schema) };
 }

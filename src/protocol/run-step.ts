@@ -5,7 +5,8 @@ import { SOLUTION_INSTRUCTIONS } from './constants.js';
 import type { CallScope } from './execute-call.js';
 import { nestingProblem } from './json.js';
 import type { ProviderMessage } from './model.js';
-import { planProblems } from './run-plans.js';
+import { approvePlan } from './approve-plan.js';
+import { adoptPlan, planProblems, plansOf, runEagerPlans } from './run-plans.js';
 import { batchFor, flushErrors } from './run-batch.js';
 import type { RunUsage } from './run-usage.js';
 import { renderContext } from './render-context.js';
@@ -62,13 +63,18 @@ export async function runStep(run: RunState): Promise<StepOutcome> {
   const { scope, document } = run;
   const model = scope.run.model;
   const step = run.usage.steps++;
-  const rendered = renderContext(scope.store.messages, scope.runtime.handlers, document.config ?? {});
+  const instances = scope.store.instances();
+  const rendered = renderContext(scope.store.messages, scope.runtime.handlers, document.config ?? {}, {
+    callStatus: (call) => scope.ledger.status(call),
+    instances,
+  });
   const schema = composeSolutionSchema(
     scope.store.tools,
     document.schema,
     (name) => scope.runtime.hasActivity(name),
     rendered.solutionProperties,
-    scope.store.instances(),
+    instances,
+    run.lazy,
   );
   const messages: ProviderMessage[] = [{ role: 'system', content: SOLUTION_INSTRUCTIONS }, ...rendered.messages];
   const batch = run.lazy ? undefined : batchFor(scope);
@@ -87,10 +93,12 @@ export async function runStep(run: RunState): Promise<StepOutcome> {
     },
   });
   checkBounds(scope.tree);
-  if (run.lazy) return lazyOutcome(scope, solution.calls);
+  if (run.lazy) return lazyOutcome(run, solution.calls);
   for (const [index, call] of solution.calls.entries()) startCall(call, index);
   batch?.close();
   await batch?.settled();
+  // The answer's calls are the strategy the next step follows, extends or replaces (PLAN-11).
+  adoptPlan(scope, solution.calls.filter(isCallShaped));
   throwIfCancelled(scope.signal);
   const outcome: StepOutcome = solution.output !== null && solution.output !== undefined ? { kind: 'completed', output: solution.output } : run.output.check();
   flushErrors(scope);
@@ -113,13 +121,37 @@ function callStarter(batch: CallBatch | undefined, step: number): (call: Call, i
   };
 }
 
-/** A lazy planner's answer (PLAN-7): the plan is the output, or its cycle goes back to the model. */
-function lazyOutcome(scope: CallScope, calls: Call[]): StepOutcome {
-  const problems = planProblems(calls);
-  if (problems.length === 0) return { kind: 'completed', output: { type: 'plan', mode: 'eager', calls } satisfies PlanMessage };
-  scope.errors.push(...problems);
+/**
+ * A lazy planner's answer (PLAN-7, PLAN-13): a plan that fails its dry run goes back to the model;
+ * one that passes is the run's output, or, when the lazy plan asks to `execute` it and it is
+ * approved, the context's plan, run before the next step (PLAN-14).
+ */
+async function lazyOutcome(run: RunState, calls: Call[]): Promise<StepOutcome> {
+  const { scope } = run;
+  const problems = planProblems(scope, calls);
+  if (problems.length > 0) {
+    scope.errors.push(...problems);
+    flushErrors(scope);
+    return { kind: 'continue' };
+  }
+  const plan: PlanMessage = { type: 'plan', mode: 'eager', calls };
+  if (!plansOf(scope).plans.some((message) => message.mode === 'lazy' && message.execute === true)) return { kind: 'completed', output: plan };
+  const approved = await approvePlan(scope, calls);
+  if (!approved) return { kind: 'completed', output: plan };
+  const problemsAfterEdit = approved === calls ? [] : planProblems(scope, approved);
+  if (problemsAfterEdit.length > 0) {
+    scope.errors.push(...problemsAfterEdit);
+    flushErrors(scope);
+    return { kind: 'continue' };
+  }
+  scope.store.remove((message) => message.type === 'plan');
+  const adopted: PlanMessage = { type: 'plan', mode: 'eager', calls: approved };
+  scope.store.append(adopted);
+  run.lazy = false;
+  await runEagerPlans(scope, [adopted]);
+  const outcome = run.output.check();
   flushErrors(scope);
-  return { kind: 'continue' };
+  return outcome;
 }
 
 function isCallShaped(call: unknown): call is Call {

@@ -139,10 +139,15 @@ export interface RunOptions {
   name?: string;
 }
 
-/** The outcome of a run. */
+/**
+ * The outcome of a run. `context` is the run's context as it ended (LOOP-17): what it was given,
+ * every write with its `_call`, the errors and the plan with its progress; a later run given it
+ * goes on from there and runs no done call again (PLAN-10). Absent when the run failed before its
+ * context was opened.
+ */
 export type RunResult =
-  | { ok: true; run: string; output: unknown; usage: UsageSummary; usageTotal: UsageSummary }
-  | { ok: false; run: string; error: ProtocolError; usage: UsageSummary; usageTotal: UsageSummary };
+  | { ok: true; run: string; output: unknown; usage: UsageSummary; usageTotal: UsageSummary; context?: Message[] }
+  | { ok: false; run: string; error: ProtocolError; usage: UsageSummary; usageTotal: UsageSummary; context?: Message[] };
 
 /** Transforms a document before its run starts (e.g. up-front delegate resolution). */
 export type RunPreparer = (request: LoadedRequest, options: RunOptions, runtime: Runtime) => Promise<LoadedRequest> | LoadedRequest;

@@ -81,10 +81,11 @@ const REFERENCE_STRING: JsonSchema = { type: 'string', pattern: '^†', descript
 /**
  * The schema of one tool as the model sees it: `_tool` fixed to the name, every top-level
  * parameter also accepting a `†reference`, model-choosable meta-properties kept, fixed ones
- * hidden (the runtime fills them), `_output` kept (and required) only for latent tools, and on a
- * latent tool that declares no `_scopes` the `_scopes` focus hint, just before `_output`.
+ * hidden (the runtime fills them), `_output` kept (and required) only for latent tools, and not
+ * required when `planning` (a lazy planner's answer, PLAN-7); on a latent tool that declares no
+ * `_scopes`, the `_scopes` focus hint, just before `_output`.
  */
-export function modelToolSchema(name: string, tool: ToolSchema, explicit: boolean, instances: readonly string[] = []): JsonSchema {
+export function modelToolSchema(name: string, tool: ToolSchema, explicit: boolean, instances: readonly string[] = [], planning = false): JsonSchema {
   const { properties = {}, required = [], type: _type, ...rest } = tool;
   const shown: Record<string, JsonSchema> = { _tool: { const: name } };
   // A latent call may focus itself with _scopes (SCOPE-11), offered just before the _output it guides.
@@ -108,7 +109,8 @@ export function modelToolSchema(name: string, tool: ToolSchema, explicit: boolea
     if (properties[key] === undefined) shown[key] = schema;
   }
   const requiredShown = ['_tool', ...required.filter((key) => key !== '_tool' && key !== '_output' && !isMetaProperty(key))];
-  if (!explicit && properties._output !== undefined) requiredShown.push('_output');
+  // A planner executes nothing, latent calls included: their `_output` is not asked for (PLAN-7).
+  if (!explicit && !planning && properties._output !== undefined) requiredShown.push('_output');
   const hint = explicit ? undefined : latentScopeHint(tool);
   if (hint) rest.description = typeof rest.description === 'string' ? `${rest.description} ${hint}` : hint;
   return { type: 'object', ...rest, properties: shown, required: requiredShown };
@@ -184,10 +186,11 @@ export function composeSolutionSchema(
   hasActivity: (name: string) => boolean,
   extraProperties: Record<string, JsonSchema> = {},
   instances: readonly string[] = [],
+  planning = false,
 ): JsonSchema {
   const definitions: Record<string, JsonSchema> = {};
   const toolSchemas = [...tools].map(([name, tool]) =>
-    embed(modelToolSchema(name, tool, isExplicitTool(name, tool, hasActivity), instances), `tool_${name}`, definitions),
+    embed(modelToolSchema(name, tool, isExplicitTool(name, tool, hasActivity), instances, planning), `tool_${name}`, definitions),
   );
   const calls: JsonSchema = toolSchemas.length > 0 ? { type: 'array', items: { anyOf: toolSchemas } } : { type: 'array', maxItems: 0 };
   const output: JsonSchema = outputSchema === true ? true : { anyOf: [{ type: 'null' }, embed(outputSchema, 'output', definitions)] };

@@ -96,6 +96,8 @@ export interface TraceEventMap {
   };
   /** TRACE-6. */
   'call.failed': CallFields & { error: ErrorJson };
+  /** TRACE-15: a call that was done before its batch began is not executed again (PLAN-10). */
+  'call.skipped': CallFields & { reason: 'done' };
   /** TRACE-8. */
   'approval.requested': CallFields & { params: Record<string, unknown> };
   /** TRACE-8. */
@@ -161,6 +163,7 @@ export const TRACE_EVENT_NAMES: readonly TraceEventName[] = Object.keys({
   'call.started': true,
   'call.completed': true,
   'call.failed': true,
+  'call.skipped': true,
   'approval.requested': true,
   'approval.decided': true,
   'delegate.started': true,

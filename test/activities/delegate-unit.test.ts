@@ -1,4 +1,5 @@
 /** Unit tests of src/activities/delegate.ts: the child's input and context (DEL-9), order of work (DEL-2), depth (DEL-14), trust (DEL-15), result codes (DEL-11). */
+import { CallLedger } from '../../src/protocol/call-ledger.js';
 import { describe, expect, it } from 'vitest';
 import { type DelegateResolver, createDelegateActivity, delegateInput, isolatedContext } from '../../src/activities/delegate.js';
 import type { Model } from '../../src/protocol/model.js';
@@ -72,6 +73,7 @@ function environmentFor(setup: Setup = {}) {
     errors: [],
     tools: () => new Map(),
     counters: { toolCalls: 0 },
+    ledger: new CallLedger(),
     addDescendantUsage: (usage) => {
       descendantUsage.push(usage);
     },

@@ -70,6 +70,20 @@ describe('createProgress', () => {
     expect(line).toBe('    ↻ step 2: attempt 1 failed, retrying in 500ms: 503 overloaded');
   });
 
+  it('writes a plain line for a call skipped because it was done (PLAN-10)', () => {
+    const line = progressLine({
+      ts: '2026-01-01T00:00:00.000Z',
+      event: 'call.skipped',
+      run: 'run_a',
+      parent: null,
+      depth: 0,
+      call: '1.0',
+      tool: 'issueRefund',
+      reason: 'done',
+    });
+    expect(line).toBe('  ↷ issueRefund [1.0] skipped: done already');
+  });
+
   it('writes nothing at all when quiet', () => {
     const tracer = new Tracer();
     const stderr = fakeTerminal();

@@ -17,6 +17,18 @@ describe('delegate-run, end to end through the built binary', () => {
     expect(JSON.parse(result.stdout)).toMatchObject({ ok: true, output: { title: 'Welcome aboard, Ada!', team: 'Search' } });
   });
 
+  it("runs act 012's refund example: the model repeats its plan, the refund is issued once (PLAN-10)", async () => {
+    const trace = join(tempDir(), 'trace.jsonl');
+    const input = '{"request":"I would like a refund for my last order.","customerId":"cust_123","amount":50}';
+    const result = await runCli(['requests/refund/support.json', '--activities', 'requests/refund/activities.mjs', '--input', input, '--trace', trace]);
+    expect(result.code).toBe(0);
+    expect(JSON.parse(result.stdout)).toEqual({ confirmationId: 'refund_xyz789', message: 'The refund has been processed successfully.' });
+    expect(result.stderr.match(/issueRefund: 50 to cust_123/g)).toHaveLength(1);
+    const events = readTrace(trace);
+    expect(events.filter((event) => event.event === 'call.started' && event.tool === 'issueRefund')).toHaveLength(1);
+    expect(events.filter((event) => event.event === 'call.skipped').map((event) => event.tool)).toEqual(['checkBillingHistory', 'issueRefund']);
+  });
+
   it('runs the latent + Activity example offline from its sibling cassette', async () => {
     const trace = join(tempDir(), 'trace.jsonl');
     const result = await runCli([

@@ -27,6 +27,7 @@ const FIELDS: { [E in TraceEventName]: Record<keyof TraceEventMap[E], 'required'
   'call.started': { call: 'required', tool: 'required', params: 'required', instance: 'required' },
   'call.completed': { call: 'required', tool: 'required', result: 'required' },
   'call.failed': { call: 'required', tool: 'required', error: 'required' },
+  'call.skipped': { call: 'required', tool: 'required', reason: 'required' },
   'approval.requested': { call: 'required', tool: 'required', params: 'required' },
   'approval.decided': { call: 'required', tool: 'required', decision: 'required', reason: 'required' },
   'delegate.started': {
@@ -135,8 +136,28 @@ describe('the trace event map', () => {
     });
     expect(result.ok).toBe(false);
     const names = new Set(sink.events.map((event) => event.event));
-    const music = ['run.completed', 'delegate.completed', 'call.completed'];
+    // Emitted by the successful runs above, and a skipped call by the test below.
+    const music = ['run.completed', 'delegate.completed', 'call.completed', 'call.skipped'];
     expect(TRACE_EVENT_NAMES.filter((name) => !names.has(name) && !music.includes(name))).toEqual([]);
+    expect(sink.events.map(mismatch).filter(Boolean)).toEqual([]);
+  });
+
+  it('names a call skipped because it was done, with exactly its fields (TRACE-15)', async () => {
+    const runtime = createRuntime({ root: process.cwd() });
+    const sink = memorySink();
+    const done = { _tool: 'note', _output: 'kept', _outputPath: '†state.note' };
+    const document = {
+      meta: { name: 'parent' },
+      context: [
+        { type: 'tool', tool: { note: { type: 'object', properties: {}, _output: { type: 'string' } } } },
+        { type: 'state', state: { note: 'kept' }, _call: done },
+      ],
+      schema: { type: 'string' },
+    } as unknown as RequestDocument;
+    const model = scriptedModel({ parent: () => ({ calls: [done], output: 'ok' }) });
+    const result = await runtime.run(runtime.validate(document), { model, tracer: new Tracer([sink]) });
+    expect(result.ok).toBe(true);
+    expect(sink.events.filter((event) => event.event === 'call.skipped')).toHaveLength(1);
     expect(sink.events.map(mismatch).filter(Boolean)).toEqual([]);
   });
 });

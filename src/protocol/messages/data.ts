@@ -1,7 +1,7 @@
 /** The `data` message (MSG-5, MSG-12): a value of a named kind, the one data-like type whose kind each message chooses; every write is one. */
 import { recordFor } from '../data-records.js';
 import { defineHandler } from '../handlers.js';
-import type { BaseMessage, JsonSchema, OutputMethod } from '../types.js';
+import type { BaseMessage, Call, JsonSchema, OutputMethod } from '../types.js';
 import { declaredSchemaProblems } from './data-like.js';
 import { messageSchema } from './message-schema.js';
 import { pushUser, renderDataBlock } from './render-blocks.js';
@@ -20,7 +20,8 @@ export interface DataMessage extends BaseMessage {
   _instance?: string;
   _path?: string;
   _outputMethod?: OutputMethod;
-  _call?: string;
+  /** The call that wrote this message, as written (act 008, PLAN-10); a string is the older form, the call's id. */
+  _call?: Call | string;
   _date?: string;
 }
 

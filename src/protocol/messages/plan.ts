@@ -1,5 +1,6 @@
-/** The `plan` message (MSG-7, MSG-15, spec/plans.md): a graph of calls run before the model is asked (`eager`), or asked of the model (`lazy`). */
-import { defineHandler, type MessageProblem } from '../handlers.js';
+/** The `plan` message (MSG-7, MSG-15, spec/plans.md): the strategy so far, a graph of calls shown with each call's progress; `lazy` asks the model for one. */
+import { forInstance, type CallStatus, type PlanStatusEntry } from '../call-ledger.js';
+import { defineHandler, type MessageProblem, type RenderState } from '../handlers.js';
 import { pointer } from '../json.js';
 import { describeCycle, findCycle } from '../plan-graph.js';
 import { validateExpression } from '../references.js';
@@ -7,35 +8,78 @@ import type { Call, BaseMessage } from '../types.js';
 import { messageSchema } from './message-schema.js';
 import { jsonBlock, pushUser } from './render-blocks.js';
 
-/** A graph of calls executed before the model is asked (`eager`), or asked of the model (`lazy`). */
+/** A graph of calls: the run's strategy (`eager`), or a request for one (`lazy`). */
 export interface PlanMessage extends BaseMessage {
   type: 'plan';
   mode: 'eager' | 'lazy';
   calls: Call[];
+  /** A lazy plan only: run the answered plan once it passes its checks and is approved (PLAN-7). */
+  execute?: boolean;
+  /** What became of each call, one entry per call (per instance for a template), kept by the run (PLAN-11). */
+  _status?: PlanStatusEntry[];
+  /** The instance the plan's calls run on; without it the plan is a template over the instances (PLAN-12). */
+  _instance?: string;
 }
 
 /** The handler of `plan`. */
 export const planHandler = defineHandler<PlanMessage>({
   type: 'plan',
   schema: messageSchema('plan'),
-  normalize: (message) => ({ ...message, mode: message.mode ?? 'eager', calls: message.calls ?? [] }),
+  // Acts write the calls as `plan` (PLAN-1); both names at once must agree.
+  normalize: (message) => {
+    const { plan, ...rest } = message as BaseMessage & { plan?: unknown };
+    const conflict = plan !== undefined && rest.calls !== undefined && JSON.stringify(plan) !== JSON.stringify(rest.calls);
+    // Two different lists are kept, for check() to name.
+    return { ...rest, mode: rest.mode ?? 'eager', calls: rest.calls ?? plan ?? [], ...(conflict ? { plan } : {}) };
+  },
   check(message) {
+    if ('plan' in message)
+      return [{ pointer: '/plan', message: 'Expected the calls under either "plan" or "calls" (or the same list under both), but the two lists differ.' }];
     const problems = message.calls.flatMap((call, index) => expressionProblems(call, `/calls/${index}`));
     const cycle = findCycle(message.calls);
     if (cycle) problems.push({ pointer: '/calls', message: `Expected the plan's calls to form no cycle, but ${describeCycle(message.calls, cycle)}.` });
+    if (message._status !== undefined && message._status.length !== message.calls.length)
+      problems.push({ pointer: '/_status', message: `Expected one status per call (${message.calls.length}), got ${message._status.length}.` });
     return problems;
   },
   render(message, state) {
     if (message.mode === 'lazy') {
       state.instructions.push(
-        'Plan only: answer with the calls that would complete the task, using †references between them for values that earlier calls produce. The calls will not be executed now; they are returned as a plan for review.',
+        'Plan only: answer with the calls that would complete the task, using †references between them for values that earlier calls produce. The calls will not be executed now; they are returned as a plan for review. Keep alternative output paths (†a || †b) where the outcome is not known yet.',
       );
       if (message.calls.length > 0) pushUser(state, `## Draft plan\n${jsonBlock(message.calls)}`);
     } else if (message.calls.length > 0) {
-      pushUser(state, `## Plan (already executed before this step)\n${jsonBlock(message.calls)}`);
+      pushUser(
+        state,
+        `## Plan (the strategy so far)\nFollow it, extend it or replace it: the calls you answer with become the plan. A call marked done has its result in the context and is not run again; repeat a pending or failed call to run it.\n${jsonBlock(progressOf(message, state))}`,
+      );
     }
   },
 });
+
+/**
+ * A plan is a template over the instances (PLAN-12) when the context has instances and neither the
+ * plan nor any of its calls names one: a plan that targets instances itself keeps its other calls global.
+ */
+export function isTemplate(plan: PlanMessage, instances: readonly string[]): boolean {
+  return instances.length > 0 && plan._instance === undefined && plan.calls.every((call) => call._instance === undefined);
+}
+
+/** The plan's calls with what became of each (PLAN-11): per instance for a template over instances (PLAN-12). */
+function progressOf(message: PlanMessage, state: RenderState): unknown[] {
+  const targets = state.instances && isTemplate(message, state.instances) ? state.instances : undefined;
+  return message.calls.map((call) => {
+    if (!targets || call._instance !== undefined) return { call, ...shown(state.callStatus?.(forInstance(call, message._instance))) };
+    return { call, instances: Object.fromEntries(targets.map((instance) => [instance, shown(state.callStatus?.(forInstance(call, instance)))])) };
+  });
+}
+
+function shown(status: CallStatus | undefined): { status: string; error?: unknown } {
+  if (!status) return { status: 'pending' };
+  if (status.status === 'failed')
+    return status.error ? { status: 'failed', error: { code: status.error.code, message: status.error.message } } : { status: 'failed' };
+  return { status: 'done' };
+}
 
 /** The malformed expressions of a planned call: in its parameters (inputs) and its `_outputPath`. */
 function expressionProblems(call: Call, at: string): MessageProblem[] {

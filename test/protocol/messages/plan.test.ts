@@ -16,13 +16,19 @@ describe('plan: the shorthand (MSG-7)', () => {
 describe('plan: rendering (MSG-15)', () => {
   const calls = [{ _tool: 'greet', name: '†input.name', _outputPath: '†state.greeting' }];
 
-  it('renders an eager plan with calls as a block of its calls marked as already executed', () => {
+  it('renders an eager plan as the strategy so far, each call with its progress (PLAN-11)', () => {
     const state = render({ type: 'plan', mode: 'eager', calls });
     expect(state.messages).toHaveLength(1);
     expect(state.messages[0]?.role).toBe('user');
-    expect(state.messages[0]?.content).toMatch(/already executed/);
-    expect(state.messages[0]?.content).toContain(JSON.stringify(calls, null, 2));
+    expect(state.messages[0]?.content).toMatch(/strategy so far/);
+    expect(state.messages[0]?.content).toContain(JSON.stringify([{ call: calls[0], status: 'pending' }], null, 2));
     expect(state.instructions).toEqual([]);
+  });
+
+  it('reads the plan from `plan` as the acts write it, and refuses two different lists (PLAN-1)', () => {
+    expect(normalize({ type: 'plan', plan: calls })).toEqual({ type: 'plan', mode: 'eager', calls });
+    expect(normalize({ type: 'plan', plan: calls, calls })).toEqual({ type: 'plan', mode: 'eager', calls });
+    expect(normalize({ type: 'plan', plan: calls, calls: [] })).toMatchObject({ calls: [], plan: calls });
   });
 
   it('renders nothing for an eager plan without calls', () => {
@@ -36,7 +42,7 @@ describe('plan: rendering (MSG-15)', () => {
     expect(state.instructions[0]).toMatch(/not be executed/);
     expect(state.messages).toHaveLength(1);
     expect(state.messages[0]?.content).toContain(JSON.stringify(calls, null, 2));
-    expect(state.messages[0]?.content).not.toMatch(/already executed/);
+    expect(state.messages[0]?.content).not.toMatch(/strategy so far/);
   });
 
   it('adds the instruction but no draft block for a lazy plan without calls', () => {

@@ -1,0 +1,1 @@
+export default { create_account: async () => 'SIDE-EFFECT' };

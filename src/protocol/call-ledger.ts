@@ -1,0 +1,113 @@
+/**
+ * What became of each call of a run (PLAN-10, PLAN-11): done, failed or not yet run, known from the
+ * context's records (`_call`, act 008), its error messages and its plans' `_status`, and from the
+ * calls the run itself finishes. A done call is never executed again.
+ */
+import type { ErrorJson } from './errors.js';
+import type { Call, Message } from './types.js';
+
+/** What became of a call. */
+export type CallStatus = { status: 'done' } | { status: 'failed'; error?: ErrorJson };
+
+/** The statuses a plan message keeps for its calls (PLAN-11): one per call, or per instance for a template. */
+export type PlanStatusEntry = 'done' | 'failed' | 'pending' | Record<string, 'done' | 'failed' | 'pending'>;
+
+/** Fields that say why a call is made, not what it does: two calls differing only there are one call. */
+const COMMENTARY = new Set(['_reasoningForCall', 'id']);
+
+/**
+ * The identity of a call (PLAN-10): its JSON with keys sorted, without its commentary. Two calls
+ * with equal keys are the same action: the same tool, parameters (as written, references
+ * included), output path, instance and `_id`.
+ */
+export function callKey(call: Call): string {
+  return canonicalJson(call, true);
+}
+
+function canonicalJson(value: unknown, top = false): string {
+  if (Array.isArray(value)) return `[${value.map((item) => canonicalJson(item)).join(',')}]`;
+  if (typeof value !== 'object' || value === null) return JSON.stringify(value) ?? 'null';
+  const keys = Object.keys(value)
+    .filter((key) => !(top && COMMENTARY.has(key)) && (value as Record<string, unknown>)[key] !== undefined)
+    .sort();
+  return `{${keys.map((key) => `${JSON.stringify(key)}:${canonicalJson((value as Record<string, unknown>)[key])}`).join(',')}}`;
+}
+
+/** A call as an instance runs it: a template's call (no `_instance`) targeted at `instance` (PLAN-12). */
+export function forInstance(call: Call, instance: string | undefined): Call {
+  return instance === undefined || call._instance !== undefined ? call : { ...call, _instance: instance };
+}
+
+/** A status entry and the batch it came from: -1 for what the context held when the run began. */
+interface Entry {
+  status: CallStatus;
+  batch: number;
+}
+
+/** The run's knowledge of which calls are done or failed, by identity. */
+export class CallLedger {
+  private readonly entries = new Map<string, Entry>();
+  private batches = 0;
+
+  /** Learns from the messages the context holds: written records, error messages and plan statuses. */
+  learn(messages: readonly Message[]): void {
+    for (const message of messages) this.learnFrom(message, -1);
+  }
+
+  /** Learns from one message appended by the run (a write of a call's result, an error). */
+  learnFrom(message: Message, batch = this.batches): void {
+    if (message.type !== 'error' && isCall(message._call)) {
+      this.entries.set(callKey(message._call), { status: { status: 'done' }, batch });
+      return;
+    }
+    if (message.type === 'error') {
+      const failed = isCall(message._call) ? message._call : isCall(message.call) ? message.call : undefined;
+      if (failed && this.status(failed)?.status !== 'done')
+        this.entries.set(callKey(failed), { status: { status: 'failed', error: message.error as ErrorJson }, batch });
+      return;
+    }
+    if (message.type === 'plan' && Array.isArray(message._status) && Array.isArray(message.calls)) {
+      for (const [index, entry] of (message._status as PlanStatusEntry[]).entries()) {
+        const call = (message.calls as Call[])[index];
+        if (call) this.learnPlanStatus(call, entry, batch);
+      }
+    }
+  }
+
+  private learnPlanStatus(call: Call, entry: PlanStatusEntry, batch: number): void {
+    const statuses = typeof entry === 'string' ? [[undefined, entry] as const] : Object.entries(entry);
+    for (const [instance, status] of statuses) {
+      const key = callKey(forInstance(call, instance));
+      if (status === 'done') this.entries.set(key, { status: { status: 'done' }, batch });
+      else if (status === 'failed' && !this.entries.has(key)) this.entries.set(key, { status: { status: 'failed' }, batch });
+    }
+  }
+
+  /** Opens a batch: calls done before this moment are skipped in it; returns its number. */
+  openBatch(): number {
+    this.batches += 1;
+    return this.batches;
+  }
+
+  /** Records that a call of `batch` finished: done, or failed with `error`. */
+  finished(call: Call, batch: number, error?: ErrorJson): void {
+    const key = callKey(call);
+    if (error === undefined) this.entries.set(key, { status: { status: 'done' }, batch });
+    else if (this.entries.get(key)?.status.status !== 'done') this.entries.set(key, { status: { status: 'failed', error }, batch });
+  }
+
+  /** What became of a call, if anything yet. */
+  status(call: Call): CallStatus | undefined {
+    return this.entries.get(callKey(call))?.status;
+  }
+
+  /** True when the call was done before `batch` began, so it must not run again in it (PLAN-10). */
+  doneBefore(call: Call, batch: number): boolean {
+    const entry = this.entries.get(callKey(call));
+    return entry !== undefined && entry.status.status === 'done' && entry.batch < batch;
+  }
+}
+
+function isCall(value: unknown): value is Call {
+  return typeof value === 'object' && value !== null && !Array.isArray(value) && typeof (value as Call)._tool === 'string';
+}

@@ -1,0 +1,381 @@
+/**
+ * Plans as the evolving strategy (spec/plans.md PLAN-10..PLAN-14): nothing done runs twice, each
+ * step's calls become the plan shown with its progress, `_call` records as act 008 writes them,
+ * templates over instances, and lazy planners whose plans are dry-run, approved and executed.
+ */
+import { describe, expect, it } from 'vitest';
+import type { Model, ModelRequest, ModelResponse } from '../../src/protocol/model.js';
+import { Runtime, type Activity, type ConfirmHook } from '../../src/protocol/runtime.js';
+import { Tracer, memorySink } from '../../src/protocol/trace.js';
+import type { Call } from '../../src/protocol/types.js';
+
+/** A model answering each step with the next scripted answer, keeping every request it was sent. */
+function scripted(...answers: ((request: ModelRequest) => unknown)[]): Model & { requests: ModelRequest[] } {
+  const requests: ModelRequest[] = [];
+  return {
+    id: 'scripted:plans',
+    requests,
+    async generate(request): Promise<ModelResponse> {
+      requests.push(request);
+      const answer = answers[Math.min(request.step, answers.length - 1)];
+      if (!answer) throw new Error('No answer scripted.');
+      const solution = answer(request);
+      return {
+        text: JSON.stringify(solution),
+        solution,
+        model: 'scripted',
+        usage: { inputTokens: 1, outputTokens: 1, cacheReadTokens: 0, cacheWriteTokens: 0 },
+        costUsd: 0,
+      };
+    },
+  };
+}
+
+/** The prompt of a request, as one string. */
+function promptOf(request: ModelRequest | undefined): string {
+  return (request?.messages ?? []).map((message) => (typeof message.content === 'string' ? message.content : JSON.stringify(message.content))).join('\n');
+}
+
+/** Activities that count their calls. */
+function counting(results: Record<string, (call: Call) => unknown>): { activities: Record<string, Activity>; counts: Record<string, number> } {
+  const counts: Record<string, number> = {};
+  const activities = Object.fromEntries(
+    Object.entries(results).map(([name, result]) => [
+      name,
+      ((call: Call) => {
+        counts[name] = (counts[name] ?? 0) + 1;
+        return result(call);
+      }) as Activity,
+    ]),
+  );
+  return { activities, counts };
+}
+
+// Act 012's refund example: check the billing history, then issue the refund.
+const checkBilling: Call = { _tool: 'checkBillingHistory', customerId: '†input.customerId', _outputPath: '†state.billingHistory' };
+const issueRefund: Call = { _tool: 'issueRefund', customerId: '†input.customerId', amount: '†input.amount' };
+const refundTools = {
+  type: 'tool',
+  tool: {
+    checkBillingHistory: { properties: { customerId: { type: 'string' } } },
+    issueRefund: { properties: { customerId: { type: 'string' }, amount: { type: 'number' } } },
+    escalateToSupervisor: { properties: { reason: { type: 'string' } } },
+  },
+};
+const refundSchema = {
+  type: 'object',
+  properties: { confirmationId: { type: 'string' }, message: { type: 'string' } },
+  required: ['confirmationId', 'message'],
+};
+const refundInput = { type: 'input', request: "I'd like a refund for my last order.", customerId: 'cust_123', amount: 50 };
+const refunded = { confirmationId: 'refund_xyz789', message: 'The refund has been processed successfully.' };
+
+function refundRuntime() {
+  return counting({
+    checkBillingHistory: () => ({ orders: 5, lastChargeback: '2025-09-10' }),
+    issueRefund: (call) => ({ refunded: call.amount }),
+    escalateToSupervisor: () => 'escalated',
+  });
+}
+
+describe("act 012's refund example: the refund is issued exactly once (PLAN-10)", () => {
+  it('from the second request of the act: the billing check is done (recorded, act 008), the model follows the plan', async () => {
+    const { activities, counts } = refundRuntime();
+    const runtime = new Runtime({ activities });
+    const document = {
+      context: [
+        refundTools,
+        refundInput,
+        { type: 'state', billingHistory: { orders: 5, lastChargeback: '2025-09-10' }, _call: checkBilling, _date: '2025-10-26T12:00:00Z' },
+        { type: 'plan', plan: [checkBilling, issueRefund] },
+      ],
+      schema: refundSchema,
+    };
+    const model = scripted(() => ({ calls: [issueRefund], output: refunded }));
+    const result = await runtime.run(runtime.validate(document), { model });
+    expect(result.ok && result.output).toEqual(refunded);
+    expect(counts).toEqual({ issueRefund: 1 });
+    const prompt = promptOf(model.requests[0]);
+    expect(prompt).toContain('"status": "done"');
+    expect(prompt).toContain('"status": "pending"');
+  });
+
+  it('when the model repeats the whole plan, the done call is skipped and traced, not run again', async () => {
+    const { activities, counts } = refundRuntime();
+    const runtime = new Runtime({ activities });
+    const sink = memorySink();
+    const document = {
+      context: [
+        refundTools,
+        refundInput,
+        { type: 'state', billingHistory: { orders: 5 }, _call: checkBilling },
+        { type: 'plan', plan: [checkBilling, issueRefund] },
+      ],
+      schema: refundSchema,
+    };
+    const model = scripted(() => ({ calls: [{ ...checkBilling, _reasoningForCall: 'Following the plan.' }, issueRefund], output: refunded }));
+    const result = await runtime.run(runtime.validate(document), { model, tracer: new Tracer([sink]) });
+    expect(result.ok).toBe(true);
+    expect(counts).toEqual({ issueRefund: 1 });
+    expect(sink.events.filter((event) => event.event === 'call.skipped')).toMatchObject([{ tool: 'checkBillingHistory', reason: 'done' }]);
+  });
+
+  it('over the whole loop: the first answer plans both calls, the second repeats the refund, which is not issued again', async () => {
+    const { activities, counts } = refundRuntime();
+    const runtime = new Runtime({ activities });
+    const model = scripted(
+      () => ({ calls: [checkBilling, issueRefund], output: null }),
+      () => ({ calls: [issueRefund], output: refunded }),
+    );
+    const result = await runtime.run(runtime.validate({ context: [refundTools, refundInput], schema: refundSchema }), { model });
+    expect(result.ok && result.output).toEqual(refunded);
+    expect(counts).toEqual({ checkBillingHistory: 1, issueRefund: 1 });
+    // The second prompt shows the first answer as the plan, both calls done.
+    const second = promptOf(model.requests[1]);
+    expect(second).toContain('strategy so far');
+    expect(second.match(/"status": "done"/g)).toHaveLength(2);
+    // One plan message in the context, the last answer's, with its progress.
+    const plans = (result.context ?? []).filter((message) => message.type === 'plan');
+    expect(plans).toEqual([{ type: 'plan', mode: 'eager', calls: [issueRefund], _status: ['done'] }]);
+  });
+});
+
+describe('plans as the strategy so far (PLAN-2, PLAN-10, PLAN-11)', () => {
+  const tools = { type: 'tool', tool: { step: { properties: { n: { type: 'number' } } } } };
+
+  it('runs a fresh plan of the document before the model; one with progress is left to the model', async () => {
+    const fresh = counting({ step: (call) => call.n });
+    const freshRuntime = new Runtime({ activities: fresh.activities });
+    const plan = { type: 'plan', calls: [{ _tool: 'step', n: 1, _outputPath: '†output' }] };
+    const done = await freshRuntime.run(freshRuntime.validate({ context: [tools, plan], schema: { type: 'number' } }));
+    expect(done.ok && done.output).toBe(1);
+    expect(fresh.counts).toEqual({ step: 1 });
+
+    const started = counting({ step: (call) => call.n });
+    const runtime = new Runtime({ activities: started.activities });
+    const inProgress = {
+      type: 'plan',
+      calls: [
+        { _tool: 'step', n: 1 },
+        { _tool: 'step', n: 2 },
+      ],
+      _status: ['done', 'pending'],
+    };
+    const model = scripted(() => ({
+      calls: [
+        { _tool: 'step', n: 1 },
+        { _tool: 'step', n: 2 },
+      ],
+      output: 2,
+    }));
+    const result = await runtime.run(runtime.validate({ context: [tools, inProgress], schema: { type: 'number' } }), { model });
+    expect(result.ok && result.output).toBe(2);
+    expect(started.counts).toEqual({ step: 1 });
+  });
+
+  it('shows a failed call with its error, and runs it again when the model repeats it', async () => {
+    let attempts = 0;
+    const runtime = new Runtime({
+      activities: {
+        step: () => {
+          attempts += 1;
+          if (attempts === 1) throw new Error('The service is down.');
+          return 'ok';
+        },
+      },
+    });
+    const call = { _tool: 'step', n: 1, _outputPath: '†state.result' };
+    const model = scripted(
+      () => ({ calls: [call], output: null }),
+      () => ({ calls: [call], output: null }),
+      () => ({ calls: [], output: 'finished' }),
+    );
+    const result = await runtime.run(runtime.validate({ context: [tools], schema: { type: 'string' } }), { model });
+    expect(result.ok).toBe(true);
+    expect(attempts).toBe(2);
+    const second = promptOf(model.requests[1]);
+    expect(second).toContain('"status": "failed"');
+    expect(second).toContain('The service is down.');
+    expect(promptOf(model.requests[2])).toContain('"status": "done"');
+  });
+
+  it('keeps a call done in this run though it wrote nothing, and still runs two equal calls of one answer twice', async () => {
+    const { activities, counts } = counting({ step: () => undefined });
+    const runtime = new Runtime({ activities });
+    const model = scripted(
+      () => ({
+        calls: [
+          { _tool: 'step', n: 1 },
+          { _tool: 'step', n: 1 },
+        ],
+        output: null,
+      }),
+      () => ({ calls: [{ _tool: 'step', n: 1 }], output: null }),
+      () => ({ calls: [{ _tool: 'step', n: 1, _id: 'again' }], output: 'finished' }),
+    );
+    const result = await runtime.run(runtime.validate({ context: [tools], schema: { type: 'string' } }), { model });
+    expect(result.ok).toBe(true);
+    // Twice in the first answer, skipped in the second, and once more under its own `_id`.
+    expect(counts).toEqual({ step: 3 });
+  });
+
+  it('records the call itself in `_call` (act 008), and a context written in that shape loads', async () => {
+    const runtime = new Runtime({ activities: { step: (call) => `result ${String(call.n)}` } });
+    const call = { _tool: 'step', n: '†input.n', _outputPath: '†state.result' };
+    const first = await runtime.run(runtime.validate({ context: [tools, { type: 'plan', calls: [call] }], schema: { type: 'string' } }), {
+      input: { n: 3 },
+      model: scripted(() => ({ calls: [], output: 'ok' })),
+    });
+    const written = (first.context ?? []).find((message) => message.type === 'data' && message.kind === 'state');
+    expect(written).toMatchObject({ data: 'result 3', _path: 'result', _call: call });
+    expect(typeof written?._date).toBe('string');
+
+    const act008 = [
+      { type: 'data', data: { user: { name: 'Alex', status: 'active' } } },
+      {
+        type: 'data',
+        data: { user: { status: 'inactive' } },
+        _call: { _tool: 'updateUserStatus', newStatus: 'inactive', _outputPath: '†data.user.status' },
+        _date: '2025-10-26T12:00:00Z',
+      },
+    ];
+    const loaded = runtime.validate({ context: act008, schema: { type: 'string' } });
+    expect(loaded.document.context).toHaveLength(2);
+  });
+});
+
+describe('a plan without _instance is a template over the instances (PLAN-12)', () => {
+  it('runs once per instance, concurrently, each run reading and writing only its instance', async () => {
+    const seen: { instance: unknown; word: unknown }[] = [];
+    let running = 0;
+    let most = 0;
+    const runtime = new Runtime({
+      activities: {
+        shout: async (call) => {
+          running += 1;
+          most = Math.max(most, running);
+          await new Promise((resolve) => setTimeout(resolve, 10));
+          running -= 1;
+          seen.push({ instance: call._instance, word: call.word });
+          return `${String(call.word).toUpperCase()} ${String(call.greeting)}`;
+        },
+      },
+    });
+    const document = {
+      context: [
+        { type: 'tool', tool: { shout: { properties: { word: { type: 'string' }, greeting: { type: 'string' } } } } },
+        { type: 'input', greeting: 'hello' },
+        { type: 'state', _instance: 'a', word: 'alpha' },
+        { type: 'state', _instance: 'b', word: 'beta' },
+        { type: 'plan', calls: [{ _tool: 'shout', word: '†state.word', greeting: '†input.greeting', _outputPath: '†state.loud' }] },
+      ],
+      schema: { type: 'string' },
+    };
+    const model = scripted(() => ({ calls: [], output: 'done' }));
+    const result = await runtime.run(runtime.validate(document), { model });
+    expect(result.ok).toBe(true);
+    expect(seen.sort((x, y) => String(x.instance).localeCompare(String(y.instance)))).toEqual([
+      { instance: 'a', word: 'alpha' },
+      { instance: 'b', word: 'beta' },
+    ]);
+    expect(most).toBe(2);
+    const writes = (result.context ?? []).filter((message) => message.type === 'data');
+    expect(writes.map((message) => [message._instance, message.data])).toEqual(
+      expect.arrayContaining([
+        ['a', 'ALPHA hello'],
+        ['b', 'BETA hello'],
+      ]),
+    );
+    expect((result.context ?? []).find((message) => message.type === 'plan')).toMatchObject({ _status: [{ a: 'done', b: 'done' }] });
+    expect(promptOf(model.requests[0])).toContain('"instances"');
+  });
+});
+
+describe('lazy planners (PLAN-7, PLAN-13, PLAN-14)', () => {
+  const tools = {
+    type: 'tool',
+    tool: {
+      summarize: { properties: { text: { type: 'string' } }, _output: { type: 'string' } },
+      publish: { properties: { summary: { type: 'string' } } },
+    },
+  };
+  const plan: Call[] = [
+    { _tool: 'summarize', text: '†input.text', _outputPath: '†state.summary || †state.failure' },
+    { _tool: 'publish', summary: '†state.summary', _outputPath: '†output' },
+  ];
+
+  it('does not ask for _output of latent tools, keeps branches, and executes nothing', async () => {
+    const { activities, counts } = counting({ publish: () => 'published' });
+    const runtime = new Runtime({ activities });
+    const model = scripted(() => ({ calls: plan, output: null }));
+    const result = await runtime.run(runtime.validate({ context: [tools, { type: 'plan', mode: 'lazy' }], schema: { type: 'string' } }), { model });
+    expect(result.ok && result.output).toEqual({ type: 'plan', mode: 'eager', calls: plan });
+    expect(counts).toEqual({});
+    const schema = JSON.stringify(model.requests[0]?.schema);
+    expect(schema).not.toContain('"_output"]');
+  });
+
+  it('sends a plan back when it names an unknown reference, then returns the corrected one', async () => {
+    const runtime = new Runtime();
+    const broken: Call[] = [{ _tool: 'publish', summary: '†state.sumary', _outputPath: '†output' }];
+    const model = scripted(
+      () => ({ calls: broken, output: null }),
+      () => ({ calls: plan, output: null }),
+    );
+    const result = await runtime.run(
+      runtime.validate({ context: [tools, { type: 'state', ready: true }, { type: 'plan', mode: 'lazy' }], schema: { type: 'string' } }),
+      { model },
+    );
+    expect(result.ok && result.output).toMatchObject({ calls: plan });
+    expect(promptOf(model.requests[1])).toContain('†state.sumary, which neither the context nor any call of the plan provides');
+  });
+
+  it('with execute: true, asks for approval and runs the approved plan as a plan message', async () => {
+    const { activities, counts } = counting({ publish: (call) => `published: ${String(call.summary)}` });
+    const runtime = new Runtime({ activities });
+    const asked: Call[] = [];
+    const confirm: ConfirmHook = (request) => {
+      asked.push(request.call);
+      return { decision: 'approved' };
+    };
+    const latentPlan: Call[] = [
+      { _tool: 'summarize', text: '†input.text', _output: 'short', _outputPath: '†state.summary' },
+      { _tool: 'publish', summary: '†state.summary', _outputPath: '†output' },
+    ];
+    const model = scripted(() => ({ calls: latentPlan, output: null }));
+    const document = { context: [tools, { type: 'plan', mode: 'lazy', execute: true }], schema: { type: 'string' } };
+    const result = await runtime.run(runtime.validate(document), { model, confirm, input: { text: 'long text' } });
+    expect(result.ok && result.output).toBe('published: short');
+    expect(counts).toEqual({ publish: 1 });
+    // The whole plan is asked about first, then each call as it runs.
+    expect(asked[0]).toEqual({ _tool: '(plan)', calls: latentPlan });
+    expect(asked.map((call) => call._tool)).toEqual(['(plan)', 'summarize', 'publish']);
+    expect(model.requests).toHaveLength(1);
+  });
+
+  it('with execute: true, a rejected plan is returned unexecuted', async () => {
+    const { activities, counts } = counting({ publish: () => 'published' });
+    const runtime = new Runtime({ activities });
+    const model = scripted(() => ({ calls: plan, output: null }));
+    const document = { context: [tools, { type: 'plan', mode: 'lazy', execute: true }], schema: { type: 'string' } };
+    const result = await runtime.run(runtime.validate(document), { model, confirm: () => ({ decision: 'rejected', reason: 'Not now.' }) });
+    expect(result.ok && result.output).toEqual({ type: 'plan', mode: 'eager', calls: plan });
+    expect(counts).toEqual({});
+  });
+});
+
+describe('plan documents (PLAN-1)', () => {
+  it('names /context/<i>/plan when `plan` and `calls` disagree', () => {
+    const runtime = new Runtime();
+    expect(() =>
+      runtime.validate({ context: [{ type: 'plan', plan: [{ _tool: 'a' }], calls: [{ _tool: 'b' }] }], schema: { type: 'string' } }, 'doc.json'),
+    ).toThrow(/doc\.json.*\/context\/0\/plan/s);
+  });
+
+  it('refuses a _status whose length is not that of the calls', () => {
+    const runtime = new Runtime();
+    expect(() => runtime.validate({ context: [{ type: 'plan', calls: [{ _tool: 'a' }], _status: [] }], schema: { type: 'string' } }, 'doc.json')).toThrow(
+      /\/context\/0\/_status/,
+    );
+  });
+});
