@@ -100,6 +100,9 @@ describe("act 015's disambiguation example (SCOPE-11)", () => {
     expect(sink.events.find((event) => event.event === 'call.started')?.params).toMatchObject({ _scopes: ['input'] });
     const schema = JSON.stringify(model.requests[0]?.schema);
     expect(schema).toContain('focus hint');
+    // The next prompt shows the call with its hint, in the plan its step became (PLAN-11).
+    const next = (model.requests[1]?.messages ?? []).map((message) => message.content).join('\n');
+    expect(next).toMatch(/"_scopes": \[\s*"input"\s*\]/);
   });
 
   it('fails a latent call whose hint is not a scope with invalid_params, which the model sees', async () => {
