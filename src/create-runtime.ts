@@ -7,6 +7,7 @@ import { ModelProviders } from './models/model-providers.js';
 import type { HandlerRegistry } from './protocol/handlers.js';
 import { defaultHandlers } from './protocol/builtin-handlers.js';
 import { DELEGATE_ACTIVITY, Runtime, type Activity, type RuntimeOptions } from './protocol/runtime.js';
+import { DelegateRegistry, type DelegateTarget } from './resolvers/delegate-registry.js';
 import { createDefaultResolvers, type ResolverRegistry } from './resolvers/resolver-registry.js';
 import { readRequestFile } from './files/read-request-file.js';
 
@@ -32,6 +33,12 @@ export interface CreateRuntimeOptions {
   /** Fetch timeout and size cap of URL delegates. */
   fetchTimeoutMs?: number;
   maxBytes?: number;
+  /**
+   * Names for delegates (DEL-21): `_delegate: "SummarizerAgent"` resolves through the document's
+   * `config.delegates`, then these. A path is relative to `root`, a URL follows the host rules, a
+   * document is run as given. More can be registered later on `runtime.delegates`.
+   */
+  delegates?: Record<string, DelegateTarget>;
 }
 
 /** A Runtime that can delegate: it owns its resolvers too, and loads Request files from the file system by default. */
@@ -40,6 +47,8 @@ export class DelegatingRuntime extends Runtime {
     options: RuntimeOptions,
     /** The resolvers delegate references go through, in order (DEL-3). */
     readonly resolvers: ResolverRegistry,
+    /** The runtime's named registry of delegates, asked after a document's `config.delegates` (DEL-21). */
+    readonly delegates: DelegateRegistry = new DelegateRegistry(),
   ) {
     super({ readRequestFile, ...options });
   }
@@ -54,15 +63,17 @@ export function ownModelOrInherited(models: { providers: ModelProviders; options
 /** Creates a Runtime with everything the protocol defines registered. */
 export function createRuntime(options: CreateRuntimeOptions = {}): DelegatingRuntime {
   const handlers = options.handlers ?? defaultHandlers();
+  const delegates = new DelegateRegistry(options.delegates);
   const resolvers = createDefaultResolvers({
     root: options.root ?? process.cwd(),
     handlers,
+    delegates,
     ...(options.allowHosts ? { allowHosts: options.allowHosts } : {}),
     ...(options.trustHosts ? { trustHosts: options.trustHosts } : {}),
     ...(options.fetchTimeoutMs ? { fetchTimeoutMs: options.fetchTimeoutMs } : {}),
     ...(options.maxBytes ? { maxBytes: options.maxBytes } : {}),
   });
-  const runtime = new DelegatingRuntime({ handlers, activities: options.activities ?? {} }, resolvers);
+  const runtime = new DelegatingRuntime({ handlers, activities: options.activities ?? {} }, resolvers, delegates);
   const chooseModel =
     options.chooseModel ?? ownModelOrInherited(options.models ?? { providers: new ModelProviders(), options: { cwd: process.cwd(), env: process.env } });
   // Delegation runs for untrusted documents (its children carry the trust) and ends with its child at cancellation.

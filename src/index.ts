@@ -96,7 +96,9 @@ export {
 export { createDelegateActivity, type DelegateActivityOptions, type ChildModelChooser } from './activities/delegate.js';
 export { createUpfrontPreparer, mergeDelegateContract } from './activities/upfront-preparer.js';
 export { ResolverRegistry, createDefaultResolvers, type DefaultResolverOptions, type ResolverRegistryOptions } from './resolvers/resolver-registry.js';
-export type { LocatedRequest, Resolver, ResolveContext, ResolvedRequest } from './resolvers/resolver.js';
+export type { DelegateRegistryKind, LocatedRequest, Resolver, ResolveContext, ResolvedRequest } from './resolvers/resolver.js';
+export { DelegateRegistry, type DelegateTarget } from './resolvers/delegate-registry.js';
+export { NameResolver, type NameResolverOptions } from './resolvers/name-resolver.js';
 
 // Approvals
 export {

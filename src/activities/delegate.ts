@@ -48,6 +48,7 @@ export function createDelegateActivity(options: DelegateActivityOptions): Activi
       tool,
       signal: environment.signal,
       trusted: environment.run.trusted,
+      ...(environment.run.delegates === undefined ? {} : { delegates: environment.run.delegates }),
     });
     const document: RequestDocument = { ...resolved.document, context: isolatedContext(resolved.document, context) };
     const model = options.chooseModel ? options.chooseModel(resolved.document, environment.run.model, environment) : environment.run.model;
@@ -67,6 +68,8 @@ export function createDelegateActivity(options: DelegateActivityOptions): Activi
           child,
           delegate: resolved.location,
           name: resolved.name,
+          reference,
+          registry: resolved.registry ?? null,
           resolution,
           scopes: Array.isArray(scopes) ? scopes : [],
           model: model?.id ?? null,

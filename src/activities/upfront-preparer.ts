@@ -87,6 +87,7 @@ export function createUpfrontPreparer(resolvers: DelegateResolver): RunPreparer 
           toolName: name,
           tool,
           ...(options.signal ? { signal: options.signal } : {}),
+          ...(request.document.config?.delegates === undefined ? {} : { delegates: request.document.config.delegates }),
         });
         const inputSchema = declaredInputSchema(resolved.document);
         try {

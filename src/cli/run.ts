@@ -359,7 +359,7 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
   const traceField = traceError ? { traceError } : {};
   if (result.ok) {
     const output = printable(result.output);
-    // `meta` only when the Request had a meta message (MSG-21, CLI-4).
+    // `meta` only when the Request had a meta message (MSG-23, CLI-4).
     const meta = result.meta === undefined ? {} : { meta: printable(result.meta) };
     if (args.json) io.stdout.write(`${JSON.stringify({ ok: true, output, ...meta, usage: result.usageTotal, run: result.run, ...traceField })}\n`);
     else io.stdout.write(`${typeof output === 'string' ? output : JSON.stringify(output, null, 2)}\n`);

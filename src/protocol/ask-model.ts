@@ -23,7 +23,7 @@ export interface StepQuestion {
   messages: ProviderMessage[];
   /** The composed Solution schema the answer must match. */
   schema: JsonSchema;
-  /** The rules of the answer beyond the schema (MSG-19); an answer with problems is re-asked like an invalid one. */
+  /** The rules of the answer beyond the schema (MSG-21); an answer with problems is re-asked like an invalid one. */
   check?: (answer: Record<string, unknown>) => string[];
   config: Record<string, unknown>;
   /** Told each call as soon as it has arrived (LOOP-11). */

@@ -90,7 +90,7 @@ class RecordTree {
 export class ContextStore {
   readonly messages: Message[] = [];
   readonly records: DataRecord[] = [];
-  /** The tools defined so far, by tool messages and the messages that offer tools (MSG-20); a later definition of a name wins (and moves to the end). */
+  /** The tools defined so far, by tool messages and the messages that offer tools (MSG-22); a later definition of a name wins (and moves to the end). */
   readonly tools = new Map<string, ToolSchema>();
   /** Records by kind, then by instance (undefined = global). */
   private readonly trees = new Map<string, Map<string | undefined, RecordTree>>();

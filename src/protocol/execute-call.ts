@@ -13,7 +13,7 @@ import type { ActivityEnvironment, ConfirmDecision, RunInfo, RunOptions, Runtime
 import type { UsageSummary } from './usage.js';
 import { DELEGATE_ACTIVITY } from './constants.js';
 import { formatIssues, validateAgainst } from './schemas.js';
-import { scopeContext } from './scopes.js';
+import { checkCallScopes, scopeContext } from './scopes.js';
 import { TOOL_META_PROPERTIES, callValidationSchema, metaConst, metaSchema, metaValue, outputSchemaOf } from './tools.js';
 import { isJsonObject, type Call, type ErrorMessage, type Message, type ToolSchema } from './types.js';
 import { makeWrite } from './data-records.js';
@@ -65,9 +65,14 @@ export function prepareCall(scope: CallScope, entry: BatchEntry): { status: 'rea
   return { status: 'ready', call };
 }
 
-/** Fills the tool's fixed meta-properties into the call; a call contradicting one is invalid. */
-function withFixedMeta(call: Call, tool: ToolSchema): Call {
+/**
+ * Fills the tool's fixed meta-properties into the call; a call contradicting one is invalid. The
+ * call's `_scopes` are judged first (SCOPE-10, SCOPE-11): a latent call may carry them as a hint.
+ */
+function withFixedMeta(call: Call, tool: ToolSchema, latent: boolean): Call {
+  checkCallScopes(call, tool, latent);
   for (const key of TOOL_META_PROPERTIES) {
+    if (key === '_scopes' && latent) continue;
     if (call[key] !== undefined && metaSchema(tool, key) === undefined) {
       throw new CallError('invalid_params', `The tool "${call._tool}" does not let calls choose ${key}; leave it out.`, { toolName: call._tool });
     }
@@ -113,7 +118,8 @@ export async function executeCall(scope: CallScope, entry: BatchEntry, prepared:
   let call = prepared;
   try {
     const tool = toolOf(scope, toolName);
-    call = withFixedMeta(prepared, tool);
+    // Which Activity runs the call is the tool's choice (TOOL-17), so it is known before the call's meta is judged.
+    call = withFixedMeta(prepared, tool, activityNameFor(scope.runtime, prepared, tool) === undefined);
     const activityName = activityNameFor(scope.runtime, call, tool);
     checkParams(call, tool, activityName !== undefined);
     scope.trace.emit('call.started', { call: entry.id, tool: toolName, params: paramsOf(call), instance: call._instance ?? null });
@@ -151,6 +157,8 @@ function paramsOf(call: Call): Record<string, unknown> {
 
 function checkParams(call: Call, tool: ToolSchema, explicit: boolean): void {
   const { _output: _latent, ...forValidation } = call;
+  // On a tool that declares no _scopes, _scopes that got this far are a latent call's hint (SCOPE-11), judged by checkCallScopes.
+  if (metaSchema(tool, '_scopes') === undefined) delete forValidation._scopes;
   const schema = callValidationSchema(call._tool, tool);
   const issues = validateAgainst(schema, forValidation);
   if (issues.length > 0) {
@@ -200,7 +208,8 @@ async function confirm(scope: CallScope, entry: BatchEntry, call: Call, tool: To
     throw new UserError('rejected_by_user', `The call to "${call._tool}" was rejected${decision.reason ? `: ${decision.reason}` : '.'}`);
   }
   if (decision.decision === 'edited') {
-    const edited = withFixedMeta({ ...decision.call, _tool: call._tool }, tool);
+    const latent = activityNameFor(scope.runtime, call, tool) === undefined;
+    const edited = withFixedMeta({ ...decision.call, _tool: call._tool }, tool, latent);
     checkParams(edited, tool, true);
     return edited;
   }

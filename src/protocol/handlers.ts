@@ -5,7 +5,7 @@ import type { CallStatus } from './call-ledger.js';
 import type { BaseMessage, Call, JsonSchema, Message, RequestConfig, ToolSchema } from './types.js';
 
 /**
- * A rule of the answer that the Solution schema cannot say (MSG-19): given an answer that matches
+ * A rule of the answer that the Solution schema cannot say (MSG-21): given an answer that matches
  * the schema, or the prefix of one cut after a call (LOOP-11, so a property written after the
  * calls may be absent yet), the problems that make it unusable, each a full sentence; none when
  * it keeps the rule. Problems are re-asked like schema problems (LOOP-8).
@@ -20,14 +20,14 @@ export interface RenderState {
   config: RequestConfig;
   /**
    * The Solution schema's properties besides `calls` and `output` (e.g. `meta`, `advisors`);
-   * handlers may add. They come before `calls` and `output`, in this object's order (MSG-19).
+   * handlers may add. They come before `calls` and `output`, in this object's order (MSG-21).
    */
   solutionProperties: Record<string, JsonSchema>;
-  /** Which of `solutionProperties` an answer must have (MSG-19). */
+  /** Which of `solutionProperties` an answer must have (MSG-21). */
   solutionRequired: string[];
   /** Definitions the added properties refer to as `#/$defs/<name>`, placed in the Solution schema's `$defs`. */
   solutionDefinitions: Record<string, JsonSchema>;
-  /** Rules of the answer beyond its schema (MSG-19). */
+  /** Rules of the answer beyond its schema (MSG-21). */
   answerChecks: AnswerCheck[];
   /** Instructions appended to the system prompt by handlers (joined with blank lines). */
   instructions: string[];
@@ -35,7 +35,7 @@ export interface RenderState {
   readonly context: readonly Message[];
   /** The model step being rendered: 0 for the run's first. */
   readonly step: number;
-  /** The tools the answer may call, by name (tool messages and tools other messages offer, MSG-20). */
+  /** The tools the answer may call, by name (tool messages and tools other messages offer, MSG-22). */
   readonly tools: ReadonlyMap<string, ToolSchema>;
   /** What became of a call so far, for plans shown with their progress (PLAN-11); absent outside a run. */
   callStatus?: (call: Call) => CallStatus | undefined;
@@ -112,7 +112,7 @@ export interface MessageHandler<M extends BaseMessage = BaseMessage> {
    */
   checkAll?(messages: readonly PlacedMessage<M>[]): DocumentProblem[];
   /**
-   * Tools a message of the type makes available besides `tool` messages (MSG-20), given the tools
+   * Tools a message of the type makes available besides `tool` messages (MSG-22), given the tools
    * defined before it; as with `tool` messages, a later definition of a name wins.
    */
   tools?(message: M, defined: ReadonlyMap<string, ToolSchema>): Record<string, ToolSchema>;

@@ -1,10 +1,11 @@
 /** Loading Request documents: parse, normalise shorthands, validate everything, report every problem with file and pointer. */
 import { basename } from 'node:path';
+import { delegateRegistryProblems } from './delegate-names.js';
 import { RequestError, type Problem } from './errors.js';
 import type { HandlerRegistry, PlacedMessage } from './handlers.js';
 import { atPointer, nestingMessage, nestingProblem, parseJson, pointer } from './json.js';
 import { compileSchema, describeErrors, documentSchema, schemaProblem } from './schemas.js';
-import { withType } from './messages/turn.js';
+import { hasStructuredContent, unwrapContent, withType } from './messages/turn.js';
 import { isJsonObject, type BaseMessage, type Message, type RequestDocument } from './types.js';
 
 /** A loaded Request: the canonical document, where it came from and the name its runs carry. */
@@ -58,6 +59,7 @@ export function validateRequest(input: unknown, location: string, handlers: Hand
     throw new RequestError(problems);
   }
   const raw = value as { meta?: RequestDocument['meta']; config?: RequestDocument['config']; context: Record<string, unknown>[]; schema: unknown };
+  for (const problem of delegateRegistryProblems(raw.config?.delegates)) add(problem.pointer, problem.message);
   const context = raw.context.map((message, index) => normalizeMessage(message, pointer('context', index), handlers, add));
   const outputProblem = schemaProblem(raw.schema);
   if (outputProblem) add('/schema', outputProblem);
@@ -93,14 +95,16 @@ function exists(value: unknown, at: string): boolean {
  * `content` for `text`), and otherwise names the deepest part of the written document that exists.
  */
 export function asWritten(written: unknown, at: string): string {
+  const inside = intoContent(written, at);
+  if (inside !== undefined) return asWritten(written, inside);
   if (exists(written, at)) return at;
   const candidates = [
-    at.replace(/^(\/context\/\d+\/tool\/[^/]+)\/properties\/(_[^/]+)\/const(?=\/|$)/, '$1/$2'),
-    at.replace(/^(\/context\/\d+\/tool\/[^/]+)\/properties\/(_output)(?=\/|$)/, '$1/$2'),
-    at.replace(/^(\/context\/\d+)\/(input|state|meta)(?=\/)/, '$1'),
-    at.replace(/^(\/context\/\d+)\/text$/, '$1/message'),
-    at.replace(/^(\/context\/\d+)\/text$/, '$1/content'),
-    at.replace(/^(\/context\/\d+)\/calls(?=\/|$)/, '$1/plan'),
+    at.replace(/^(\/context\/\d+(?:\/content)?\/tool\/[^/]+)\/properties\/(_[^/]+)\/const(?=\/|$)/, '$1/$2'),
+    at.replace(/^(\/context\/\d+(?:\/content)?\/tool\/[^/]+)\/properties\/(_output)(?=\/|$)/, '$1/$2'),
+    at.replace(/^(\/context\/\d+(?:\/content)?)\/(input|state|meta)(?=\/)/, '$1'),
+    at.replace(/^(\/context\/\d+(?:\/content)?)\/text$/, '$1/message'),
+    at.replace(/^(\/context\/\d+(?:\/content)?)\/text$/, '$1/content'),
+    at.replace(/^(\/context\/\d+(?:\/content)?)\/calls(?=\/|$)/, '$1/plan'),
   ];
   const found = candidates.find((candidate) => candidate !== at && exists(written, candidate));
   if (found !== undefined) return found;
@@ -111,6 +115,23 @@ export function asWritten(written: unknown, at: string): string {
   return parent === ancestor ? at : ancestor;
 }
 
+/**
+ * A pointer into the message a turn's structured content holds (MSG-20), moved below that turn's
+ * `content`: `/context/2/input/x` → `/context/2/content/input/x`, and the message itself to its
+ * content. Undefined when `at` is not in such a message, names the turn's own `role` (or another
+ * field it has), or already points into `content`.
+ */
+function intoContent(written: unknown, at: string): string | undefined {
+  const match = /^(\/context\/\d+)(\/[^/]*)?/.exec(at);
+  if (!match) return undefined;
+  const [, turnAt = '', field] = match;
+  const turn = atPointer(written, turnAt).value;
+  if (!isJsonObject(turn) || !hasStructuredContent(withType(turn))) return undefined;
+  // The turn's `type` is a turn type, never a problem once unwrapped: a `type` problem is the content's.
+  if (field === '/content' || (field !== undefined && field !== '/type' && Object.hasOwn(turn, field.slice(1)))) return undefined;
+  return `${turnAt}/content${at.slice(turnAt.length)}`;
+}
+
 /** Normalises and validates one message; reports problems at `at`. */
 export function normalizeMessage(
   message: Record<string, unknown>,
@@ -118,7 +139,16 @@ export function normalizeMessage(
   handlers: HandlerRegistry,
   add: (pointer: string, message: string) => void,
 ): Message | undefined {
-  const typed = withType(message);
+  let typed = withType(message);
+  // A turn whose content is a message is that message (MSG-20); its problems point into the turn.
+  if (hasStructuredContent(typed)) {
+    const unwrapped = unwrapContent(typed);
+    if (!unwrapped.ok) {
+      for (const problem of unwrapped.problems) add(`${at}${problem.pointer}`, problem.message);
+      return undefined;
+    }
+    typed = unwrapped.message;
+  }
   const handler = hasType(typed) ? handlers.get(typed.type) : undefined;
   if (!hasType(typed) || !handler) {
     add(`${at}/type`, `Expected a message type with a registered handler (one of ${handlers.types().join(', ')}), got "${String(typed.type)}".`);

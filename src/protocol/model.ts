@@ -28,7 +28,7 @@ export interface ModelRequest {
    */
   onCall?: (call: Call, index: number) => void;
   /**
-   * Rules of the answer beyond `schema` (MSG-19): the problems of an answer, or of an answer's
+   * Rules of the answer beyond `schema` (MSG-21): the problems of an answer, or of an answer's
    * prefix cut after a call. A provider starts a call early, and delivers the final answer's calls,
    * only when the answer so far has none (LOOP-11).
    */

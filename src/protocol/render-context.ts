@@ -11,11 +11,11 @@ export interface RenderedContext {
   messages: ProviderMessage[];
   config: RequestConfig;
   solutionProperties: Record<string, JsonSchema>;
-  /** Which added properties an answer must have (MSG-19). */
+  /** Which added properties an answer must have (MSG-21). */
   solutionRequired: string[];
-  /** Definitions the added properties refer to (MSG-19). */
+  /** Definitions the added properties refer to (MSG-21). */
   solutionDefinitions: Record<string, JsonSchema>;
-  /** The problems of an answer (or answer prefix) under the handlers' rules beyond the schema (MSG-19); none when it keeps them. */
+  /** The problems of an answer (or answer prefix) under the handlers' rules beyond the schema (MSG-21); none when it keeps them. */
   checkAnswer: AnswerCheck;
 }
 
@@ -46,7 +46,7 @@ export function mergedMessage(identity: Omit<IdentityGroup, 'first'>, handlers: 
   return showKind(kind, view, fields, members, handlers);
 }
 
-/** The state handlers start from when `context` is rendered at `step`, offering `tools` (MSG-9, MSG-19). */
+/** The state handlers start from when `context` is rendered at `step`, offering `tools` (MSG-9, MSG-21). */
 export function emptyRenderState(context: readonly Message[], config: RequestConfig, step: number, tools: ReadonlyMap<string, ToolSchema>): RenderState {
   return {
     messages: [],

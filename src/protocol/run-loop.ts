@@ -71,6 +71,7 @@ function runInfo(loaded: LoadedRequest, options: RunOptions, link: RunLink | und
     parent: link?.parent?.run ?? null,
     trusted: options.trusted ?? true,
     model: options.model,
+    ...(loaded.document.config?.delegates === undefined ? {} : { delegates: loaded.document.config.delegates }),
   };
 }
 

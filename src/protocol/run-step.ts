@@ -27,7 +27,7 @@ export interface RunState {
   /** The run is a lazy planner (PLAN-7): its answer's calls are its output, not executed. */
   lazy: boolean;
   output: OutputCheck;
-  /** What the run keeps of its answers' advisors and meta (ADV-9, MSG-21). */
+  /** What the run keeps of its answers' advisors and meta (ADV-9, MSG-23). */
   parts: SolutionParts;
 }
 

@@ -25,6 +25,8 @@ export interface RunInfo {
   /** False for documents fetched from hosts not trusted to run local Activities. */
   trusted: boolean;
   model: Model | undefined;
+  /** The names the run's document gives delegates (its `config.delegates`, DEL-21), if any. */
+  delegates?: Readonly<Record<string, string>>;
 }
 
 /** A run an Activity starts on behalf of its call (the Delegation Activity's child, DEL-8). */
@@ -150,7 +152,7 @@ export type RunResult =
       ok: true;
       run: string;
       output: unknown;
-      /** Only when the context has a meta message: the last meta the model wrote, or `null` when it wrote none (MSG-21). */
+      /** Only when the context has a meta message: the last meta the model wrote, or `null` when it wrote none (MSG-23). */
       meta?: Record<string, unknown> | null;
       usage: UsageSummary;
       usageTotal: UsageSummary;

@@ -124,6 +124,8 @@ export function describeErrors(errors: ErrorObject[] | null | undefined, prefix 
     // the referenced schema's path, so branches are recognised by where in the value they point.
     if ((error.keyword === 'anyOf' || error.keyword === 'oneOf') && errors.slice(0, index).some((other) => isWithin(other.instancePath, error.instancePath)))
       continue;
+    // An `if` summary only says that its `then` (or `else`) failed; that branch's own errors say how.
+    if (error.keyword === 'if') continue;
     const pointer =
       prefix + error.instancePath + (error.keyword === 'additionalProperties' ? `/${pointerSegment(String(error.params.additionalProperty))}` : '');
     const message = describeOne(error);

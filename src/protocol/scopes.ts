@@ -2,7 +2,9 @@
 import { CallError } from './errors.js';
 import type { ContextStore } from './context-store.js';
 import { dataIdentityOf, latestFields, showKind } from './data-messages.js';
-import type { Message } from './types.js';
+import { formatIssues, validateAgainst } from './schemas.js';
+import { metaConst, metaSchema } from './tools.js';
+import type { Call, Message, ToolSchema } from './types.js';
 import { parseReference } from './references.js';
 
 /** Scope names for plain turns; everything else names a data kind (optionally narrowed by a path). */
@@ -55,4 +57,43 @@ export function scopeContext(store: ContextStore, scopes: readonly string[] | un
     if (shown) selected.push(shown);
   }
   return selected;
+}
+
+/**
+ * Judges the `_scopes` a call carries before anything runs (SCOPE-10, SCOPE-11). On a latent call
+ * whose tool declares no `_scopes` they are a focus hint: each must be a scope (SCOPE-1), and
+ * nothing receives them. Otherwise they must be what the tool's `_scopes` schema admits: none when
+ * it declares none, its value when it fixes one, within its schema when it is wider; a call asking
+ * for more fails with `invalid_params` naming SCOPE-10, so no Activity or delegate ever receives
+ * more than its tool allows. A latent call contradicting fixed scopes is left to TOOL-12.
+ */
+export function checkCallScopes(call: Call, tool: ToolSchema, latent: boolean): void {
+  const asked = call._scopes as unknown;
+  if (asked === undefined) return;
+  const declared = metaSchema(tool, '_scopes');
+  if (latent && declared === undefined) {
+    if (!Array.isArray(asked) || !asked.every((scope) => typeof scope === 'string')) {
+      throw new CallError('invalid_params', `The _scopes hint of "${call._tool}" must be a list of scopes such as ["input"] or ["state.user"].`, {
+        toolName: call._tool,
+      });
+    }
+    for (const scope of asked) parseScope(scope);
+    return;
+  }
+  if (latent) return;
+  const refuse = (why: string): never => {
+    throw new CallError(
+      'invalid_params',
+      `The call to "${call._tool}" asks for _scopes ${JSON.stringify(asked)}, but ${why}: a call cannot widen what an Activity or delegate receives (spec/scopes.md SCOPE-10).`,
+      { toolName: call._tool, rule: 'SCOPE-10' },
+    );
+  };
+  if (declared === undefined) refuse('its tool declares no _scopes; leave _scopes out');
+  const fixed = metaConst(tool, '_scopes');
+  if (fixed !== undefined) {
+    if (JSON.stringify(fixed) !== JSON.stringify(asked)) refuse(`its tool fixes them to ${JSON.stringify(fixed)}`);
+    return;
+  }
+  const issues = validateAgainst(declared as ToolSchema, asked);
+  if (issues.length > 0) refuse(`its tool's _scopes schema does not admit them (${formatIssues(issues)})`);
 }

@@ -1,9 +1,9 @@
-/** The parts of an accepted answer besides its calls and output: the advisors' opinions (ADV-9) and the meta (MSG-21), and what the run keeps of them. */
+/** The parts of an accepted answer besides its calls and output: the advisors' opinions (ADV-9) and the meta (MSG-23), and what the run keeps of them. */
 import { opinionWrite, votesOf } from './advisors.js';
 import type { CallScope } from './execute-call.js';
 import { isJsonObject, type Solution } from './types.js';
 
-/** The fields a run's result gains from its answers' parts (MSG-21). */
+/** The fields a run's result gains from its answers' parts (MSG-23). */
 export interface PartsOfResult {
   /**
    * Present when the context has a meta message: the last meta the model wrote in an accepted
@@ -20,7 +20,7 @@ export class SolutionParts {
 
   /**
    * Takes an accepted answer of `step`: each opinion in `advisors` is traced (`advisor.opinion`)
-   * and kept at `†advisors.<id>` for its instance (ADV-9); a written `meta` becomes the run's (MSG-21).
+   * and kept at `†advisors.<id>` for its instance (ADV-9); a written `meta` becomes the run's (MSG-23).
    */
   accept(step: number, solution: Solution): void {
     for (const opinion of Array.isArray(solution.advisors) ? solution.advisors : []) {
@@ -32,7 +32,7 @@ export class SolutionParts {
     if (isJsonObject(solution.meta)) this.meta = solution.meta;
   }
 
-  /** The fields the run's result and `run.completed` gain (MSG-21): `meta` only when the context has a meta message. */
+  /** The fields the run's result and `run.completed` gain (MSG-23): `meta` only when the context has a meta message. */
   resultFields(): PartsOfResult {
     if (!this.scope.store.messages.some((message) => message.type === 'meta')) return {};
     return { meta: this.meta ?? null };

@@ -6,7 +6,7 @@ import { OUTPUT_METHODS } from './data-records.js';
 
 /**
  * Every tool defined in a context, by name: those of `tool` messages and, given `handlers`, those
- * other messages offer (MSG-20). A later definition of a name wins (and moves to the end).
+ * other messages offer (MSG-22). A later definition of a name wins (and moves to the end).
  */
 export function collectTools(context: readonly Message[], into = new Map<string, ToolSchema>(), handlers?: HandlerRegistry): Map<string, ToolSchema> {
   for (const message of context) {
@@ -72,20 +72,32 @@ function callMetaProperties(instances: readonly string[]): Record<string, JsonSc
   return properties;
 }
 
+/** The `_scopes` a latent call may carry as a focus hint (SCOPE-11): names of context, never a grant. */
+const SCOPES_HINT: JsonSchema = {
+  type: 'array',
+  items: { type: 'string', minLength: 1 },
+  description:
+    'Optional focus hint: the parts of the context this call\'s result relies on, such as ["input"], ["state.user"] or ["history"]. Write it before _output and draw _output from those parts; it narrows your attention, it hides nothing and grants nothing.',
+};
+
 const REFERENCE_STRING: JsonSchema = { type: 'string', pattern: '^†', description: 'A †reference to a value in the context.' };
 
 /**
  * The schema of one tool as the model sees it: `_tool` fixed to the name, every top-level
  * parameter also accepting a `†reference`, model-choosable meta-properties kept, fixed ones
  * hidden (the runtime fills them), `_output` kept (and required) only for latent tools, and not
- * required when `planning` (a lazy planner's answer, PLAN-7).
+ * required when `planning` (a lazy planner's answer, PLAN-7); on a latent tool that declares no
+ * `_scopes`, the `_scopes` focus hint, just before `_output`.
  */
 export function modelToolSchema(name: string, tool: ToolSchema, explicit: boolean, instances: readonly string[] = [], planning = false): JsonSchema {
   const { properties = {}, required = [], type: _type, ...rest } = tool;
   const shown: Record<string, JsonSchema> = { _tool: { const: name } };
+  // A latent call may focus itself with _scopes (SCOPE-11), offered just before the _output it guides.
+  const hinted = !explicit && properties._scopes === undefined;
   for (const [key, schema] of Object.entries(properties)) {
     if (key === '_tool') continue;
     if (key === '_output') {
+      if (hinted) shown._scopes = SCOPES_HINT;
       if (!explicit) shown._output = schema;
       continue;
     }
@@ -96,6 +108,7 @@ export function modelToolSchema(name: string, tool: ToolSchema, explicit: boolea
     }
     shown[key] = { anyOf: [schema, REFERENCE_STRING] };
   }
+  if (hinted && shown._scopes === undefined) shown._scopes = SCOPES_HINT;
   for (const [key, schema] of Object.entries(callMetaProperties(instances))) {
     if (properties[key] === undefined) shown[key] = schema;
   }
@@ -172,7 +185,7 @@ export function rewriteLocalReferences(value: unknown, base: string): unknown {
   );
 }
 
-/** What handlers add to the Solution schema besides its properties (MSG-19). */
+/** What handlers add to the Solution schema besides its properties (MSG-21). */
 export interface SolutionAdditions {
   /** Added properties an answer must have. */
   required?: readonly string[];
@@ -181,7 +194,7 @@ export interface SolutionAdditions {
 }
 
 /**
- * The composed Solution schema: handler-added properties first (MSG-19: what the model writes
+ * The composed Solution schema: handler-added properties first (MSG-21: what the model writes
  * before it acts, such as `advisors`), then `calls` as `anyOf` the tools and `output` nullable.
  */
 export function composeSolutionSchema(

@@ -108,6 +108,10 @@ export interface TraceEventMap {
     delegate: string;
     /** The child's request name. */
     name: string;
+    /** The `_delegate` reference as the tool or call wrote it: a path, a URL, `anonymous` or a name (an addition). */
+    reference: string;
+    /** The named registry a name was found in (`document`: its `config.delegates`; `runtime`), `null` for any other reference (DEL-21; an addition). */
+    registry: 'document' | 'runtime' | null;
     resolution: 'runtime' | 'upfront';
     /** The scopes used, `[]` when none. */
     scopes: string[];
@@ -141,7 +145,7 @@ export interface TraceEventMap {
   /** TRACE-9. */
   'run.completed': {
     output: unknown;
-    /** Only when the context has a meta message: the last meta the model wrote, or `null` (MSG-21). */
+    /** Only when the context has a meta message: the last meta the model wrote, or `null` (MSG-23). */
     meta?: Record<string, unknown> | null;
     /** The run's own usage (LOOP-15). */
     usage: UsageSummary;

@@ -83,7 +83,7 @@ export interface Solution {
   advisors?: Record<string, unknown>[];
   calls: Call[];
   output: unknown;
-  /** The identity and version of what the answer produces (MSG-21). */
+  /** The identity and version of what the answer produces (MSG-23). */
   meta?: Record<string, unknown>;
 }
 
@@ -103,6 +103,8 @@ export interface RequestConfig {
   maxSteps?: number;
   maxTokens?: number;
   resolve?: 'runtime' | 'upfront';
+  /** Names for delegates (DEL-21): name → relative path or URL, resolved against this document. */
+  delegates?: Record<string, string>;
   /** Limits on the whole run tree (this run and its delegates). */
   budget?: { tokens?: number; costUsd?: number };
   [field: string]: unknown;

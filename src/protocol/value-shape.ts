@@ -1,4 +1,4 @@
-/** The shape of a JSON value as a JSON Schema: what a meta message without a `schema` asks of the model's meta (MSG-21). */
+/** The shape of a JSON value as a JSON Schema: what a meta message without a `schema` asks of the model's meta (MSG-23). */
 import type { JsonSchema } from './types.js';
 import { isJsonObject } from './types.js';
 
@@ -6,7 +6,7 @@ import { isJsonObject } from './types.js';
 const ANY_SCALAR: JsonSchema = { type: ['string', 'number', 'boolean', 'null'] };
 
 /**
- * The schema of values shaped like `value` (MSG-21): an object keeps exactly its keys, each
+ * The schema of values shaped like `value` (MSG-23): an object keeps exactly its keys, each
  * required and of its value's shape; an array holds items of its items' shape (any scalar when it
  * is empty, any of their shapes when they differ); a string, number or boolean keeps its type;
  * `null` may become any scalar. Values can change, the shape cannot. Every object is closed, so

@@ -14,5 +14,6 @@ export function readLocatedRequest(reference: string, located: LocatedRequest, h
   checkIntegrity(located.content, splitIntegrity(reference).pin, reference, located.location);
   const text = typeof located.content === 'string' ? located.content : decodeText(located.content);
   const loaded = parseRequestText(text, located.location, handlers);
-  return { location: loaded.location, name: located.name ?? loaded.name, document: loaded.document, trusted: located.trusted };
+  const resolved: ResolvedRequest = { location: loaded.location, name: located.name ?? loaded.name, document: loaded.document, trusted: located.trusted };
+  return located.registry === undefined ? resolved : { ...resolved, registry: located.registry };
 }

@@ -3,7 +3,9 @@ import { defaultHandlers } from '../protocol/builtin-handlers.js';
 import { DelegateError } from '../protocol/errors.js';
 import type { HandlerRegistry } from '../protocol/handlers.js';
 import { AnonymousResolver } from './anonymous-resolver.js';
+import { DelegateRegistry } from './delegate-registry.js';
 import { FileResolver } from './file-resolver.js';
+import { NameResolver } from './name-resolver.js';
 import { readLocatedRequest } from './read-located-request.js';
 import type { ResolveContext, ResolvedRequest, Resolver } from './resolver.js';
 import { UrlResolver } from './url-resolver.js';
@@ -107,13 +109,17 @@ export interface DefaultResolverOptions {
   fetchTimeoutMs?: number;
   /** Size cap of a fetched document, in bytes; default 1 MiB. */
   maxBytes?: number;
+  /** The runtime's named registry of delegates (DEL-21), asked after a document's `config.delegates` (default: an empty one). */
+  delegates?: DelegateRegistry;
 }
 
-/** A registry with the default resolvers, in order: `anonymous`, `url`, `file`. */
+/** A registry with the default resolvers, in order: `anonymous`, `name`, `url`, `file`. */
 export function createDefaultResolvers(options: DefaultResolverOptions): ResolverRegistry {
-  return new ResolverRegistry(
+  // The name resolver resolves what a name stands for through the registry it belongs to.
+  const registry: ResolverRegistry = new ResolverRegistry(
     [
       new AnonymousResolver(),
+      new NameResolver({ registry: options.delegates ?? new DelegateRegistry(), resolve: (reference, context) => registry.resolve(reference, context) }),
       new UrlResolver({
         allowHosts: options.allowHosts,
         trustHosts: options.trustHosts,
@@ -124,4 +130,5 @@ export function createDefaultResolvers(options: DefaultResolverOptions): Resolve
     ],
     options.handlers ? { handlers: options.handlers } : {},
   );
+  return registry;
 }

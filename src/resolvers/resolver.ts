@@ -11,6 +11,8 @@ export interface ResolveContext {
   signal?: AbortSignal;
   /** Whether the referring document is trusted to run local Activities (default true). */
   trusted?: boolean;
+  /** The names the referring document gives delegates (its `config.delegates`, DEL-21), asked before the runtime's. */
+  delegates?: Readonly<Record<string, string>>;
 }
 
 /** A resolved, loaded and validated delegate: what a ResolverRegistry gives its callers. */
@@ -22,7 +24,12 @@ export interface ResolvedRequest {
   document: RequestDocument;
   /** False for documents from hosts not trusted to run local Activities. */
   trusted: boolean;
+  /** The named registry a `_delegate` name was found in (DEL-21); absent for a path, URL or `anonymous`. */
+  registry?: DelegateRegistryKind;
 }
+
+/** The named registries a `_delegate` name is looked up in, in order (DEL-21): the referring document's, then the runtime's. */
+export type DelegateRegistryKind = 'document' | 'runtime';
 
 /**
  * What a resolver found: the document exactly as located, not yet read. The ResolverRegistry
@@ -38,6 +45,8 @@ export interface LocatedRequest {
   trusted: boolean;
   /** The name a run of it carries, when the resolver names it (default: `meta.name`, else the file name). */
   name?: string;
+  /** The named registry a `_delegate` name was found in (DEL-21), carried into the ResolvedRequest. */
+  registry?: DelegateRegistryKind;
 }
 
 /** A resolver handles one form of reference (relative path, URL, `anonymous`, worker name). */

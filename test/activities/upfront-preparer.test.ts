@@ -1,4 +1,3 @@
-import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createRuntime } from '../../src/create-runtime.js';
@@ -6,16 +5,7 @@ import { ReplayModel } from '../../src/models/replay.js';
 import { RequestError } from '../../src/protocol/errors.js';
 import { Runtime } from '../../src/protocol/runtime.js';
 import { Tracer, memorySink } from '../../src/protocol/trace.js';
-import { tempDir } from '../helpers/cli.js';
-
-function folderWith(files: Record<string, unknown>): string {
-  const root = tempDir('upfront-');
-  for (const [name, content] of Object.entries(files)) {
-    mkdirSync(join(root, name, '..'), { recursive: true });
-    writeFileSync(join(root, name), JSON.stringify(content));
-  }
-  return root;
-}
+import { folderWith } from '../helpers/cli.js';
 
 const child = (input: object, output: object) => ({
   meta: { name: 'child' },

@@ -15,11 +15,11 @@ describe('delegate-run, end to end through the built binary', () => {
     const result = await runCli(['requests/plan/welcome.json', '--input', '{"name":"Ada","team":"Search"}', '--json']);
     expect(result.code).toBe(0);
     expect(JSON.parse(result.stdout)).toMatchObject({ ok: true, output: { title: 'Welcome aboard, Ada!', team: 'Search' } });
-    // No meta message, no meta field (MSG-21, CLI-4).
+    // No meta message, no meta field (MSG-23, CLI-4).
     expect(JSON.parse(result.stdout)).not.toHaveProperty('meta');
   });
 
-  it('runs the advisors example offline as written, returning the meta the model wrote under --json (ADV-5, MSG-21, CLI-4)', async () => {
+  it('runs the advisors example offline as written, returning the meta the model wrote under --json (ADV-5, MSG-23, CLI-4)', async () => {
     const trace = join(tempDir(), 'trace.jsonl');
     const result = await runCli(['requests/release-advisors/release.json', '--json', '--trace', trace]);
     expect(result.code).toBe(0);

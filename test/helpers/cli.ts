@@ -1,6 +1,6 @@
 // Runs the built `delegate-run` binary as a child process, offline (no API keys in its environment).
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 
@@ -49,6 +49,16 @@ export function runCli(args: string[], options: { cwd?: string; bin?: string } =
 /** A fresh temp folder. */
 export function tempDir(prefix = 'delegate-run-'): string {
   return mkdtempSync(join(tmpdir(), prefix));
+}
+
+/** A fresh folder holding `files` (`{relative path: JSON value}`), parent folders created. */
+export function folderWith(files: Record<string, unknown>, prefix = 'delegate-run-'): string {
+  const root = tempDir(prefix);
+  for (const [name, content] of Object.entries(files)) {
+    mkdirSync(join(root, name, '..'), { recursive: true });
+    writeFileSync(join(root, name), JSON.stringify(content));
+  }
+  return root;
 }
 
 /** Reads a JSONL trace. */

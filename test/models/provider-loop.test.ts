@@ -102,6 +102,24 @@ describe.each(providers)('the loop on $name', (provider) => {
     expect(server.requests).toHaveLength(2);
     expect(JSON.stringify(server.requests[1]?.body)).toContain('does not match the Solution schema');
   });
+  it('sends a chat message whose content is a message (act 001) as the text its type renders, a user turn (MSG-20)', async () => {
+    server = await startServer([provider.stream(finalAnswer)]);
+    const runtime = new Runtime();
+    const chat = {
+      ...document,
+      context: [...document.context, { role: 'user', content: { type: 'input', input: { city: 'PARIS-CITY' } } }],
+    };
+    const result = await runtime.run(runtime.validate(chat), { model: provider.model(server.url) });
+    expect(result.ok && result.output).toBe('done');
+    const sent = (server.requests[0]!.body.messages as { role: string; content: unknown }[]).filter((message) =>
+      JSON.stringify(message).includes('PARIS-CITY'),
+    );
+    expect(sent).toHaveLength(1);
+    expect(sent[0]?.role).toBe('user');
+    expect(typeof sent[0]?.content).toBe('string');
+    expect(sent[0]?.content).toMatch(/^## Input\nThese are the values this Request was given:\n```json\n/);
+  });
+
   it('traces each retry as model.retry {step, attempt, reason, waitMs} and goes on', async () => {
     server = await startServer([provider.overloaded, provider.stream(finalAnswer)]);
     const runtime = new Runtime();

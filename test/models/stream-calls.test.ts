@@ -41,7 +41,7 @@ describe('StreamedCalls', () => {
     expect(stream(`{"calls": [${JSON.stringify(synth)}, ${JSON.stringify(bad)}, ${JSON.stringify(mix)}], "output": null}`)).toEqual([[synth, 0]]);
   });
 
-  it("holds back calls, streamed and final, while the answer breaks the request's rules beyond the schema (MSG-19, ADV-5)", () => {
+  it("holds back calls, streamed and final, while the answer breaks the request's rules beyond the schema (MSG-21, ADV-5)", () => {
     const { request, delivered } = collect();
     // A rule like the advisors': an opinion must be written before any call.
     const ruled: ModelRequest = { ...request, check: (answer) => (answer.opinion === 'given' ? [] : ['The opinion is missing.']) };

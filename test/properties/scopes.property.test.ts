@@ -146,7 +146,7 @@ describe('scopes', () => {
         const model = new ReplayModel([
           { match: { request: 'parent', step: 0 }, solution: { calls, output: null } },
           { match: { request: childName, step: 0 }, solution: { calls: [], output: 'child-done' }, repeat: true },
-          // The answer that ends the run carries the meta (MSG-21).
+          // The answer that ends the run carries the meta (MSG-23).
           { match: { request: 'parent', step: 1 }, solution: { calls: [], output: 'ok', meta: { id: 'next' } } },
         ]);
         const sink = memorySink();

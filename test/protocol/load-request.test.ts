@@ -404,3 +404,65 @@ describe('requestName (DOC-4)', () => {
     expect(requestName(document(), '/')).toBe('/');
   });
 });
+
+describe('validateRequest: a chat message whose content is a message (MSG-20)', () => {
+  const load = (context: unknown[]) => validateRequest({ context, schema: true }, LOCATION, defaultHandlers()).document.context;
+
+  it("loads act 001's shape as the message its content holds", () => {
+    expect(load([{ role: 'user', content: { type: 'input', input: { city: 'Paris' } } }])).toEqual([{ type: 'input', input: { city: 'Paris' } }]);
+    expect(load([{ type: 'user', content: { type: 'state', count: 1 } }])).toEqual([{ type: 'state', state: { count: 1 } }]);
+    expect(load([{ role: 'system', content: { type: 'text', text: 'Be brief.' } }])).toEqual([{ type: 'text', text: 'Be brief.', role: 'system' }]);
+    expect(load([{ role: 'assistant', content: { type: 'assistant', message: 'Done.' } }])).toEqual([{ type: 'assistant', text: 'Done.' }]);
+  });
+
+  it('reports problems of the content below the turn, where they are written', () => {
+    expect(
+      pointersOf({
+        context: [
+          { role: 'user', content: { type: 'data', kind: 'bad kind', data: 1 } },
+          { role: 'user', content: { type: 'data', kind: 'k' } },
+          { role: 'user', content: { type: 'input', city: 'Paris', schema: { type: 5 } } },
+          { role: 'user', content: { type: 'hologram' } },
+          { type: 'user', content: { type: 'tool', tool: { t: { _delegate: 5 } } } },
+        ],
+        schema: true,
+      }),
+    ).toEqual(['/context/0/content/kind', '/context/1/content', '/context/3/content/type', '/context/4/content/tool/t/_delegate']);
+    // The schema problem is found once the shapes are valid.
+    expect(pointersOf({ context: [{ role: 'user', content: { type: 'input', city: 'Paris', schema: { type: 5 } } }], schema: true })).toEqual([
+      '/context/0/content/schema',
+    ]);
+  });
+
+  it('refuses content without a type, a role its content contradicts, and fields beside role and content', () => {
+    const problems = problemsOf({
+      context: [
+        { role: 'user', content: { city: 'Paris' } },
+        { role: 'system', content: { type: 'state', count: 1 } },
+        { role: 'user', content: { type: 'assistant', text: 'x' } },
+        { role: 'user', content: { type: 'text', text: 'x', role: 'system' } },
+        { role: 'user', name: 'bob', content: { type: 'input', city: 'Paris' } },
+      ],
+      schema: true,
+    });
+    expect(problems.map((problem) => problem.pointer)).toEqual([
+      '/context/0/content',
+      '/context/1/role',
+      '/context/2/role',
+      '/context/3/role',
+      '/context/4/name',
+    ]);
+    expect(problems[0]?.message).toContain('names its type in "type"');
+    expect(problems[1]?.message).toBe(
+      'Expected the role "user" for a chat message whose content is a "state" message: structured messages reach the model as user context, so the role "system" would be ignored.',
+    );
+    expect(problems[2]?.message).toContain('"assistant"');
+    expect(problems[3]?.message).toContain('"system"');
+    expect(problems[4]?.message).toContain('Unexpected property "name"');
+  });
+
+  it('keeps text content as text: only an object content is a message', () => {
+    expect(load([{ role: 'user', content: 'hi' }])).toEqual([{ type: 'user', text: 'hi' }]);
+    expect(pointersOf({ context: [{ role: 'user', content: [{ type: 'text', text: 'hi' }] }], schema: true })).toEqual(['/context/0/content']);
+  });
+});

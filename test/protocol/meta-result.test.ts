@@ -1,4 +1,4 @@
-/** Meta from the model (act 016, spec/messages.md MSG-21): validated, kept, and returned with the run's result and `run.completed`. */
+/** Meta from the model (act 016, spec/messages.md MSG-23): validated, kept, and returned with the run's result and `run.completed`. */
 import { describe, expect, it } from 'vitest';
 import { ReplayModel } from '../../src/models/replay.js';
 import { RequestError } from '../../src/protocol/errors.js';
@@ -27,7 +27,7 @@ async function run(document: RequestDocument, entries: ConstructorParameters<typ
   return { result, events: sink.events };
 }
 
-describe('meta from the model (MSG-21)', () => {
+describe('meta from the model (MSG-23)', () => {
   it('returns the last meta the model wrote, with the result and in run.completed', async () => {
     const { result, events } = await run(gameDocument(), [
       { match: { step: 0 }, solution: { meta: { ...identity, version: '1.2.4' }, calls: [{ _tool: 'note', text: 'a', _output: 'a' }], output: null } },

@@ -214,6 +214,10 @@ describe('bounds and guards', () => {
           ran.push('privileged');
           return 'x';
         },
+        log: (_call, _tool, context) => {
+          ran.push(`log with ${context.length} messages`);
+          return 'logged';
+        },
       },
     });
     const model = new ReplayModel([
@@ -222,6 +226,8 @@ describe('bounds and guards', () => {
         solution: {
           calls: [
             { _tool: 'echo', text: 'a', _output: 'b', _activity: 'privileged' },
+            { _tool: 'log', _scopes: ['state'] },
+            // On a latent call, _scopes are a focus hint (SCOPE-11): accepted, and nothing receives context.
             { _tool: 'echo', text: 'a', _output: 'b', _scopes: ['state'] },
           ],
           output: null,
@@ -230,12 +236,17 @@ describe('bounds and guards', () => {
       { match: { step: 1 }, solution: { calls: [], output: 'done' } },
     ]);
     const { tracer, events } = traced();
-    await runtime.run(runtime.validate(loopDocument()), { model, tracer });
+    const extra = [
+      { type: 'state', secret: 1 },
+      { type: 'tool', tool: { log: { properties: {} } } },
+    ];
+    await runtime.run(runtime.validate(loopDocument(extra)), { model, tracer });
     expect(ran).toEqual([]);
-    expect(events.filter((event) => event.event === 'call.failed').map((event) => (event.error as { code: string }).code)).toEqual([
-      'invalid_params',
-      'invalid_params',
-    ]);
+    const failed = events.filter((event) => event.event === 'call.failed').map((event) => event.error as { code: string; message: string });
+    expect(failed.map((error) => error.code)).toEqual(['invalid_params', 'invalid_params']);
+    const refused = events.find((event) => event.event === 'call.failed' && event.tool === 'log');
+    expect(refused?.error).toMatchObject({ message: expect.stringContaining('spec/scopes.md SCOPE-10') });
+    expect(events.filter((event) => event.event === 'call.completed').map((event) => event.tool)).toEqual(['echo']);
   });
 });
 

@@ -35,6 +35,8 @@ const FIELDS: { [E in TraceEventName]: Record<keyof TraceEventMap[E], 'required'
     child: 'required',
     delegate: 'required',
     name: 'required',
+    reference: 'required',
+    registry: 'required',
     resolution: 'required',
     scopes: 'required',
     model: 'required',

@@ -38,6 +38,8 @@ describe('RunTrace (TRACE-1)', () => {
       call: '0.0',
       child: 'run_child',
       delegate: '/requests/a.json',
+      reference: './a.json',
+      registry: null,
       name: 'a',
       resolution: 'runtime',
       scopes: [],

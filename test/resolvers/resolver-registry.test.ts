@@ -55,8 +55,8 @@ describe('ResolverRegistry', () => {
     await dir.cleanup();
   });
 
-  it('holds anonymous, url and file resolvers in that order by default', () => {
-    expect(registry.list().map((resolver) => resolver.name)).toEqual(['anonymous', 'url', 'file']);
+  it('holds anonymous, name, url and file resolvers in that order by default', () => {
+    expect(registry.list().map((resolver) => resolver.name)).toEqual(['anonymous', 'name', 'url', 'file']);
   });
 
   it('dispatches each form of reference to its resolver', async () => {
@@ -73,13 +73,14 @@ describe('ResolverRegistry', () => {
     expect(error.message).toContain('"anonymous"');
     expect(error.message).toContain('http(s) URL');
     expect(error.message).toContain('relative path');
-    expect(error.data.available).toEqual(['anonymous', 'url', 'file']);
+    expect(error.message).toContain('delegate name');
+    expect(error.data.available).toEqual(['anonymous', 'name', 'url', 'file']);
   });
 
   it('lets users register resolvers, first or last, replacing one of the same name', async () => {
     const workers = workerResolver();
     const custom = new ResolverRegistry(registry.list()).register(workers, { first: true });
-    expect(custom.list().map((resolver) => resolver.name)).toEqual(['workers', 'anonymous', 'url', 'file']);
+    expect(custom.list().map((resolver) => resolver.name)).toEqual(['workers', 'anonymous', 'name', 'url', 'file']);
     expect((await custom.resolve('worker:summarizer', at(base))).name).toBe('worker:summarizer');
     expect(workers.asked).toEqual(['worker:summarizer']);
     const replacement = workerResolver();

@@ -187,6 +187,21 @@ describe('invalid documents', () => {
     for (const problem of body.error.problems) expect(problem.document).toBe('/broken.json');
   });
 
+  it('answers 422 for a document whose config.delegates has a bad entry, at its pointer (DEL-22)', async () => {
+    const path = join(fixture.root, 'bad-names.json');
+    await writeFile(path, JSON.stringify({ config: { delegates: { Child: 'Other' } }, context: [], schema: true }));
+    try {
+      const response = await call('/bad-names.json');
+      expect(response.status).toBe(422);
+      const body = JSON.parse(await bodyText(response)) as { error: { problems: { document: string; pointer: string; message: string }[] } };
+      expect(body.error.problems).toEqual([
+        { document: '/bad-names.json', pointer: '/config/delegates/Child', message: expect.stringContaining('never for another name') },
+      ]);
+    } finally {
+      await rm(path);
+    }
+  });
+
   it('reports unparseable JSON with its line and column', async () => {
     const response = await call('/garbled.json');
     expect(response.status).toBe(422);

@@ -1,4 +1,4 @@
-/** The `meta` message (MSG-6, MSG-17, MSG-21): the identity and version of what the answer updates, asked back as the Solution's `meta`. */
+/** The `meta` message (MSG-6, MSG-17, MSG-23): the identity and version of what the answer updates, asked back as the Solution's `meta`. */
 import { defineHandler, type AnswerCheck, type MessageProblem, type RenderState } from '../handlers.js';
 import { formatIssues, schemaProblem, validateAgainst } from '../schemas.js';
 import { embedSchema } from '../tools.js';
@@ -12,19 +12,19 @@ import { jsonBlock, pushUser } from './render-blocks.js';
 export interface MetaMessage extends BaseMessage {
   type: 'meta';
   meta: Record<string, unknown>;
-  /** What a meta must look like (MSG-21); without it, the shape of `meta` (same keys, same types). */
+  /** What a meta must look like (MSG-23); without it, the shape of `meta` (same keys, same types). */
   schema?: Record<string, unknown>;
 }
 
 const DESCRIPTION =
   'The identity and version of what this answer produces: the meta in the context, updated (a new version for a new result). Required in the answer that ends the run.';
 
-/** The schema the model's meta is judged by (MSG-21): the message's `schema`, else the shape of its `meta`. */
+/** The schema the model's meta is judged by (MSG-23): the message's `schema`, else the shape of its `meta`. */
 export function metaSchemaOf(message: MetaMessage): JsonSchema {
   return message.schema ?? shapeOf(message.meta);
 }
 
-/** The answer that ends the run (a non-null `output`) must carry a meta (MSG-21). */
+/** The answer that ends the run (a non-null `output`) must carry a meta (MSG-23). */
 const finishingAnswerHasMeta: AnswerCheck = (answer) =>
   answer.output === null || answer.output === undefined || isJsonObject(answer.meta)
     ? []

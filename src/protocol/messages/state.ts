@@ -1,16 +1,16 @@
-/** The `state` message (MSG-6, MSG-12): the workflow's scratchpad, data of kind `state`. */
+/** The `state` message (MSG-6, MSG-12, MSG-19): the workflow's scratchpad, data of kind `state`; one holding only a `schema` declares its intended shape. */
 import { recordFor } from '../data-records.js';
 import { defineHandler } from '../handlers.js';
 import type { BaseMessage, JsonSchema } from '../types.js';
 import { DATA_LIKE_FIELDS, declaredSchemaProblems } from './data-like.js';
 import { foldFlat } from './flat-shorthand.js';
 import { messageSchema } from './message-schema.js';
-import { pushUser, renderDataBlock } from './render-blocks.js';
+import { pushUser, renderDataBlock, renderIntendedShape } from './render-blocks.js';
 
-/** The workflow's scratchpad; a data message of kind `state`. */
+/** The workflow's scratchpad; a data message of kind `state`. No `state` (only a `schema`) = its intended shape, no value yet. */
 export interface StateMessage extends BaseMessage {
   type: 'state';
-  state: unknown;
+  state?: unknown;
   schema?: JsonSchema;
   description?: string;
   _instance?: string;
@@ -23,12 +23,15 @@ export const stateHandler = defineHandler<StateMessage>({
   normalize: (message) => foldFlat(message, 'state', DATA_LIKE_FIELDS),
   check: declaredSchemaProblems,
   render(message, state) {
-    pushUser(state, renderDataBlock('state', message.state, message));
+    pushUser(state, 'state' in message ? renderDataBlock('state', message.state, message) : renderIntendedShape('state', message));
   },
   data: {
     kind: 'state',
     kindOf: () => 'state',
-    record: (message) => recordFor('state', message.state, message),
-    show: (_kind, view, fields) => (view.found ? { type: 'state', state: view.value, ...fields } : undefined),
+    // A state holding only its schema holds no record: reads find nothing until a call writes (MSG-19).
+    record: (message) => (message.state === undefined ? { ok: true } : recordFor('state', message.state, message)),
+    // Nothing written yet: the schema alone still shows, as the shape the state is meant to take.
+    show: (_kind, view, fields) =>
+      view.found ? { type: 'state', state: view.value, ...fields } : fields.schema === undefined ? undefined : { type: 'state', ...fields },
   },
 });

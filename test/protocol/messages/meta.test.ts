@@ -28,7 +28,7 @@ describe('meta: rendering (MSG-17)', () => {
   });
 });
 
-describe('meta: what the model must write (MSG-21)', () => {
+describe('meta: what the model must write (MSG-23)', () => {
   it('asks for the shape of the context meta when the message gives no schema: the same keys, the same types, nothing else', () => {
     const meta = {
       domain: 'reactor.ideas.services',

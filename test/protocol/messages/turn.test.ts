@@ -1,6 +1,6 @@
 /** Unit tests of src/protocol/messages/turn.ts: the chat form, the shorthand and the rendering of system, user and assistant turns. */
 import { describe, expect, it } from 'vitest';
-import { normalizeTurn, withType } from '../../../src/protocol/messages/turn.js';
+import { hasStructuredContent, normalizeTurn, unwrapContent, withType } from '../../../src/protocol/messages/turn.js';
 import { normalize, render } from '../../helpers/builtin-messages.js';
 
 describe('withType (MSG-2)', () => {
@@ -45,5 +45,25 @@ describe('turns: rendering (MSG-11)', () => {
   it.each(['system', 'user', 'assistant'] as const)('renders a %s turn as one message of that role with its text unchanged', (type) => {
     const text = '  Keep *this* exactly.\n';
     expect(render({ type, text }).messages).toEqual([{ role: type, content: text }]);
+  });
+});
+
+describe('turns whose content is a message (MSG-20)', () => {
+  it('recognises an object content of a turn that gives no text otherwise', () => {
+    expect(hasStructuredContent(withType({ role: 'user', content: { type: 'input' } }))).toBe(true);
+    expect(hasStructuredContent({ type: 'user', content: { type: 'input' } })).toBe(true);
+    expect(hasStructuredContent({ type: 'user', content: 'text' })).toBe(false);
+    expect(hasStructuredContent({ type: 'user', text: 'a', content: { type: 'input' } })).toBe(false);
+    expect(hasStructuredContent({ type: 'text', content: { type: 'input' } })).toBe(false);
+    expect(hasStructuredContent({ role: 'tool', content: { type: 'input' } })).toBe(false);
+  });
+
+  it('gives a text content without a role the turn role, and keeps other content as written', () => {
+    expect(unwrapContent({ type: 'assistant', content: { type: 'text', text: 'x' } })).toEqual({
+      ok: true,
+      message: { type: 'text', text: 'x', role: 'assistant' },
+    });
+    const input = { type: 'input', city: 'Paris' };
+    expect(unwrapContent({ type: 'user', role: 'user', content: input })).toEqual({ ok: true, message: input });
   });
 });

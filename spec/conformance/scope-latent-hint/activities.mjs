@@ -1,0 +1,3 @@
+export default {
+  logEvent: (_call, _tool, context) => `logged with ${context.length} scoped messages`,
+};
