@@ -355,6 +355,24 @@ describe('a run with advisors (ADV-5, ADV-6, ADV-9, TRACE-16)', () => {
     });
   });
 
+  it('consults an advisor whose schema refers to its own definitions, judging the opinion by them', async () => {
+    const counsel = {
+      type: 'advisor',
+      id: 'counsel',
+      role: 'Legal view.',
+      schema: { type: 'object', $defs: { verdict: { enum: ['ok', 'block'] } }, properties: { verdict: { $ref: '#/$defs/verdict' } }, required: ['verdict'] },
+    };
+    const { result, events } = await run(releaseDocument([counsel]), [
+      { match: { step: 0 }, solution: { calls: [{ _tool: 'consult_advisor', opinion: { id: 'counsel', verdict: 'maybe' } }], output: null } },
+      { match: { step: 0 }, solution: { calls: [{ _tool: 'consult_advisor', opinion: { id: 'counsel', verdict: 'block' } }], output: null } },
+      { match: { step: 1 }, solution: { calls: [], output: 'judged' } },
+    ]);
+    expect(result.ok && result.output).toBe('judged');
+    // "maybe" is no verdict of the advisor's own definitions: that answer was re-asked.
+    expect(of(events, 'model.request').map((event) => event.attempt)).toEqual([0, 1, 0]);
+    expect(of(events, 'advisor.opinion')).toEqual([expect.objectContaining({ advisor: 'counsel', opinion: { id: 'counsel', verdict: 'block' } })]);
+  });
+
   it("fails a consultation whose vote names no tool, as the call's error", async () => {
     const counsel = { type: 'advisor', id: 'counsel', role: 'Legal view.' };
     const { result, events } = await run(releaseDocument([counsel]), [
