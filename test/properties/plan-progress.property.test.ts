@@ -6,7 +6,8 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { callKey } from '../../src/protocol/call-ledger.js';
-import type { Model, ModelResponse } from '../../src/protocol/model.js';
+import type { Model } from '../../src/protocol/model.js';
+import { stepModel } from '../helpers/step-model.js';
 import { Runtime } from '../../src/protocol/runtime.js';
 import type { Call, Message, PlanMessage } from '../../src/protocol/types.js';
 
@@ -36,19 +37,10 @@ const tools = { type: 'tool', tool: { work: { properties: { n: { type: 'number' 
 
 /** A model that repeats the whole plan, then answers. */
 function repeating(plan: Call[]): Model {
-  return {
-    id: 'scripted:repeat',
-    async generate(request): Promise<ModelResponse> {
-      const solution = request.step === 0 ? { calls: plan, output: null } : { calls: [], output: 'done' };
-      return {
-        text: JSON.stringify(solution),
-        solution,
-        model: 'scripted',
-        usage: { inputTokens: 1, outputTokens: 1, cacheReadTokens: 0, cacheWriteTokens: 0 },
-        costUsd: 0,
-      };
-    },
-  };
+  return stepModel(
+    () => ({ calls: plan, output: null }),
+    () => ({ calls: [], output: 'done' }),
+  );
 }
 
 /** The calls whose results a context records (act 008 `_call`) or whose plan marks them done. */

@@ -4,32 +4,11 @@
  * templates over instances, and lazy planners whose plans are dry-run, approved and executed.
  */
 import { describe, expect, it } from 'vitest';
-import type { Model, ModelRequest, ModelResponse } from '../../src/protocol/model.js';
+import type { ModelRequest } from '../../src/protocol/model.js';
+import { stepModel } from '../helpers/step-model.js';
 import { Runtime, type Activity, type ConfirmHook } from '../../src/protocol/runtime.js';
 import { Tracer, memorySink } from '../../src/protocol/trace.js';
 import type { Call } from '../../src/protocol/types.js';
-
-/** A model answering each step with the next scripted answer, keeping every request it was sent. */
-function scripted(...answers: ((request: ModelRequest) => unknown)[]): Model & { requests: ModelRequest[] } {
-  const requests: ModelRequest[] = [];
-  return {
-    id: 'scripted:plans',
-    requests,
-    async generate(request): Promise<ModelResponse> {
-      requests.push(request);
-      const answer = answers[Math.min(request.step, answers.length - 1)];
-      if (!answer) throw new Error('No answer scripted.');
-      const solution = answer(request);
-      return {
-        text: JSON.stringify(solution),
-        solution,
-        model: 'scripted',
-        usage: { inputTokens: 1, outputTokens: 1, cacheReadTokens: 0, cacheWriteTokens: 0 },
-        costUsd: 0,
-      };
-    },
-  };
-}
 
 /** The prompt of a request, as one string. */
 function promptOf(request: ModelRequest | undefined): string {
@@ -91,7 +70,7 @@ describe("act 012's refund example: the refund is issued exactly once (PLAN-10)"
       ],
       schema: refundSchema,
     };
-    const model = scripted(() => ({ calls: [issueRefund], output: refunded }));
+    const model = stepModel(() => ({ calls: [issueRefund], output: refunded }));
     const result = await runtime.run(runtime.validate(document), { model });
     expect(result.ok && result.output).toEqual(refunded);
     expect(counts).toEqual({ issueRefund: 1 });
@@ -113,7 +92,7 @@ describe("act 012's refund example: the refund is issued exactly once (PLAN-10)"
       ],
       schema: refundSchema,
     };
-    const model = scripted(() => ({ calls: [{ ...checkBilling, _reasoningForCall: 'Following the plan.' }, issueRefund], output: refunded }));
+    const model = stepModel(() => ({ calls: [{ ...checkBilling, _reasoningForCall: 'Following the plan.' }, issueRefund], output: refunded }));
     const result = await runtime.run(runtime.validate(document), { model, tracer: new Tracer([sink]) });
     expect(result.ok).toBe(true);
     expect(counts).toEqual({ issueRefund: 1 });
@@ -123,7 +102,7 @@ describe("act 012's refund example: the refund is issued exactly once (PLAN-10)"
   it('over the whole loop: the first answer plans both calls, the second repeats the refund, which is not issued again', async () => {
     const { activities, counts } = refundRuntime();
     const runtime = new Runtime({ activities });
-    const model = scripted(
+    const model = stepModel(
       () => ({ calls: [checkBilling, issueRefund], output: null }),
       () => ({ calls: [issueRefund], output: refunded }),
     );
@@ -161,7 +140,7 @@ describe('plans as the strategy so far (PLAN-2, PLAN-10, PLAN-11)', () => {
       ],
       _status: ['done', 'pending'],
     };
-    const model = scripted(() => ({
+    const model = stepModel(() => ({
       calls: [
         { _tool: 'step', n: 1 },
         { _tool: 'step', n: 2 },
@@ -185,7 +164,7 @@ describe('plans as the strategy so far (PLAN-2, PLAN-10, PLAN-11)', () => {
       },
     });
     const call = { _tool: 'step', n: 1, _outputPath: '†state.result' };
-    const model = scripted(
+    const model = stepModel(
       () => ({ calls: [call], output: null }),
       () => ({ calls: [call], output: null }),
       () => ({ calls: [], output: 'finished' }),
@@ -202,7 +181,7 @@ describe('plans as the strategy so far (PLAN-2, PLAN-10, PLAN-11)', () => {
   it('keeps a call done in this run though it wrote nothing, and still runs two equal calls of one answer twice', async () => {
     const { activities, counts } = counting({ step: () => undefined });
     const runtime = new Runtime({ activities });
-    const model = scripted(
+    const model = stepModel(
       () => ({
         calls: [
           { _tool: 'step', n: 1 },
@@ -224,7 +203,7 @@ describe('plans as the strategy so far (PLAN-2, PLAN-10, PLAN-11)', () => {
     const call = { _tool: 'step', n: '†input.n', _outputPath: '†state.result' };
     const first = await runtime.run(runtime.validate({ context: [tools, { type: 'plan', calls: [call] }], schema: { type: 'string' } }), {
       input: { n: 3 },
-      model: scripted(() => ({ calls: [], output: 'ok' })),
+      model: stepModel(() => ({ calls: [], output: 'ok' })),
     });
     const written = (first.context ?? []).find((message) => message.type === 'data' && message.kind === 'state');
     expect(written).toMatchObject({ data: 'result 3', _path: 'result', _call: call });
@@ -271,7 +250,7 @@ describe('a plan without _instance is a template over the instances (PLAN-12)', 
       ],
       schema: { type: 'string' },
     };
-    const model = scripted(() => ({ calls: [], output: 'done' }));
+    const model = stepModel(() => ({ calls: [], output: 'done' }));
     const result = await runtime.run(runtime.validate(document), { model });
     expect(result.ok).toBe(true);
     expect(seen.sort((x, y) => String(x.instance).localeCompare(String(y.instance)))).toEqual([
@@ -307,7 +286,7 @@ describe('lazy planners (PLAN-7, PLAN-13, PLAN-14)', () => {
   it('does not ask for _output of latent tools, keeps branches, and executes nothing', async () => {
     const { activities, counts } = counting({ publish: () => 'published' });
     const runtime = new Runtime({ activities });
-    const model = scripted(() => ({ calls: plan, output: null }));
+    const model = stepModel(() => ({ calls: plan, output: null }));
     const result = await runtime.run(runtime.validate({ context: [tools, { type: 'plan', mode: 'lazy' }], schema: { type: 'string' } }), { model });
     expect(result.ok && result.output).toEqual({ type: 'plan', mode: 'eager', calls: plan });
     expect(counts).toEqual({});
@@ -318,7 +297,7 @@ describe('lazy planners (PLAN-7, PLAN-13, PLAN-14)', () => {
   it('sends a plan back when it names an unknown reference, then returns the corrected one', async () => {
     const runtime = new Runtime();
     const broken: Call[] = [{ _tool: 'publish', summary: '†state.sumary', _outputPath: '†output' }];
-    const model = scripted(
+    const model = stepModel(
       () => ({ calls: broken, output: null }),
       () => ({ calls: plan, output: null }),
     );
@@ -342,7 +321,7 @@ describe('lazy planners (PLAN-7, PLAN-13, PLAN-14)', () => {
       { _tool: 'summarize', text: '†input.text', _output: 'short', _outputPath: '†state.summary' },
       { _tool: 'publish', summary: '†state.summary', _outputPath: '†output' },
     ];
-    const model = scripted(() => ({ calls: latentPlan, output: null }));
+    const model = stepModel(() => ({ calls: latentPlan, output: null }));
     const document = { context: [tools, { type: 'plan', mode: 'lazy', execute: true }], schema: { type: 'string' } };
     const result = await runtime.run(runtime.validate(document), { model, confirm, input: { text: 'long text' } });
     expect(result.ok && result.output).toBe('published: short');
@@ -356,7 +335,7 @@ describe('lazy planners (PLAN-7, PLAN-13, PLAN-14)', () => {
   it('with execute: true, a rejected plan is returned unexecuted', async () => {
     const { activities, counts } = counting({ publish: () => 'published' });
     const runtime = new Runtime({ activities });
-    const model = scripted(() => ({ calls: plan, output: null }));
+    const model = stepModel(() => ({ calls: plan, output: null }));
     const document = { context: [tools, { type: 'plan', mode: 'lazy', execute: true }], schema: { type: 'string' } };
     const result = await runtime.run(runtime.validate(document), { model, confirm: () => ({ decision: 'rejected', reason: 'Not now.' }) });
     expect(result.ok && result.output).toEqual({ type: 'plan', mode: 'eager', calls: plan });
