@@ -1,7 +1,11 @@
 /** The batteries-included Runtime: built-in handlers, the Delegation Activity, resolvers, up-front resolution. */
 import { createDelegateActivity, type ChildModelChooser } from './activities/delegate.js';
 import { createUpfrontPreparer } from './activities/upfront-preparer.js';
-import { ModelChooser } from './models/choose-model.js';
+import { needContext } from './activities/need-context.js';
+import { createTierDelegateActivity } from './activities/tier-delegate.js';
+import { delegateScopes } from './activities/worker-request.js';
+import { ModelChooser, type TierModels } from './models/choose-model.js';
+import { NEED_CONTEXT_ACTIVITY, TIER_DELEGATE_ACTIVITY } from './protocol/delegate-tool.js';
 import type { ModelFactoryOptions } from './protocol/model.js';
 import { ModelProviders } from './models/model-providers.js';
 import type { HandlerRegistry } from './protocol/handlers.js';
@@ -28,8 +32,12 @@ export interface CreateRuntimeOptions {
    * `models`), else the caller's; a replayed cassette plays every run's part.
    */
   chooseModel?: ChildModelChooser;
-  /** Creates the models documents name (default: the built-in providers, with `process.env`). */
-  models?: { providers: ModelProviders; options: ModelFactoryOptions };
+  /**
+   * Creates the models documents name (default: the built-in providers, with `process.env`); its
+   * catalog also says which models may use the built-in `delegate` tool and which tiers exist, and
+   * `tiers` overrides the model of a tier (`--tier`, DEL-28).
+   */
+  models?: { providers: ModelProviders; options: ModelFactoryOptions; tiers?: TierModels };
   /** Fetch timeout and size cap of URL delegates. */
   fetchTimeoutMs?: number;
   maxBytes?: number;
@@ -49,14 +57,16 @@ export class DelegatingRuntime extends Runtime {
     readonly resolvers: ResolverRegistry,
     /** The runtime's named registry of delegates, asked after a document's `config.delegates` (DEL-21). */
     readonly delegates: DelegateRegistry = new DelegateRegistry(),
+    /** The one model-choice policy its runs use (DEL-16, DEL-28), for choosing the top run's model the same way (CLI-3). */
+    readonly models?: ModelChooser,
   ) {
     super({ readRequestFile, ...options });
   }
 }
 
 /** The default model choice of a child run (DEL-16), as {@link ModelChooser.forChild} decides it. */
-export function ownModelOrInherited(models: { providers: ModelProviders; options: ModelFactoryOptions }): ChildModelChooser {
-  const chooser = new ModelChooser(models.providers, models.options);
+export function ownModelOrInherited(models: { providers: ModelProviders; options: ModelFactoryOptions; tiers?: TierModels } | ModelChooser): ChildModelChooser {
+  const chooser = models instanceof ModelChooser ? models : new ModelChooser(models.providers, models.options, models.tiers);
   return (document, inherited) => chooser.forChild(document, inherited);
 }
 
@@ -73,11 +83,22 @@ export function createRuntime(options: CreateRuntimeOptions = {}): DelegatingRun
     ...(options.fetchTimeoutMs ? { fetchTimeoutMs: options.fetchTimeoutMs } : {}),
     ...(options.maxBytes ? { maxBytes: options.maxBytes } : {}),
   });
-  const runtime = new DelegatingRuntime({ handlers, activities: options.activities ?? {} }, resolvers, delegates);
-  const chooseModel =
-    options.chooseModel ?? ownModelOrInherited(options.models ?? { providers: new ModelProviders(), options: { cwd: process.cwd(), env: process.env } });
+  const models = options.models ?? { providers: new ModelProviders(), options: { cwd: process.cwd(), env: process.env } };
+  const chooser = new ModelChooser(models.providers, models.options, models.tiers);
+  const runtime = new DelegatingRuntime({ handlers, activities: options.activities ?? {}, tierCatalog: chooser.tierCatalog() }, resolvers, delegates, chooser);
+  const chooseModel = options.chooseModel ?? ownModelOrInherited(chooser);
   // Delegation runs for untrusted documents (its children carry the trust) and ends with its child at cancellation.
   runtime.registerActivity(DELEGATE_ACTIVITY, createDelegateActivity({ resolvers, chooseModel }), { runsUntrusted: true, ownsCancellation: true });
+  // The delegate tool is a layer on the same child runs (DEL-23); its context is what its calls name (DEL-25).
+  runtime.registerActivity(
+    TIER_DELEGATE_ACTIVITY,
+    createTierDelegateActivity({
+      chooseModel: (tier, caller) => chooser.forTier(tier, caller),
+      validate: (document, location) => runtime.validate(document, location),
+    }),
+    { runsUntrusted: true, ownsCancellation: true, namesContext: ['context'], scopesOf: delegateScopes },
+  );
+  runtime.registerActivity(NEED_CONTEXT_ACTIVITY, needContext, { runsUntrusted: true, namesContext: ['missing'] });
   runtime.registerPreparer(createUpfrontPreparer(resolvers));
   return runtime;
 }

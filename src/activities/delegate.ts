@@ -1,5 +1,5 @@
 /** The Delegation Activity: runs the Request a `_delegate` names in an isolated child run and returns its output. */
-import type { Model } from '../protocol/model.js';
+import { liveModelName, type Model } from '../protocol/model.js';
 import { DelegateError, type ProtocolError } from '../protocol/errors.js';
 import type { Activity, ActivityEnvironment } from '../protocol/runtime.js';
 import { metaValue } from '../protocol/tools.js';
@@ -52,6 +52,7 @@ export function createDelegateActivity(options: DelegateActivityOptions): Activi
     });
     const document: RequestDocument = { ...resolved.document, context: isolatedContext(resolved.document, context) };
     const model = options.chooseModel ? options.chooseModel(resolved.document, environment.run.model, environment) : environment.run.model;
+    const modelName = liveModelName(model);
     const resolution = metaValue(call, tool, '_resolve') === 'upfront' ? 'upfront' : 'runtime';
     const scopes = metaValue(call, tool, '_scopes');
     let child = '';
@@ -72,13 +73,13 @@ export function createDelegateActivity(options: DelegateActivityOptions): Activi
           registry: resolved.registry ?? null,
           resolution,
           scopes: Array.isArray(scopes) ? scopes : [],
-          model: model?.id ?? null,
+          model: modelName,
           tier: resolved.document.config?.tier ?? null,
         });
       },
     });
     if (result.ok) {
-      environment.trace.emit('delegate.completed', { call: environment.callId, child, usage: result.usageTotal });
+      environment.trace.emit('delegate.completed', { call: environment.callId, child, usage: { ...result.usageTotal, model: modelName } });
       return result.output;
     }
     environment.trace.emit('delegate.failed', {

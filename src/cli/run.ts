@@ -8,7 +8,8 @@ import { createRuntime, type DelegatingRuntime } from '../create-runtime.js';
 import { isHttpUrl } from '../resolvers/reference-forms.js';
 import { parseTimeoutSeconds } from '../models/live-model-options.js';
 import type { Model, ModelFactoryOptions } from '../protocol/model.js';
-import { ModelChooser } from '../models/choose-model.js';
+import type { ModelChooser, TierModels } from '../models/choose-model.js';
+import { ModelCatalog, TIERS, type Tier } from '../models/model-catalog.js';
 import { ModelProviders } from '../models/model-providers.js';
 import { ProtocolError, UsageError } from '../protocol/errors.js';
 import { parseJson } from '../protocol/json.js';
@@ -61,6 +62,8 @@ Options:
   --trust-host <host[:port]>   URL delegates from this host may run local Activities (repeatable)
   --root <dir>                 file delegates are confined to this folder (default: the request's folder)
   --record <cassette.json>     with a live model, write what it answered as a replay cassette
+  --tier <tier>=<spec>         the model of a tier (fast, balanced, deep) for delegate calls and config.tier,
+                               e.g. --tier fast=openai:gpt-4.1-nano (repeatable; also DELEGATE_MODELS)
   --model-timeout <seconds>    whole-answer timeout per model attempt (default 120; also DELEGATE_MODEL_TIMEOUT)
   --model-retries <n>          retries of transient model failures, timeouts included (default 3)
   --quiet                      no progress on stderr
@@ -93,6 +96,8 @@ interface ParsedArguments {
   trustHosts: string[];
   root?: string;
   record?: string;
+  /** `--tier` overrides of the tier → model choice (DEL-28). */
+  tiers: TierModels;
   quiet: boolean;
   modelTimeoutMs?: number;
   modelRetries?: number;
@@ -164,6 +169,7 @@ function parseWithOptions(argv: string[]) {
       'trust-host': { type: 'string', multiple: true },
       root: { type: 'string' },
       record: { type: 'string' },
+      tier: { type: 'string', multiple: true },
       'model-timeout': { type: 'string' },
       'model-retries': { type: 'string' },
       quiet: { type: 'boolean' },
@@ -214,10 +220,30 @@ export function parseArguments(argv: string[], cwd: string): ParsedArguments | '
     trustHosts: values['trust-host'] ?? [],
     ...(values.root === undefined ? {} : { root: values.root }),
     ...(values.record === undefined ? {} : { record: values.record }),
+    tiers: tierModels(values.tier ?? []),
     quiet: values.quiet ?? false,
     ...(values['model-timeout'] === undefined ? {} : { modelTimeoutMs: parseTimeoutSeconds(values['model-timeout'], '--model-timeout') }),
     ...(values['model-retries'] === undefined ? {} : { modelRetries: wholeNumber(values['model-retries'], '--model-retries', 0) as number }),
   };
+}
+
+/**
+ * The `--tier <tier>=<spec>` options (DEL-28, CLI-17): each names a tier of the catalog and a model
+ * spec `<provider>:<model>`; a later one for the same tier wins.
+ */
+export function tierModels(given: readonly string[]): TierModels {
+  const tiers: TierModels = {};
+  for (const option of given) {
+    const match = /^([^=]*)=(.*)$/.exec(option);
+    const tier = match?.[1] as Tier | undefined;
+    const spec = match?.[2] ?? '';
+    if (!tier || !TIERS.includes(tier)) {
+      throw new UsageError(`--tier expects <tier>=<provider>:<model> with a tier of ${TIERS.join(', ')}, got "${option}".`);
+    }
+    if (!/^[^:\s]+:\S+$/.test(spec)) throw new UsageError(`--tier ${tier}= expects a model spec <provider>:<model>, got "${spec}".`);
+    tiers[tier] = spec;
+  }
+  return tiers;
 }
 
 function budgetOf(tokens: string | undefined, usd: string | undefined): { budget?: Budget } {
@@ -253,6 +279,16 @@ async function loadActivities(modules: string[], cwd: string): Promise<Record<st
   return activities;
 }
 
+/** Refuses a `--tier` model of a provider no factory is registered for, before anything runs (CLI-17). */
+function checkTierProviders(tiers: TierModels, providers: ModelProviders): void {
+  for (const [tier, spec] of Object.entries(tiers)) {
+    const provider = spec.slice(0, spec.indexOf(':'));
+    if (!providers.has(provider)) {
+      throw new UsageError(`--tier ${tier}=${spec}: the provider "${provider}:" is unknown; use one of ${providers.prefixes().join(', ')}.`);
+    }
+  }
+}
+
 /** Picks the top run's model by the one policy (CLI-3), saying so when a cassette is replayed by default. */
 function chooseModel(args: ParsedArguments, loaded: LoadedRequest, chooser: ModelChooser, io: CliIo, say: (line: string) => void): Model | undefined {
   const choice = chooser.forTopRun(loaded.document, {
@@ -260,6 +296,7 @@ function chooseModel(args: ParsedArguments, loaded: LoadedRequest, chooser: Mode
     location: loaded.location,
     isFile: !isHttpUrl(loaded.location),
     env: io.env,
+    name: loaded.name,
   });
   if (choice.source === 'cassette') say(`No --model given and no API key set: replaying ${choice.spec?.slice('replay:'.length)}.`);
   return choice.model;
@@ -296,7 +333,9 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
     if (isHttpUrl(args.request)) allowHosts.push(new URL(args.request).host);
     const activities = await loadActivities(args.activities, io.cwd);
     const confirm = approvalHook(args.approve, io, progress);
-    const providers = new ModelProviders();
+    // The catalog honours DELEGATE_MODELS of the command's own environment (DEL-28).
+    const providers = new ModelProviders({ registry: ModelCatalog.load({ env: io.env, cwd: io.cwd }) });
+    checkTierProviders(args.tiers, providers);
     const factoryOptions: ModelFactoryOptions = {
       cwd: io.cwd,
       env: io.env,
@@ -310,7 +349,7 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
       allowHosts,
       trustHosts: args.trustHosts,
       activities,
-      models: { providers, options: factoryOptions },
+      models: { providers, options: factoryOptions, tiers: args.tiers },
     });
     const loaded = isHttpUrl(requestPath)
       ? await (async () => {
@@ -318,7 +357,7 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
           return { loaded: { document: resolved.document, location: resolved.location, name: resolved.name }, trusted: resolved.trusted };
         })()
       : { loaded: await runtime.load(requestPath), trusted: true };
-    const model = chooseModel(args, loaded.loaded, new ModelChooser(providers, factoryOptions), io, say);
+    const model = chooseModel(args, loaded.loaded, runtime.models as ModelChooser, io, say);
     // The run's inputs have loaded: only now may the trace replace a file, and never one of them (CLI-15).
     sink = openCheckedTrace(args, io.cwd, model);
     if (sink) tracer.subscribe(sink);

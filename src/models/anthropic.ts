@@ -174,7 +174,7 @@ export class AnthropicModel implements Model {
           : this.options.maxTokens !== undefined
             ? 'the maxTokens option'
             : 'the default of delegate-run';
-      throw answerCut(this.id, body.max_tokens, origin);
+      throw answerCut(this.id, body.max_tokens, origin, answer.toolJson ?? answer.text);
     }
     // An empty tool input streams no JSON at all: it is the empty object.
     const text = answer.toolJson === undefined ? answer.text : answer.toolJson.trim() === '' ? '{}' : answer.toolJson;

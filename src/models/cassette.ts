@@ -31,6 +31,12 @@ export interface CassetteEntry {
   model?: string;
   /** Addition, informational: a note for readers. */
   description?: string;
+  /**
+   * Addition: the provider cut this answer at its length limit (OpenAI `finish_reason: length`,
+   * Anthropic `stop_reason: max_tokens`): the call fails with `max_tokens_exceeded`, `text` (or
+   * `solution`) being the part that arrived (CAS-13).
+   */
+  cut?: boolean;
 }
 
 /** A replay cassette, version 1. */

@@ -5,10 +5,16 @@
  */
 import { existsSync } from 'node:fs';
 import { basename, dirname, extname, join } from 'node:path';
+import type { TierCatalog } from '../protocol/delegate-tool.js';
 import { DelegateError } from '../protocol/errors.js';
 import type { Model, ModelFactoryOptions } from '../protocol/model.js';
 import type { RequestDocument } from '../protocol/types.js';
+import { TIERS, type Tier } from './model-catalog.js';
 import type { ModelProviders } from './model-providers.js';
+import { recordedModelFor, ReplayStandIn } from './replay-stand-in.js';
+
+/** The model of a tier, as `--tier <tier>=<spec>` overrides the catalog's choice (DEL-28). */
+export type TierModels = Partial<Record<Tier, string>>;
 
 /** The model of each provider the top run uses when only that provider's API key is set (CLI-3). */
 export const DEFAULT_MODELS = { openai: 'openai:gpt-4.1-mini', anthropic: 'anthropic:claude-sonnet-4-6' } as const;
@@ -40,6 +46,12 @@ function replays(model: Model | undefined): boolean {
   return model?.id.startsWith('replay:') ?? false;
 }
 
+/** The provider of a spec (`openai` of `openai:gpt-5`), if it has one. */
+function providerOf(spec: string | null | undefined): string | undefined {
+  const colon = spec?.indexOf(':') ?? -1;
+  return colon > 0 ? (spec as string).slice(0, colon) : undefined;
+}
+
 /** Model choice over one set of providers and factory options; each spec is created once. */
 export class ModelChooser {
   private readonly created = new Map<string, Model>();
@@ -47,6 +59,8 @@ export class ModelChooser {
   constructor(
     readonly providers: ModelProviders,
     readonly options: ModelFactoryOptions,
+    /** `--tier` overrides of the catalog's tier → model choice (DEL-28). */
+    readonly tierModels: TierModels = {},
   ) {}
 
   /** The model of a spec, created on first use. */
@@ -75,13 +89,23 @@ export class ModelChooser {
    * from that provider, else the provider's default; else the cassette beside a request file;
    * else none.
    */
-  forTopRun(document: RequestDocument, given: { spec?: string; location: string; isFile: boolean; env: Record<string, string | undefined> }): TopModelChoice {
-    if (given.spec) return { model: this.create(given.spec), source: 'option', spec: given.spec };
+  forTopRun(
+    document: RequestDocument,
+    given: { spec?: string; location: string; isFile: boolean; env: Record<string, string | undefined>; name?: string },
+  ): TopModelChoice {
+    // A replayed top run stands for the model its document (or its cassette) names (CAS-14).
+    const standing = (model: Model) => (given.name === undefined ? model : ReplayStandIn.of(model, this.standsFor(model, document, given.name)));
+    if (given.spec) return { model: standing(this.create(given.spec)), source: 'option', spec: given.spec };
     const config = document.config;
     for (const { provider, key } of KEYED_PROVIDERS) {
       if (!given.env[key]) continue;
       const prefix = `${provider}:`;
-      const ofTier = config?.tier ? this.providers.registry.modelForTier(config.tier, { filter: (model) => model.startsWith(prefix) }) : null;
+      const override = config?.tier ? this.tierModels[config.tier] : undefined;
+      const ofTier = config?.tier
+        ? override?.startsWith(prefix)
+          ? override
+          : this.providers.registry.modelForTier(config.tier, { filter: (model) => model.startsWith(prefix) })
+        : null;
       const spec = config?.model?.startsWith(prefix) ? config.model : (ofTier ?? DEFAULT_MODELS[provider]);
       return { model: this.create(spec), source: 'api-key', spec };
     }
@@ -89,33 +113,112 @@ export class ModelChooser {
       const cassette = siblingCassette(given.location);
       if (existsSync(cassette)) {
         const spec = `replay:${cassette}`;
-        return { model: this.create(spec), source: 'cassette', spec };
+        return { model: standing(this.create(spec)), source: 'cassette', spec };
       }
     }
     return { source: 'none' };
   }
 
   /**
-   * A child run's model (DEL-16): the caller's, when it replays a cassette (which plays every
-   * part, so an offline run never turns into a live one); else the child's own `config.model`;
-   * else a model of its own `config.tier` that can be created here, the caller's provider first
-   * (none → `no_model_available_for_tier`); else the caller's model.
+   * The live model a run uses, or, replayed, stands for (CAS-14): a live model is itself; a replay
+   * model stands for what it was told (`standsFor`), else the document's `config.model`, else a
+   * model of its `config.tier` (`--tier` first), else the model the cassette's entries for the
+   * run's request name were recorded with; undefined when none says.
    */
-  forChild(document: RequestDocument, inherited: Model | undefined): Model | undefined {
-    if (replays(inherited)) return inherited;
-    const own = document.config?.model;
-    if (own) return this.create(own);
-    const tier = document.config?.tier;
-    if (!tier) return inherited;
-    const provider = inherited?.id.slice(0, inherited.id.indexOf(':'));
-    const spec = this.providers.registry.modelForTier(tier, { ...(provider ? { provider } : {}), filter: this.creatable });
-    if (!spec) {
+  standsFor(model: Model | undefined, document: RequestDocument, requestName: string): string | undefined {
+    if (!model) return undefined;
+    if (!replays(model)) return model.id;
+    if (model.standsFor !== undefined) return model.standsFor;
+    const config = document.config;
+    if (config?.model) return config.model;
+    const ofTier = config?.tier ? this.specOfTier(config.tier, undefined, true) : null;
+    return ofTier ?? recordedModelFor(model, requestName);
+  }
+
+  /** The tiers a `delegate` call may ask for: those of the catalog and of `--tier`, cheapest first (DEL-23). */
+  tiers(): Tier[] {
+    const listed = this.providers.registry.tierNames();
+    return TIERS.filter((tier) => listed.includes(tier) || this.tierModels[tier] !== undefined);
+  }
+
+  /** What the core learns of the catalog (DEL-23): the tiers, and whether a run's model may delegate (`can_delegate`). */
+  tierCatalog(): TierCatalog {
+    return {
+      tiers: () => this.tiers(),
+      canDelegate: ({ model, document, name }) => {
+        const spec = this.standsFor(model, document, name);
+        return spec !== undefined && this.providers.registry.canDelegate(spec);
+      },
+    };
+  }
+
+  /**
+   * The model of a tier (DEL-16, DEL-28): the `--tier` override, else the catalog's choice with
+   * `provider`'s models first. Live, only a model that can be created here counts (its key is set);
+   * replayed, any model of a known provider (the cassette answers). Null when there is none.
+   */
+  private specOfTier(tier: Tier, provider: string | undefined, replayed: boolean): string | null {
+    const override = this.tierModels[tier];
+    if (override !== undefined) return override;
+    const usable = replayed ? (spec: string) => this.providers.has(providerOf(spec) ?? '') : this.creatable;
+    return this.providers.registry.modelForTier(tier, { ...(provider ? { provider } : {}), filter: usable });
+  }
+
+  /** The model of a tier for a run whose caller runs on `caller`, replayed when the caller is; `no_model_available_for_tier` when there is none. */
+  private modelOfTier(tier: Tier, caller: Model | undefined): Model {
+    if (caller && replays(caller)) {
+      const spec = this.specOfTier(tier, providerOf(caller.standsFor), true);
+      if (spec === null) throw noModelFor(tier);
+      return ReplayStandIn.of(caller, spec);
+    }
+    const spec = this.specOfTier(tier, providerOf(caller?.id), false);
+    if (spec === null) throw noModelFor(tier);
+    try {
+      return this.create(spec);
+    } catch (error) {
+      // Only an override can name a model that cannot be created here.
       throw new DelegateError(
         'no_model_available_for_tier',
-        `No model of tier "${tier}" is available: none is listed in the model catalog that can be used here (check the API keys, or add one to models.json).`,
-        { tier },
+        `The model of tier "${tier}" given with --tier, ${spec}, cannot be used here: ${(error as Error).message}`,
+        {
+          tier,
+          model: spec,
+        },
       );
     }
-    return this.create(spec);
   }
+
+  /**
+   * A worker's model (DEL-28): the model of `tier`, chosen fresh — the caller's own model does not
+   * propagate; only its provider is preferred. When the caller replays a cassette, the worker is
+   * played by it too, standing for the tier's model.
+   */
+  forTier(tier: Tier, caller: Model | undefined): Model {
+    return this.modelOfTier(tier, caller);
+  }
+
+  /**
+   * A child run's model (DEL-16): the child's own `config.model`; else a model of its own
+   * `config.tier` (`--tier` first) that can be created here, the caller's provider first (none →
+   * `no_model_available_for_tier`); else the caller's model. When the caller replays a cassette,
+   * the cassette plays the child too (so an offline run never turns into a live one), standing for
+   * the model so chosen (CAS-14).
+   */
+  forChild(document: RequestDocument, inherited: Model | undefined): Model | undefined {
+    const own = document.config?.model;
+    const tier = document.config?.tier;
+    // Replayed, the cassette plays the child too, standing for the model it would use live (CAS-14).
+    if (inherited && replays(inherited)) return own ? ReplayStandIn.of(inherited, own) : tier ? this.modelOfTier(tier, inherited) : inherited;
+    if (own) return this.create(own);
+    return tier ? this.modelOfTier(tier, inherited) : inherited;
+  }
+}
+
+/** The failure of a tier with no usable model (DEL-16, DEL-26). */
+function noModelFor(tier: Tier): DelegateError {
+  return new DelegateError(
+    'no_model_available_for_tier',
+    `No model of tier "${tier}" is available: none is listed in the model catalog that can be used here (check the API keys, add one to models.json, or give one with --tier ${tier}=<provider>:<model>).`,
+    { tier },
+  );
 }

@@ -59,14 +59,16 @@ export function callWithRetries<T>(
 /**
  * The error of an answer the provider cut at its length limit (MODEL-4): `max_tokens_exceeded`,
  * naming the limit — `maxTokens` when one was sent (`origin` says where it came from), else the
- * provider's own default. Asking again would be cut the same way, so it is not re-asked.
+ * provider's own default — and carrying the `partial` answer that arrived. Asking again would be
+ * cut the same way, so it is not re-asked.
  */
-export function answerCut(model: string, maxTokens: number | undefined, origin = 'config.maxTokens'): BoundError {
+export function answerCut(model: string, maxTokens: number | undefined, origin = 'config.maxTokens', partial?: string): BoundError {
   const limit =
     maxTokens === undefined ? "the provider's default length limit (no maxTokens was set)" : `its length limit of ${maxTokens} output tokens (${origin})`;
   return new BoundError(
     'max_tokens_exceeded',
     `The answer of ${model} was cut at ${limit} before it was complete. Raise config.maxTokens, or ask for a shorter answer.`,
-    { model, maxTokens: maxTokens ?? null },
+    // The part that arrived, when there was one: a worker's truncated output (DEL-26).
+    { model, maxTokens: maxTokens ?? null, ...(partial ? { partial } : {}) },
   );
 }

@@ -8,6 +8,9 @@ import { readDocumentFileSync } from '../files/read-document-file.js';
 /** The tiers a Request or a delegate call may ask for (DEL-16; the model catalog, `config.tier`). */
 export type Tier = 'fast' | 'balanced' | 'deep';
 
+/** Every tier, cheapest first. */
+export const TIERS: readonly Tier[] = ['fast', 'balanced', 'deep'];
+
 /** Prices in US dollars per million tokens. */
 export interface ModelPrice {
   /** Uncached input tokens. */
@@ -119,6 +122,11 @@ export class ModelCatalog {
   /** Whether the model may delegate (`can_delegate`); unknown models may not. */
   canDelegate(model: string): boolean {
     return this.get(model)?.can_delegate === true;
+  }
+
+  /** The tiers that have a model (in the file, or in a tier's preference list), cheapest first. */
+  tierNames(): Tier[] {
+    return TIERS.filter((tier) => (this.tiers[tier]?.length ?? 0) > 0 || [...this.models.values()].some((entry) => entry.tier === tier));
   }
 
   /** The model's tier, when known. */

@@ -178,7 +178,8 @@ export class OpenAIModel implements Model {
 
   private respond(answer: RawAnswer, request: ModelRequest, calls: StreamedCalls, format: OpenAIResponseFormat, strict: boolean): ModelResponse {
     if (answer.refusal && !answer.text) throw new ModelError('model_error', `The OpenAI model ${this.name} refused to answer: ${answer.refusal}`);
-    if (answer.finishReason === 'length') throw answerCut(this.id, typeof request.config.maxTokens === 'number' ? request.config.maxTokens : undefined);
+    if (answer.finishReason === 'length')
+      throw answerCut(this.id, typeof request.config.maxTokens === 'number' ? request.config.maxTokens : undefined, 'config.maxTokens', answer.text);
     const parsed = parseModelJson(answer.text);
     const solution = !parsed.ok ? undefined : strict ? fromStrictValue(parsed.value, request.schema) : parsed.value;
     calls.finish(solution);

@@ -6,6 +6,7 @@ import type { Model, ModelRequest, ModelResponse } from '../protocol/model.js';
 import { addUsage, zeroUsage } from '../protocol/usage.js';
 import { parseModelJson } from './parse-json.js';
 import { emitCalls } from './stream-calls.js';
+import { answerCut } from './live-call.js';
 
 /** How many characters of the prompt a no-match error quotes. */
 const PROMPT_EXCERPT_LENGTH = 200;
@@ -48,6 +49,14 @@ export class ReplayModel implements Model {
     return new ReplayModel(readCassetteFileSync(path), path);
   }
 
+  /**
+   * The live model a run's recorded answers came from (CAS-14): the `model` of the first entry whose
+   * `match.request` is `requestName` and that names one.
+   */
+  modelFor(requestName: string): string | undefined {
+    return this.entries.find((entry) => entry.match?.request === requestName && entry.model !== undefined)?.model;
+  }
+
   /** Entries that no request has used yet (consumable and repeatable alike). */
   unused(): CassetteEntry[] {
     return this.entries.filter((_, index) => this.uses[index] === 0);
@@ -70,6 +79,8 @@ export class ReplayModel implements Model {
     this.uses[index] = (this.uses[index] ?? 0) + 1;
     const entry = this.entries[index] as CassetteEntry;
     if (entry.delayMs) await sleep(entry.delayMs, request.signal);
+    // A recorded cut: the provider stopped the answer at its length limit (MODEL-4, CAS-13).
+    if (entry.cut) throw answerCut(entry.model ?? this.id, maxTokensOf(request), 'config.maxTokens', entry.text ?? JSON.stringify(entry.solution));
 
     let text: string;
     let solution: unknown;
@@ -85,6 +96,10 @@ export class ReplayModel implements Model {
     throwIfAborted(request.signal);
     return { text, solution, model: this.id, usage: addUsage(zeroUsage(), entry.usage ?? {}), costUsd: 0 };
   }
+}
+
+function maxTokensOf(request: ModelRequest): number | undefined {
+  return typeof request.config.maxTokens === 'number' ? request.config.maxTokens : undefined;
 }
 
 function matches(entry: CassetteEntry, request: ModelRequest, prompt: string): boolean {

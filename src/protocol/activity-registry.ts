@@ -1,5 +1,6 @@
 /** The registry of Activities: async functions executing calls, by name, with what the core must know about each. */
 import type { Activity } from './runtime.js';
+import type { Call } from './types.js';
 
 /** What the core needs to know about an Activity besides its function. */
 export interface ActivityOptions {
@@ -15,10 +16,26 @@ export interface ActivityOptions {
    * other Activity is stopped waiting for at cancellation (LOOP-10), since it may ignore its signal.
    */
   ownsCancellation?: boolean;
+  /**
+   * Parameters that name context rather than hold values (the `delegate` tool's `context`, the
+   * `need_context` tool's `missing`, DEL-25, DEL-26): passed to the Activity as written, their
+   * `†` references never resolved (CALL-10).
+   */
+  namesContext?: readonly string[];
+  /**
+   * For an Activity whose calls name the context it receives (the `delegate` tool's
+   * `context.include`, DEL-25): the scopes a call names, as written (`†state.notes`, `input`). The
+   * Activity receives exactly the context they allow (SCOPE-6), not its tool's `_scopes`'; a scope
+   * written as a reference makes the call wait until it exists, like a reference (VAR-5). It may
+   * throw a CallError for a scope the call may not name.
+   */
+  scopesOf?: (call: Call) => readonly string[];
 }
 
 /** An Activity with its registration options. */
-export interface ActivityRegistration extends Required<ActivityOptions> {
+export interface ActivityRegistration
+  extends Required<Pick<ActivityOptions, 'runsUntrusted' | 'ownsCancellation'>>,
+    Pick<ActivityOptions, 'namesContext' | 'scopesOf'> {
   name: string;
   activity: Activity;
 }
@@ -29,7 +46,14 @@ export class ActivityRegistry {
 
   /** Registers (or replaces) the Activity of a name. */
   register(name: string, activity: Activity, options: ActivityOptions = {}): this {
-    this.registrations.set(name, { name, activity, runsUntrusted: options.runsUntrusted ?? false, ownsCancellation: options.ownsCancellation ?? false });
+    this.registrations.set(name, {
+      name,
+      activity,
+      runsUntrusted: options.runsUntrusted ?? false,
+      ownsCancellation: options.ownsCancellation ?? false,
+      ...(options.namesContext ? { namesContext: options.namesContext } : {}),
+      ...(options.scopesOf ? { scopesOf: options.scopesOf } : {}),
+    });
     return this;
   }
 

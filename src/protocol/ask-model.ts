@@ -40,6 +40,7 @@ export async function askModel(scope: CallScope, question: StepQuestion): Promis
   const validate = compileSchema(question.schema);
   let conversation = question.messages;
   let lastProblem = '';
+  let lastAnswer: unknown = null;
   for (let attempt = 0; attempt <= MAX_REASKS; attempt++) {
     // A slot of the tree's model-call bound is held only while the model answers (LOOP-16), so a
     // run waiting for its children never holds one; it is given back once the answer is traced.
@@ -55,13 +56,17 @@ export async function askModel(scope: CallScope, question: StepQuestion): Promis
     }
     if ('solution' in judged) return judged.solution;
     lastProblem = judged.problem;
+    lastAnswer = response.solution !== undefined && nestingProblem(response.solution) === undefined ? response.solution : response.text;
     conversation = [
       ...question.messages,
       { role: 'assistant', content: response.text },
       { role: 'user', content: `That answer does not match the Solution schema:\n${lastProblem}\nAnswer again with a corrected JSON object.` },
     ];
   }
-  throw new ModelError('invalid_model_output', `The model's answer did not match the Solution schema after ${MAX_REASKS} re-asks: ${lastProblem}`);
+  // The last answer goes with the error, so a caller can tell what the model said (DEL-26: a worker's raw output).
+  throw new ModelError('invalid_model_output', `The model's answer did not match the Solution schema after ${MAX_REASKS} re-asks: ${lastProblem}`, {
+    answer: lastAnswer,
+  });
 }
 
 /** One attempt, sent once this run holds a model-call slot; a failure becomes a typed error. */

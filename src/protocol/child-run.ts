@@ -26,6 +26,8 @@ export interface TreeShares {
 export interface RunLink {
   parent?: { run: string; depth: number; callId: string };
   tree: TreeShares;
+  /** The run is a worker the built-in `delegate` tool started (DEL-24). */
+  worker?: boolean;
 }
 
 /**
@@ -63,6 +65,7 @@ export async function runChild(scope: CallScope, callId: string, child: ChildRun
   const result = await runRequest(scope.runtime, child.request, options, {
     parent: { run: scope.run.id, depth: scope.run.depth, callId },
     tree: scope.tree,
+    ...(child.worker ? { worker: true } : {}),
   });
   scope.addDescendantUsage(result.usageTotal);
   return result;

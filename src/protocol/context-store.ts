@@ -97,11 +97,16 @@ export class ContextStore {
   private readonly counts = new Map<string, number>();
   private readonly listeners = new Set<(record: DataRecord) => void>();
 
-  /** `handlers` say which messages are data and what each records (the built-in ones by default). */
+  /**
+   * `handlers` say which messages are data and what each records (the built-in ones by default);
+   * `builtinTools` are defined before the messages' tools, which may redefine them (DEL-24).
+   */
   constructor(
     messages: readonly Message[] = [],
     readonly handlers: HandlerRegistry = defaultHandlers(),
+    builtinTools: Readonly<Record<string, ToolSchema>> = {},
   ) {
+    for (const [name, tool] of Object.entries(builtinTools)) this.tools.set(name, tool);
     for (const message of messages) this.append(message);
   }
 

@@ -13,11 +13,11 @@ import type { ActivityEnvironment, ConfirmDecision, RunInfo, RunOptions, Runtime
 import type { UsageSummary } from './usage.js';
 import { DELEGATE_ACTIVITY } from './constants.js';
 import { formatIssues, validateAgainst } from './schemas.js';
-import { checkCallScopes, scopeContext } from './scopes.js';
+import { checkCallScopes, parseScope, scopeContext, unsigiled } from './scopes.js';
 import { TOOL_META_PROPERTIES, callValidationSchema, metaConst, metaSchema, metaValue, outputSchemaOf } from './tools.js';
 import { isJsonObject, type Call, type ErrorMessage, type Message, type ToolSchema } from './types.js';
 import { makeWrite } from './data-records.js';
-import { parseOutputPath, type Reference } from './references.js';
+import { parseOutputPath, REFERENCE_SIGIL, type Reference } from './references.js';
 import { resolveValue } from './resolve-references.js';
 import type { CallLedger } from './call-ledger.js';
 
@@ -40,6 +40,8 @@ export interface CallScope {
   /** Which calls are done or failed, so a done call never runs again (PLAN-10). */
   ledger: CallLedger;
   addDescendantUsage(usage: UsageSummary): void;
+  /** The error an Activity ended the run with (LOOP-18): the run fails with it once the step's calls have settled. */
+  ended?: ProtocolError;
 }
 
 /** Looks a tool up in the live context; unknown names fail with the list of known ones. */
@@ -55,12 +57,25 @@ function toolOf(scope: CallScope, name: string): ToolSchema {
 
 /** Resolves a call's references for its instance; `blocked` lists what is still missing. */
 export function prepareCall(scope: CallScope, entry: BatchEntry): { status: 'ready'; call: Call } | { status: 'blocked'; missing: Reference[] } {
-  toolOf(scope, entry.call._tool);
+  const tool = toolOf(scope, entry.call._tool);
   // `_outputPath` names where to write, not a value; everything else (latent `_output` too) may hold references.
   const { _outputPath, ...rest } = entry.call;
-  const resolved = resolveValue(rest, (reference) => scope.store.read(reference, entry.call._instance));
-  if (resolved.status === 'blocked') return resolved;
+  const lookup = (reference: Reference) => scope.store.read(reference, entry.call._instance);
+  const activity = activityNameFor(scope.runtime, entry.call, tool);
+  const registration = activity === undefined ? undefined : scope.runtime.activities.registration(activity);
+  // Parameters naming context keep their references as written (CALL-10).
+  const asWritten = (registration?.namesContext ?? []).filter((name) => name in rest);
+  for (const name of asWritten) delete rest[name];
+  const resolved = resolveValue(rest, lookup);
+  // Context named by reference is waited for like a reference (DEL-25).
+  const named: Reference[] = (registration?.scopesOf?.(entry.call) ?? [])
+    .filter((written) => written.startsWith(REFERENCE_SIGIL))
+    .map((written) => ({ ...parseScope(unsigiled(written)), text: written }));
+  const absent = named.filter((reference) => !lookup(reference).found);
+  if (resolved.status === 'blocked' || absent.length > 0)
+    return { status: 'blocked', missing: [...(resolved.status === 'blocked' ? resolved.missing : []), ...absent] };
   const call = { ...(resolved.value as Call) };
+  for (const name of asWritten) call[name] = entry.call[name];
   if (_outputPath !== undefined) call._outputPath = _outputPath;
   return { status: 'ready', call };
 }
@@ -221,6 +236,9 @@ function activityEnvironment(scope: CallScope, entry: BatchEntry, call: Call): A
   return {
     runChild: (child) => runChild(scope, entry.id, child),
     checkChild: (description) => checkChild(scope, description),
+    endRun: (error) => {
+      scope.ended ??= error;
+    },
     runtime: scope.runtime,
     run: scope.run,
     options: scope.options,
@@ -249,7 +267,8 @@ async function runActivity(scope: CallScope, entry: BatchEntry, call: Call, tool
       `"${scope.run.location}" is not trusted to run the local Activity "${activityName}"; trust its host with --trust-host to allow it.`,
     );
   }
-  const scopes = metaValue(call, tool, '_scopes');
+  // An Activity whose calls name their context gets exactly that (DEL-25); any other, its tool's `_scopes`.
+  const scopes = registration.scopesOf ? registration.scopesOf(call).map(unsigiled) : metaValue(call, tool, '_scopes');
   const context = scopeContext(scope.store, Array.isArray(scopes) ? (scopes as string[]) : undefined, call._instance);
   const environment = activityEnvironment(scope, entry, call);
   let result: unknown;

@@ -66,6 +66,12 @@ export interface ModelResponse {
 export interface Model {
   /** The spec it was made from, e.g. `replay:examples.cassette.json` or `openai:gpt-4.1-mini`. */
   readonly id: string;
+  /**
+   * In a replayed run, the live model this one plays the part of (`openai:gpt-5`), when known:
+   * gating the built-in `delegate` tool and choosing models by tier use it as the live run would
+   * use its own model (CAS-14, DEL-23). Absent for live models, whose `id` is the model itself.
+   */
+  readonly standsFor?: string;
   generate(request: ModelRequest): Promise<ModelResponse>;
 }
 
@@ -86,4 +92,9 @@ export interface ModelFactoryOptions {
   idleTimeoutMs?: number;
   /** Retries of transient failures of live models (`--model-retries`; default 3). */
   maxRetries?: number;
+}
+
+/** The model a run is said to use in delegation events: the live model it stands for when replayed (CAS-14), else its own id; `null` for none. */
+export function liveModelName(model: Model | undefined): string | null {
+  return model === undefined ? null : (model.standsFor ?? model.id);
 }

@@ -23,6 +23,8 @@ export interface RenderedContext {
 export interface RenderOptions extends Pick<RenderState, 'callStatus' | 'instances'> {
   /** The model step (default 0, the run's first). */
   step?: number;
+  /** The tools the answer may call, built-in ones included (default: those the context defines, MSG-22). */
+  tools?: ReadonlyMap<string, ToolSchema>;
 }
 
 /** The messages of one identity (kind plus instance), in context order, the records they hold, and where the first one is. */
@@ -73,8 +75,8 @@ export function renderContext(
   config: RequestConfig = {},
   options: RenderOptions = {},
 ): RenderedContext {
-  const { step = 0, ...run } = options;
-  const state: RenderState = { ...emptyRenderState(context, config, step, collectTools(context, new Map(), handlers)), ...run };
+  const { step = 0, tools, ...run } = options;
+  const state: RenderState = { ...emptyRenderState(context, config, step, tools ?? collectTools(context, new Map(), handlers)), ...run };
   // Each identity's messages and records, gathered in one pass so that merging stays linear.
   const identities = new Map<string, IdentityGroup>();
   const identityAt: (string | undefined)[] = [];

@@ -20,6 +20,7 @@ import { TreeBounds, treeLimits } from './tree-bounds.js';
 import type { RunLink, TreeShares } from './child-run.js';
 import { CallLedger } from './call-ledger.js';
 import type { Message } from './types.js';
+import { DELEGATE_TOOL, delegationInstructions, offeredDelegateTool } from './delegate-tool.js';
 
 /** Runs a loaded Request to completion; every failure ends as a typed error with a complete trace (LOOP-14). */
 export async function runRequest(runtime: Runtime, loaded: LoadedRequest, given: RunOptions, link?: RunLink): Promise<RunResult> {
@@ -72,6 +73,8 @@ function runInfo(loaded: LoadedRequest, options: RunOptions, link: RunLink | und
     trusted: options.trusted ?? true,
     model: options.model,
     ...(loaded.document.config?.delegates === undefined ? {} : { delegates: loaded.document.config.delegates }),
+    ...(link?.worker ? { worker: true } : {}),
+    ...(loaded.document.config?.delegation === undefined ? {} : { delegation: loaded.document.config.delegation }),
   };
 }
 
@@ -88,7 +91,9 @@ async function openRun(
   let request = loaded;
   for (const prepare of runtime.preparers) request = await prepare(request, options, runtime);
   const document = request.document;
-  const store = new ContextStore(document.context, runtime.handlers);
+  // The built-in delegate tool, when offered, is defined before the document's own tools (DEL-24).
+  const delegateTool = offeredDelegateTool(runtime.tierCatalog, document, info);
+  const store = new ContextStore(document.context, runtime.handlers, delegateTool ? { [DELEGATE_TOOL]: delegateTool } : {});
   if (options.input !== undefined) store.append(givenInput(document, options.input));
   const scope: CallScope = {
     runtime,
@@ -106,13 +111,17 @@ async function openRun(
   };
   scope.ledger.learn(store.messages);
   const { lazy } = plansOf(scope);
-  return { scope, document, usage, lazy, output: new OutputCheck(scope, document.schema), parts: new SolutionParts(scope) };
+  // Said in the prompt too, unless the document's own `delegate` tool replaced the built-in one.
+  const offered = delegateTool !== undefined && store.tools.get(DELEGATE_TOOL) === delegateTool;
+  const instructions = offered && runtime.tierCatalog ? [delegationInstructions(runtime.tierCatalog.tiers())] : [];
+  return { scope, document, usage, lazy, output: new OutputCheck(scope, document.schema), parts: new SolutionParts(scope), instructions };
 }
 
 /** Plans first (LOOP-2), then steps until an output, each step bounded (LOOP-9, LOOP-13) and cancellable (LOOP-10). */
 async function loop(run: RunState, maxSteps: number): Promise<unknown> {
   const { scope } = run;
   await runEagerPlans(scope, plansOf(scope).plans);
+  endIfEnded(scope);
   let outcome: StepOutcome = run.output.check();
   flushErrors(scope);
   while (outcome.kind === 'continue') {
@@ -123,6 +132,12 @@ async function loop(run: RunState, maxSteps: number): Promise<unknown> {
     // The reason lets a front end say how to choose a model its own way (CLI-3).
     if (!scope.run.model) throw new UsageError(`The Request "${scope.run.name}" needs a model, and none was given.`, { reason: 'no_model' });
     outcome = await runStep(run);
+    endIfEnded(scope);
   }
   return outcome.output;
+}
+
+/** Fails the run with the error an Activity ended it with (LOOP-18), once its calls have settled. */
+function endIfEnded(scope: CallScope): void {
+  if (scope.ended) throw scope.ended;
 }

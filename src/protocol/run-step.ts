@@ -29,6 +29,8 @@ export interface RunState {
   output: OutputCheck;
   /** What the run keeps of its answers' advisors and meta (ADV-9, MSG-23). */
   parts: SolutionParts;
+  /** System instructions of the run's built-in tools, sent after the Solution instructions (DEL-24). */
+  instructions: readonly string[];
 }
 
 /**
@@ -71,6 +73,7 @@ export async function runStep(run: RunState): Promise<StepOutcome> {
     callStatus: (call) => scope.ledger.status(call),
     instances,
     step,
+    tools: scope.store.tools,
   });
   const schema = composeSolutionSchema(
     scope.store.tools,
@@ -81,7 +84,11 @@ export async function runStep(run: RunState): Promise<StepOutcome> {
     run.lazy,
     { required: rendered.solutionRequired, definitions: rendered.solutionDefinitions },
   );
-  const messages: ProviderMessage[] = [{ role: 'system', content: SOLUTION_INSTRUCTIONS }, ...rendered.messages];
+  const messages: ProviderMessage[] = [
+    { role: 'system', content: SOLUTION_INSTRUCTIONS },
+    ...run.instructions.map((content): ProviderMessage => ({ role: 'system', content })),
+    ...rendered.messages,
+  ];
   const batch = run.lazy ? undefined : batchFor(scope);
   const startCall = callStarter(batch, step);
   const solution = await askModel(scope, {

@@ -10,6 +10,7 @@ import type { HandlerRegistry } from './handlers.js';
 import { parseRequestText, validateRequest, type LoadedRequest } from './load-request.js';
 import { runRequest } from './run-loop.js';
 import type { RunTrace, Tracer } from './trace.js';
+import type { TierCatalog } from './delegate-tool.js';
 import type { Call, Message, RequestDocument, ToolSchema } from './types.js';
 import type { UsageSummary } from './usage.js';
 
@@ -27,6 +28,10 @@ export interface RunInfo {
   model: Model | undefined;
   /** The names the run's document gives delegates (its `config.delegates`, DEL-21), if any. */
   delegates?: Readonly<Record<string, string>>;
+  /** True for a worker: a run the built-in `delegate` tool started (DEL-24). */
+  worker?: boolean;
+  /** The run's document's `config.delegation`, if set: its workers carry it (DEL-24). */
+  delegation?: boolean | { recursive?: boolean };
 }
 
 /** A run an Activity starts on behalf of its call (the Delegation Activity's child, DEL-8). */
@@ -43,6 +48,8 @@ export interface ChildRunRequest {
   description: string;
   /** Told the child's run id once the child is admitted, before it starts (for `delegate.started`). */
   onStart?: (child: string) => void;
+  /** The child is a worker of the built-in `delegate` tool, not offered `delegate` itself unless its document allows it (DEL-24). */
+  worker?: boolean;
 }
 
 /** What an Activity receives besides `(call, tool, context)`. */
@@ -57,6 +64,11 @@ export interface ActivityEnvironment {
   runChild(child: ChildRunRequest): Promise<RunResult>;
   /** Throws the bound's error when no child could start now (depth, run-tree bound): checked before loading one. */
   checkChild(description: string): void;
+  /**
+   * Ends this run with `error` once the calls of the current step (or plan) have settled: no
+   * further model call is made and the run fails with that error (LOOP-18). The first ending wins.
+   */
+  endRun(error: ProtocolError): void;
   /** @deprecated Starts unlinked runs (no parent, depth, budget or bounds): use `runChild`. */
   runtime: Runtime;
   /** @deprecated The run's public options; a child's are chosen by `runChild`. */
@@ -176,6 +188,11 @@ export interface RuntimeOptions {
   preparers?: RunPreparer[];
   /** How {@link Runtime.load} reads files (`createRuntime` gives the file system's). */
   readRequestFile?: RequestFileReader;
+  /**
+   * What the core knows of the model catalog: its tiers and which models may delegate, for the
+   * built-in `delegate` tool (DEL-23). Without it the tool is never offered.
+   */
+  tierCatalog?: TierCatalog;
 }
 
 export { DELEGATE_ACTIVITY } from './constants.js';
@@ -184,12 +201,15 @@ export { DELEGATE_ACTIVITY } from './constants.js';
 export class Runtime {
   readonly handlers: HandlerRegistry;
   readonly activities = new ActivityRegistry();
+  /** The tiers and delegation flags of the model catalog (DEL-23), when the runtime was given them. */
+  readonly tierCatalog: TierCatalog | undefined;
   private readonly runPreparers: RunPreparer[] = [];
   private readonly readRequestFile: RequestFileReader | undefined;
 
   constructor(options: RuntimeOptions = {}) {
     this.handlers = options.handlers ?? defaultHandlers();
     this.readRequestFile = options.readRequestFile;
+    this.tierCatalog = options.tierCatalog;
     // The consult tool's Activity runs nothing local on the document's behalf (ADV-8).
     this.registerActivity(CONSULT_ACTIVITY, consultAdvisor, { runsUntrusted: true });
     for (const [name, activity] of Object.entries(options.activities ?? {})) this.registerActivity(name, activity);

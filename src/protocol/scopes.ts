@@ -21,6 +21,11 @@ export function parseScope(scope: string): { kind: string; segments: (string | n
   return { kind: reference.kind, segments: reference.segments, path: reference.path };
 }
 
+/** A scope written as a reference (`†state.notes`) as a scope (`state.notes`); any other as it is (DEL-25). */
+export function unsigiled(scope: string): string {
+  return scope.startsWith('†') ? scope.slice(1) : scope;
+}
+
 /** Places `value` at `segments` inside a fresh container, so a narrowed scope keeps its shape. */
 function nest(segments: (string | number)[], value: unknown): unknown {
   return segments.reduceRight<unknown>(

@@ -34,6 +34,32 @@ interface DelegateFields {
   child: string;
 }
 
+/** What `delegate.started` adds for a worker of the built-in `delegate` tool (TRACE-17, DEL-27). */
+export interface WorkerStartFields {
+  /** `minimal` or `explicit`, as the call's `context` said. */
+  contextMode: 'minimal' | 'explicit';
+  /** How many items `context.include` named (0 for `minimal`). */
+  contextReferenceCount: number;
+  /** The task's size in tokens, estimated as its characters / 4, rounded up. */
+  taskTokens: number;
+  /** The names of `allowed_tools` the worker did not get: `delegate` always, and names that are not the caller's tools. */
+  droppedTools: string[];
+}
+
+/** What `delegate.failed` adds for a worker of the built-in `delegate` tool (TRACE-17, DEL-26). */
+export interface WorkerFailureFields {
+  /** The failure mode of the call's result (`worker_error`, `max_tokens_exceeded`, …). */
+  failureMode: string;
+  /** For `insufficient_context`: the worker's `need_context` request `{missing, why}`. */
+  insufficientContextRequest: { missing: string[]; why: string };
+}
+
+/** A delegation's usage in `delegate.completed` (TRACE-7, TRACE-17): the child's total, and its model. */
+export type DelegateUsage = UsageSummary & {
+  /** The child's model spec (in a replayed run, the model it stands for), or `null`. */
+  model: string | null;
+};
+
 /**
  * Event name → the fields that event carries besides the common ones. `RunTrace.emit` takes a
  * known name only with exactly these fields, so a missing or misspelt field is a type error.
@@ -115,18 +141,18 @@ export interface TraceEventMap {
     resolution: 'runtime' | 'upfront';
     /** The scopes used, `[]` when none. */
     scopes: string[];
-    /** The child's model spec, or `null`. */
+    /** The child's model spec (in a replayed run, the model it stands for, CAS-14), or `null`. */
     model: string | null;
-    /** The child's `config.tier`, or `null`. */
+    /** The child's `config.tier` (for the `delegate` tool, the tier asked for), or `null`. */
     tier: NonNullable<RequestConfig['tier']> | null;
-  };
+  } & Partial<WorkerStartFields>;
   /** TRACE-7. */
   'delegate.completed': DelegateFields & {
-    /** The child's total usage. */
-    usage: UsageSummary;
+    /** The child's total usage, with the model it ran on (TRACE-17). */
+    usage: DelegateUsage;
   };
-  /** TRACE-7: the child's own error, flat and as data. */
-  'delegate.failed': DelegateFields & { code: ErrorCode; message: string; error: ErrorJson };
+  /** TRACE-7: the child's own error, flat and as data; for a worker, its failure mode (TRACE-17). */
+  'delegate.failed': DelegateFields & { code: ErrorCode; message: string; error: ErrorJson } & Partial<WorkerFailureFields>;
   /** TRACE-16: one per opinion an advisor gave, in an answer or through a consultation. */
   'advisor.opinion': {
     /** The step whose answer held it, or `null` for a consultation (then `call` says which). */

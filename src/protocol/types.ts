@@ -107,6 +107,11 @@ export interface RequestConfig {
   delegates?: Record<string, string>;
   /** Limits on the whole run tree (this run and its delegates). */
   budget?: { tokens?: number; costUsd?: number };
+  /**
+   * The built-in `delegate` tool (DEL-23): `false` never offers it to this run; `{recursive: true}`
+   * lets the workers it starts be offered it too. Absent or `true`: offered when the model may delegate.
+   */
+  delegation?: boolean | { recursive?: boolean };
   [field: string]: unknown;
 }
 

@@ -128,7 +128,7 @@ describe('model choice of child runs', () => {
     expect(sink.events.find((event) => event.event === 'delegate.started')).toMatchObject({ model: 'fake:child-model' });
   });
 
-  it('inherits the caller model when the child names none, and keeps a replayed cassette for every run', async () => {
+  it('inherits the caller model when the child names none, and keeps a replayed cassette for every run, standing for the child model', async () => {
     const root = files({});
     const runtime = createRuntime({ root });
     const sink = memorySink();
@@ -140,7 +140,9 @@ describe('model choice of child runs', () => {
     const replaySink = memorySink();
     const result = await pinned.run(await pinned.load(join(pinnedRoot, 'parent.json')), { model: new ReplayModel(entries), tracer: new Tracer([replaySink]) });
     expect(result.ok).toBe(true);
-    expect(replaySink.events.find((event) => event.event === 'delegate.started')).toMatchObject({ model: 'replay:inline' });
+    // The cassette plays the child, which stands for the model it would use live (CAS-14).
+    expect(replaySink.events.find((event) => event.event === 'delegate.started')).toMatchObject({ model: 'openai:gpt-4.1-mini' });
+    expect(replaySink.events.find((event) => event.event === 'run.started' && event.depth === 1)).toMatchObject({ model: 'replay:inline' });
   });
 
   it("picks a model of the child's own tier from the registry, the caller's provider first", async () => {

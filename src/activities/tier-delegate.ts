@@ -1,0 +1,113 @@
+/**
+ * The built-in `delegate` tool's Activity (spec/delegation.md DEL-23 to DEL-28): a layer on the one
+ * child-run mechanism of the Delegation Activity. A call runs an anonymous worker Request — its
+ * task, the included context, the lent tools — on the tier's model, and always answers with a
+ * typed outcome.
+ */
+import { CallError, ProtocolError, RequestError } from '../protocol/errors.js';
+import type { LoadedRequest } from '../protocol/load-request.js';
+import { liveModelName, type Model } from '../protocol/model.js';
+import type { Activity, ActivityEnvironment } from '../protocol/runtime.js';
+import type { Call, Message, RequestDocument, ToolSchema } from '../protocol/types.js';
+import { type DelegateFailure, type DelegateOutcome, failureOf, succeeded } from './delegate-outcome.js';
+import { type DelegateCall, delegateCall, estimateTokens, lendTools, splitContext, WORKER_NAME, workerRequest } from './worker-request.js';
+
+/** Chooses a worker's model for a tier, fresh (the caller's model only says which provider to prefer); throws `no_model_available_for_tier`. */
+export type TierModelChooser = (tier: DelegateCall['tier'], caller: Model | undefined) => Model;
+
+/** What the `delegate` tool's Activity needs. */
+export interface TierDelegateActivityOptions {
+  /** The tier → model choice (DEL-28). */
+  chooseModel: TierModelChooser;
+  /** Validates the worker's Request like any document (DOC-5). */
+  validate: (document: RequestDocument, location: string) => LoadedRequest;
+}
+
+/** Creates the Activity behind the built-in `delegate` tool. */
+export function createTierDelegateActivity(options: TierDelegateActivityOptions): Activity {
+  return async (call: Call, _tool: ToolSchema, context: Message[], environment: ActivityEnvironment): Promise<DelegateOutcome> => {
+    const asked = delegateCall(call);
+    const { included, tools: own } = splitContext(context);
+    const lent = lendTools(own, asked.allowed_tools);
+    const request = loadWorker(options, workerRequest(asked, included, lent.tools, environment.run.delegation), call._tool);
+    const description = `Delegating a task to a worker of tier "${asked.tier}"`;
+    let model: Model;
+    try {
+      // Too deep, the tree past a bound, or no model for the tier: an outcome, with no child run (DEL-2).
+      environment.checkChild(description);
+      model = options.chooseModel(asked.tier, environment.run.model);
+    } catch (error) {
+      return failureOf(asProtocolError(error), request.document.schema).outcome;
+    }
+    const modelName = liveModelName(model);
+    let child = '';
+    let result: Awaited<ReturnType<ActivityEnvironment['runChild']>>;
+    try {
+      result = await environment.runChild({
+        request,
+        model,
+        trusted: environment.run.trusted,
+        description,
+        worker: true,
+        onStart: (id) => {
+          child = id;
+          environment.trace.emit('delegate.started', {
+            call: environment.callId,
+            child,
+            delegate: WORKER_NAME,
+            name: WORKER_NAME,
+            reference: 'anonymous',
+            registry: null,
+            resolution: 'runtime',
+            scopes: asked.context.mode === 'explicit' ? [...asked.context.include] : [],
+            model: modelName,
+            tier: asked.tier,
+            contextMode: asked.context.mode,
+            contextReferenceCount: asked.context.mode === 'explicit' ? asked.context.include.length : 0,
+            taskTokens: estimateTokens(asked.task),
+            droppedTools: lent.dropped,
+          });
+        },
+      });
+    } catch (error) {
+      return failureOf(asProtocolError(error), request.document.schema).outcome;
+    }
+    if (result.ok) {
+      environment.trace.emit('delegate.completed', { call: environment.callId, child, usage: { ...result.usageTotal, model: modelName } });
+      return succeeded(result.output);
+    }
+    const failure: DelegateFailure = failureOf(result.error, request.document.schema);
+    environment.trace.emit('delegate.failed', {
+      call: environment.callId,
+      child,
+      code: result.error.code,
+      message: result.error.message,
+      error: result.error.toJSON(),
+      failureMode: failure.failureMode,
+      ...(failure.request ? { insufficientContextRequest: failure.request } : {}),
+    });
+    return failure.outcome;
+  };
+}
+
+/** The worker's Request, validated; a call whose `output_schema` is not a schema fails with `invalid_params` (TOOL-11). */
+function loadWorker(options: TierDelegateActivityOptions, document: RequestDocument, toolName: string): LoadedRequest {
+  try {
+    return options.validate(document, WORKER_NAME);
+  } catch (error) {
+    if (!(error instanceof RequestError)) throw error;
+    throw new CallError(
+      'invalid_params',
+      `The ${toolName} call cannot make its worker's Request: ${error.problems.map((problem) => problem.message).join(' ')}`,
+      {
+        toolName,
+        problems: error.problems,
+      },
+    );
+  }
+}
+
+function asProtocolError(error: unknown): ProtocolError {
+  if (error instanceof ProtocolError) return error;
+  throw error;
+}
