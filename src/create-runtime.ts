@@ -67,7 +67,7 @@ export class DelegatingRuntime extends Runtime {
 /** The default model choice of a child run (DEL-16), as {@link ModelChooser.forChild} decides it. */
 export function ownModelOrInherited(models: { providers: ModelProviders; options: ModelFactoryOptions; tiers?: TierModels } | ModelChooser): ChildModelChooser {
   const chooser = models instanceof ModelChooser ? models : new ModelChooser(models.providers, models.options, models.tiers);
-  return (document, inherited) => chooser.forChild(document, inherited);
+  return (document, inherited, environment) => chooser.forChild(document, inherited, environment?.run.standsFor);
 }
 
 /** Creates a Runtime with everything the protocol defines registered. */
@@ -93,7 +93,7 @@ export function createRuntime(options: CreateRuntimeOptions = {}): DelegatingRun
   runtime.registerActivity(
     TIER_DELEGATE_ACTIVITY,
     createTierDelegateActivity({
-      chooseModel: (tier, caller) => chooser.forTier(tier, caller),
+      chooseModel: (tier, caller) => chooser.forTier(tier, caller.model, caller.standsFor),
       validate: (document, location) => runtime.validate(document, location),
     }),
     { runsUntrusted: true, ownsCancellation: true, namesContext: ['context'], scopesOf: delegateScopes },

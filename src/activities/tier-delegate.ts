@@ -7,13 +7,13 @@
 import { CallError, ProtocolError, RequestError } from '../protocol/errors.js';
 import type { LoadedRequest } from '../protocol/load-request.js';
 import { liveModelName, type Model } from '../protocol/model.js';
-import type { Activity, ActivityEnvironment } from '../protocol/runtime.js';
+import type { Activity, ActivityEnvironment, RunInfo } from '../protocol/runtime.js';
 import type { Call, Message, RequestDocument, ToolSchema } from '../protocol/types.js';
 import { type DelegateFailure, type DelegateOutcome, failureOf, succeeded } from './delegate-outcome.js';
 import { type DelegateCall, delegateCall, estimateTokens, lendTools, splitContext, WORKER_NAME, workerRequest } from './worker-request.js';
 
 /** Chooses a worker's model for a tier, fresh (the caller's model only says which provider to prefer); throws `no_model_available_for_tier`. */
-export type TierModelChooser = (tier: DelegateCall['tier'], caller: Model | undefined) => Model;
+export type TierModelChooser = (tier: DelegateCall['tier'], caller: RunInfo) => Model;
 
 /** What the `delegate` tool's Activity needs. */
 export interface TierDelegateActivityOptions {
@@ -35,7 +35,7 @@ export function createTierDelegateActivity(options: TierDelegateActivityOptions)
     try {
       // Too deep, the tree past a bound, or no model for the tier: an outcome, with no child run (DEL-2).
       environment.checkChild(description);
-      model = options.chooseModel(asked.tier, environment.run.model);
+      model = options.chooseModel(asked.tier, environment.run);
     } catch (error) {
       return failureOf(asProtocolError(error), request.document.schema).outcome;
     }
@@ -98,7 +98,7 @@ function loadWorker(options: TierDelegateActivityOptions, document: RequestDocum
     if (!(error instanceof RequestError)) throw error;
     throw new CallError(
       'invalid_params',
-      `The ${toolName} call cannot make its worker's Request: ${error.problems.map((problem) => problem.message).join(' ')}`,
+      `The ${toolName} call cannot make its worker's Request: ${error.problems.map((problem) => `${problem.pointer === '/schema' ? 'output_schema' : problem.pointer}: ${problem.message}`).join(' ')}`,
       {
         toolName,
         problems: error.problems,

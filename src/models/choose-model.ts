@@ -145,10 +145,8 @@ export class ModelChooser {
   tierCatalog(): TierCatalog {
     return {
       tiers: () => this.tiers(),
-      canDelegate: ({ model, document, name }) => {
-        const spec = this.standsFor(model, document, name);
-        return spec !== undefined && this.providers.registry.canDelegate(spec);
-      },
+      standsFor: ({ model, document, name }) => this.standsFor(model, document, name),
+      canDelegate: (model) => this.providers.registry.canDelegate(model),
     };
   }
 
@@ -164,10 +162,14 @@ export class ModelChooser {
     return this.providers.registry.modelForTier(tier, { ...(provider ? { provider } : {}), filter: usable });
   }
 
-  /** The model of a tier for a run whose caller runs on `caller`, replayed when the caller is; `no_model_available_for_tier` when there is none. */
-  private modelOfTier(tier: Tier, caller: Model | undefined): Model {
+  /**
+   * The model of a tier for a run whose caller runs on `caller` (standing for `callerStandsFor`
+   * when its model does not say), replayed when the caller is; `no_model_available_for_tier` when
+   * there is none.
+   */
+  private modelOfTier(tier: Tier, caller: Model | undefined, callerStandsFor?: string): Model {
     if (caller && replays(caller)) {
-      const spec = this.specOfTier(tier, providerOf(caller.standsFor), true);
+      const spec = this.specOfTier(tier, providerOf(caller.standsFor ?? callerStandsFor), true);
       if (spec === null) throw noModelFor(tier);
       return ReplayStandIn.of(caller, spec);
     }
@@ -193,8 +195,8 @@ export class ModelChooser {
    * propagate; only its provider is preferred. When the caller replays a cassette, the worker is
    * played by it too, standing for the tier's model.
    */
-  forTier(tier: Tier, caller: Model | undefined): Model {
-    return this.modelOfTier(tier, caller);
+  forTier(tier: Tier, caller: Model | undefined, callerStandsFor?: string): Model {
+    return this.modelOfTier(tier, caller, callerStandsFor);
   }
 
   /**
@@ -204,11 +206,14 @@ export class ModelChooser {
    * the cassette plays the child too (so an offline run never turns into a live one), standing for
    * the model so chosen (CAS-14).
    */
-  forChild(document: RequestDocument, inherited: Model | undefined): Model | undefined {
+  forChild(document: RequestDocument, inherited: Model | undefined, callerStandsFor?: string): Model | undefined {
     const own = document.config?.model;
     const tier = document.config?.tier;
     // Replayed, the cassette plays the child too, standing for the model it would use live (CAS-14).
-    if (inherited && replays(inherited)) return own ? ReplayStandIn.of(inherited, own) : tier ? this.modelOfTier(tier, inherited) : inherited;
+    if (inherited && replays(inherited)) {
+      if (own) return ReplayStandIn.of(inherited, own);
+      return tier ? this.modelOfTier(tier, inherited, callerStandsFor) : ReplayStandIn.of(inherited, inherited.standsFor ?? callerStandsFor);
+    }
     if (own) return this.create(own);
     return tier ? this.modelOfTier(tier, inherited) : inherited;
   }

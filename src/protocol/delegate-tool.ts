@@ -22,11 +22,13 @@ export interface TierCatalog {
   /** The tiers of the model catalog, in order (`fast`, `balanced`, `deep`). */
   tiers(): readonly string[];
   /**
-   * Whether a run may be offered `delegate`: its model's catalog entry has `can_delegate: true`.
-   * In a replayed run this is the model the run stands for (its `config.model`, else a model of
-   * its `config.tier`, else the model its cassette entries name: CAS-14), never the cassette.
+   * The live model a run uses: its model's own spec, or, in a replayed run, the model the run
+   * stands for (its `config.model`, else a model of its `config.tier`, else the model its cassette
+   * entries name: CAS-14), never the cassette; undefined when nothing says.
    */
-  canDelegate(run: { model: Model | undefined; document: RequestDocument; name: string }): boolean;
+  standsFor(run: { model: Model | undefined; document: RequestDocument; name: string }): string | undefined;
+  /** Whether the catalog entry of a model has `can_delegate: true` (unknown models may not delegate). */
+  canDelegate(model: string): boolean;
 }
 
 /** The answer the planner sees: a typed outcome, never the worker's usage (DEL-25). */
@@ -93,6 +95,6 @@ export function offeredDelegateTool(catalog: TierCatalog | undefined, document: 
   if (setting === false) return undefined;
   const recursive = typeof setting === 'object' && setting.recursive === true;
   if (run.worker && !recursive) return undefined;
-  if (!catalog.canDelegate({ model: run.model, document, name: run.name })) return undefined;
+  if (run.standsFor === undefined || !catalog.canDelegate(run.standsFor)) return undefined;
   return delegateToolSchema(catalog.tiers());
 }

@@ -20,13 +20,13 @@ import { TreeBounds, treeLimits } from './tree-bounds.js';
 import type { RunLink, TreeShares } from './child-run.js';
 import { CallLedger } from './call-ledger.js';
 import type { Message } from './types.js';
-import { DELEGATE_TOOL, delegationInstructions, offeredDelegateTool } from './delegate-tool.js';
+import { DELEGATE_TOOL, delegationInstructions, offeredDelegateTool, type TierCatalog } from './delegate-tool.js';
 
 /** Runs a loaded Request to completion; every failure ends as a typed error with a complete trace (LOOP-14). */
 export async function runRequest(runtime: Runtime, loaded: LoadedRequest, given: RunOptions, link?: RunLink): Promise<RunResult> {
   const cancellation = runSignal(given.signal);
   const options: RunOptions = { ...given, signal: cancellation.signal };
-  const info = runInfo(loaded, options, link);
+  const info = runInfo(loaded, options, link, runtime.tierCatalog);
   const trace = new RunTrace(options.tracer ?? new Tracer(), info.id, info.parent, info.depth);
   const usage = new RunUsage();
   trace.emit('run.started', { request: loaded.location, name: info.name, model: options.model?.id ?? null, input: options.input ?? null });
@@ -63,10 +63,12 @@ function treeShares(loaded: LoadedRequest, options: RunOptions): TreeShares {
 }
 
 /** Facts about the run that Activities and the trace see. */
-function runInfo(loaded: LoadedRequest, options: RunOptions, link: RunLink | undefined): RunInfo {
+function runInfo(loaded: LoadedRequest, options: RunOptions, link: RunLink | undefined, catalog: TierCatalog | undefined): RunInfo {
+  const name = options.name ?? loaded.name;
+  const standsFor = catalog?.standsFor({ model: options.model, document: loaded.document, name });
   return {
     id: options.runId ?? newId('run'),
-    name: options.name ?? loaded.name,
+    name,
     location: loaded.location,
     depth: link?.parent ? link.parent.depth + 1 : 0,
     parent: link?.parent?.run ?? null,
@@ -74,6 +76,7 @@ function runInfo(loaded: LoadedRequest, options: RunOptions, link: RunLink | und
     model: options.model,
     ...(loaded.document.config?.delegates === undefined ? {} : { delegates: loaded.document.config.delegates }),
     ...(link?.worker ? { worker: true } : {}),
+    ...(standsFor === undefined ? {} : { standsFor }),
     ...(loaded.document.config?.delegation === undefined ? {} : { delegation: loaded.document.config.delegation }),
   };
 }

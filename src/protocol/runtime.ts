@@ -30,6 +30,11 @@ export interface RunInfo {
   delegates?: Readonly<Record<string, string>>;
   /** True for a worker: a run the built-in `delegate` tool started (DEL-24). */
   worker?: boolean;
+  /**
+   * The live model the run uses or, replayed, stands for (CAS-14), as the runtime's tier catalog
+   * says (DEL-23): what gating and tier choice go by. Absent without a catalog, or when unknown.
+   */
+  standsFor?: string;
   /** The run's document's `config.delegation`, if set: its workers carry it (DEL-24). */
   delegation?: boolean | { recursive?: boolean };
 }

@@ -90,6 +90,7 @@ function environmentFor(setup: Setup = {}) {
         },
       }),
     checkChild: (description) => checkChild(scope, description),
+    endRun: () => {},
     runtime,
     run,
     options,
