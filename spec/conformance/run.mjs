@@ -262,8 +262,11 @@ async function runCase(name) {
     if (existsSync(join(folder, 'input.json'))) args.push('--input', `@${join(folder, 'input.json')}`);
     args.push('--trace', tracePath, '--json', ...(expected.args ?? []).map((arg) => substitute(String(arg), values)));
 
+    // A case may set variables of its own (DELEGATE_MODELS naming a models file of the case).
+    const caseEnv = { ...env };
+    for (const [variable, value] of Object.entries(expected.env ?? {})) caseEnv[variable] = substitute(String(value), values);
     const [bin, ...rest] = RUN_BIN;
-    const child = spawn(bin, [...rest, ...args], { cwd: folder, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(bin, [...rest, ...args], { cwd: folder, env: caseEnv, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     child.stdout.setEncoding('utf8').on('data', (chunk) => (stdout += chunk));

@@ -43,6 +43,26 @@ describe('delegate-run, end to end through the built binary', () => {
     expect(opinions.find((event) => event.step === 0 && event.advisor === 'riskAnalyst')).toMatchObject({ votes: { deploy: 10, rollback: 5, delay: 95 } });
   });
 
+  it('runs the tier example offline: a deep planner fans three sub-tasks out to the fast tier and retries the one that asked for context (DEL-23 to DEL-28)', async () => {
+    const trace = join(tempDir(), 'trace.jsonl');
+    const result = await runCli(['requests/tiers/planner.json', '--json', '--trace', trace]);
+    expect(result.code, result.stderr).toBe(0);
+    expect(JSON.parse(result.stdout)).toMatchObject({
+      ok: true,
+      output: { releaseDates: ['2025-03-12', '2025-04-02'], ticketPattern: '^AUTH-\\d+$' },
+    });
+    const events = readTrace(trace);
+    const started = events.filter((event) => event.event === 'delegate.started');
+    expect(started.map((event) => [event.tier, event.model])).toEqual(Array(4).fill(['fast', 'anthropic:claude-haiku-4-5']));
+    expect(started.map((event) => event.contextMode)).toEqual(['explicit', 'minimal', 'minimal', 'explicit']);
+    expect(events.filter((event) => event.event === 'delegate.failed')).toEqual([
+      expect.objectContaining({ failureMode: 'insufficient_context', insufficientContextRequest: expect.objectContaining({ missing: ['†input.changelog'] }) }),
+    ]);
+    // The planner itself stands for the deep model it names, which may delegate.
+    const plannerAsk = events.find((event) => event.event === 'model.request' && event.depth === 0);
+    expect(JSON.stringify(plannerAsk?.schema)).toContain('"_tool":{"const":"delegate"}');
+  });
+
   it("runs act 012's refund example: the model repeats its plan, the refund is issued once (PLAN-10)", async () => {
     const trace = join(tempDir(), 'trace.jsonl');
     const input = '{"request":"I would like a refund for my last order.","customerId":"cust_123","amount":50}';
