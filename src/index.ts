@@ -95,6 +95,10 @@ export {
 // Delegation
 export { createDelegateActivity, type DelegateActivityOptions, type ChildModelChooser } from './activities/delegate.js';
 export { createUpfrontPreparer, mergeDelegateContract } from './activities/upfront-preparer.js';
+export { createTierDelegateActivity, type TierDelegateActivityOptions, type TierModelChooser } from './activities/tier-delegate.js';
+export type { DelegateOutcome, FailureMode } from './activities/delegate-outcome.js';
+export type { InsufficientContextRequest } from './activities/need-context.js';
+export { DELEGATE_TOOL, NEED_CONTEXT_TOOL, type TierCatalog } from './protocol/delegate-tool.js';
 export { ResolverRegistry, createDefaultResolvers, type DefaultResolverOptions, type ResolverRegistryOptions } from './resolvers/resolver-registry.js';
 export type { DelegateRegistryKind, LocatedRequest, Resolver, ResolveContext, ResolvedRequest } from './resolvers/resolver.js';
 export { DelegateRegistry, type DelegateTarget } from './resolvers/delegate-registry.js';
@@ -119,6 +123,7 @@ export { OpenAIModel } from './models/openai.js';
 export { AnthropicModel } from './models/anthropic.js';
 export { ModelProviders, type ModelProvidersOptions } from './models/model-providers.js';
 export { ModelCatalog, ModelRegistry, type ModelEntry, type ModelsFile, type Tier } from './models/model-catalog.js';
+export { ModelChooser, type TierModels } from './models/choose-model.js';
 
 // Serving
 export { createRequestHandler } from './server/handler.js';

@@ -13,6 +13,10 @@ const cassette = { version: 1, entries: [{ match: {}, solution: { calls: [], out
 writeFileSync(join(folder, 'with.json'), '{}');
 writeFileSync(join(folder, 'with.cassette.json'), JSON.stringify(cassette));
 writeFileSync(join(folder, 'other.cassette.json'), JSON.stringify(cassette));
+writeFileSync(
+  join(folder, 'recorded.cassette.json'),
+  JSON.stringify({ version: 1, entries: [{ match: { request: 'top' }, model: 'anthropic:recorded', solution: { calls: [], output: 'x' } }] }),
+);
 
 const catalog = new ModelCatalog(
   {
@@ -92,5 +96,71 @@ describe('a child run (DEL-16)', () => {
   it('creates each spec once', () => {
     const models = chooser(OPENAI);
     expect(models.forChild(doc({ model: 'openai:own' }), undefined)).toBe(models.forChild(doc({ model: 'openai:own' }), undefined));
+  });
+});
+
+describe('a replayed run stands for a live model (CAS-14)', () => {
+  const replayed = (models: ModelChooser) => models.create('replay:other.cassette.json');
+
+  it('a child stands for its own model, else its tier (keys aside, the caller provider first), else what its caller stands for', () => {
+    const models = chooser({});
+    const caller = replayed(models);
+    expect(models.forChild(doc({ model: 'openai:own' }), caller)?.standsFor).toBe('openai:own');
+    expect(models.forChild(doc({ tier: 'fast' }), caller, 'anthropic:planner')?.standsFor).toBe('anthropic:fast-a');
+    expect(models.forChild(doc({ tier: 'fast' }), caller, 'openai:planner')?.standsFor).toBe('openai:fast-o');
+    expect(models.forChild(doc(), caller, 'anthropic:planner')?.standsFor).toBe('anthropic:planner');
+    // The cassette still plays it: one replay model, entries consumed once across the tree.
+    expect(models.forChild(doc({ tier: 'fast' }), caller)?.id).toBe(caller.id);
+  });
+
+  it('a top run stands for its document model, else its tier, else the model its cassette entries name, else nothing', () => {
+    const models = chooser({});
+    const model = models.create(`replay:${join(folder, 'recorded.cassette.json')}`);
+    expect(models.standsFor(model, doc({ model: 'anthropic:own' }), 'top')).toBe('anthropic:own');
+    expect(models.standsFor(model, doc({ tier: 'deep' }), 'top')).toBe('openai:deep-o');
+    expect(models.standsFor(model, doc(), 'top')).toBe('anthropic:recorded');
+    expect(models.standsFor(model, doc(), 'another')).toBeUndefined();
+    const live = chooser(OPENAI);
+    expect(live.standsFor(live.create('openai:live'), doc({ model: 'anthropic:own' }), 'top')).toBe('openai:live');
+  });
+
+  it('the command line top run is a stand-in when it replays', () => {
+    const choice = chooser({}).forTopRun(doc({ model: 'anthropic:own' }), { location: join(folder, 'with.json'), isFile: true, env: {}, name: 'with' });
+    expect(choice.model).toMatchObject({ id: `replay:${join(folder, 'with.cassette.json')}`, standsFor: 'anthropic:own' });
+  });
+});
+
+describe("a worker's model: its tier's, fresh (DEL-28)", () => {
+  it('takes the tier model of the caller provider first, only models that can be created here, never the caller model', () => {
+    expect(chooser(BOTH).forTier('fast', chooser(BOTH).create('anthropic:planner')).id).toBe('anthropic:fast-a');
+    expect(chooser(BOTH).forTier('fast', chooser(BOTH).create('openai:planner')).id).toBe('openai:fast-o');
+    expect(chooser(ANTHROPIC).forTier('fast', { id: 'openai:planner', generate: async () => ({}) as never }).id).toBe('anthropic:fast-a');
+  });
+
+  it('takes a --tier override before the catalog', () => {
+    const models = new ModelChooser(new ModelProviders({ registry: catalog }), { cwd: folder, env: BOTH }, { fast: 'anthropic:override' });
+    expect(models.forTier('fast', models.create('openai:planner')).id).toBe('anthropic:override');
+    expect(models.tiers()).toEqual(['fast', 'balanced', 'deep']);
+  });
+
+  it('answers no_model_available_for_tier when none can be created, naming an override that cannot', () => {
+    expect(() => chooser(ANTHROPIC).forTier('deep', undefined)).toThrow(expect.objectContaining({ code: 'no_model_available_for_tier' }));
+    const models = new ModelChooser(new ModelProviders({ registry: catalog }), { cwd: folder, env: ANTHROPIC }, { fast: 'openai:no-key' });
+    expect(() => models.forTier('fast', undefined)).toThrow(
+      expect.objectContaining({ code: 'no_model_available_for_tier', message: expect.stringContaining('--tier') }),
+    );
+  });
+
+  it('is played by the caller cassette when the caller replays, standing for the tier model', () => {
+    const models = chooser({});
+    const caller = models.create('replay:other.cassette.json');
+    expect(models.forTier('fast', caller, 'anthropic:planner')).toMatchObject({ id: caller.id, standsFor: 'anthropic:fast-a' });
+  });
+
+  it('lists the tiers that have a model, and those --tier adds', () => {
+    const small = new ModelCatalog({ models: { 'openai:deep-o': { tier: 'deep' } } }, { warn: () => {} });
+    const models = new ModelChooser(new ModelProviders({ registry: small }), { cwd: folder, env: {} }, { fast: 'openai:x' });
+    expect(models.tiers()).toEqual(['fast', 'deep']);
+    expect(small.tierNames()).toEqual(['deep']);
   });
 });

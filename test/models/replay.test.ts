@@ -169,4 +169,24 @@ describe('ReplayModel', () => {
       expect(() => ReplayModel.fromFileSync(join(dir, 'missing.json'))).toThrow(/missing\.json.*cannot be read/);
     });
   });
+
+  describe('the models a cassette stands for and cut answers (CAS-13, CAS-14)', () => {
+    it('names the model the entries of a request were recorded with', () => {
+      const model = new ReplayModel([
+        { match: { request: 'a' }, solution: { calls: [], output: 1 } },
+        { match: { request: 'a' }, model: 'openai:gpt-5', solution: { calls: [], output: 2 } },
+        { match: { request: 'b' }, model: 'anthropic:claude-haiku-4-5', solution: { calls: [], output: 3 } },
+      ]);
+      expect(model.modelFor('a')).toBe('openai:gpt-5');
+      expect(model.modelFor('b')).toBe('anthropic:claude-haiku-4-5');
+      expect(model.modelFor('c')).toBeUndefined();
+    });
+
+    it('fails a cut entry with max_tokens_exceeded carrying the part that arrived, as a provider would', async () => {
+      const model = new ReplayModel([{ text: '{"calls": [], "output": "hal', cut: true, model: 'openai:gpt-4.1-mini' }]);
+      const error = await model.generate({ ...request('r', 0), config: { maxTokens: 12 } }).catch((thrown: unknown) => thrown);
+      expect(error).toMatchObject({ code: 'max_tokens_exceeded', data: { maxTokens: 12, partial: '{"calls": [], "output": "hal' } });
+      expect((error as Error).message).toContain('openai:gpt-4.1-mini');
+    });
+  });
 });

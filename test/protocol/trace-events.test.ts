@@ -7,6 +7,7 @@ import type { Model, ModelRequest, ModelResponse } from '../../src/protocol/mode
 import { TRACE_EVENT_NAMES, type TraceEventMap, type TraceEventName, knownTraceEvent } from '../../src/protocol/trace-events.js';
 import { type TraceEvent, Tracer, memorySink } from '../../src/protocol/trace.js';
 import type { RequestDocument } from '../../src/protocol/types.js';
+import { replayRun, tierRuntime } from '../helpers/tier-runtime.js';
 
 /** Each event's own fields, required or optional; typed so that every field of the map is listed and no other. */
 const FIELDS: { [E in TraceEventName]: Record<keyof TraceEventMap[E], 'required' | 'optional'> } = {
@@ -202,5 +203,34 @@ describe('the trace event map', () => {
     expect(result.ok).toBe(true);
     expect(sink.events.filter((event) => event.event === 'call.skipped')).toHaveLength(1);
     expect(sink.events.map(mismatch).filter(Boolean)).toEqual([]);
+  });
+
+  it("names a delegate worker's events, with exactly their fields (TRACE-17)", async () => {
+    const runtime = tierRuntime();
+    const call = (task: string) => ({
+      _tool: 'delegate',
+      tier: 'fast',
+      task,
+      context: { mode: 'minimal' },
+      allowed_tools: ['delegate'],
+      _outputPath: '†state.r',
+    });
+    const { events, result } = await replayRun(
+      runtime,
+      { meta: { name: 'planner' }, config: { model: 'openai:gpt-5' }, context: [], schema: { type: 'string' } },
+      [
+        { match: { request: 'planner', step: 0 }, solution: { calls: [call('FIRST'), call('SECOND')], output: null } },
+        { match: { request: 'anonymous:delegate', contains: 'FIRST' }, solution: { calls: [], output: 'ok' } },
+        {
+          match: { request: 'anonymous:delegate', contains: 'SECOND' },
+          solution: { calls: [{ _tool: 'need_context', missing: ['a'], why: 'b' }], output: null },
+        },
+        { match: { request: 'planner', step: 1 }, solution: { calls: [], output: 'done' } },
+      ],
+    );
+    expect(result.ok).toBe(true);
+    expect(events.find((event) => event.event === 'delegate.started')).toHaveProperty('droppedTools', ['delegate']);
+    expect(events.find((event) => event.event === 'delegate.failed')).toHaveProperty('insufficientContextRequest', { missing: ['a'], why: 'b' });
+    expect(events.map(mismatch).filter(Boolean)).toEqual([]);
   });
 });

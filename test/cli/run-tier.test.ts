@@ -1,0 +1,108 @@
+/** The command line's tier options (CLI-17, DEL-28): --tier, DELEGATE_MODELS from the command's own environment, and a live planner and worker against a loopback server. */
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { main, tierModels } from '../../src/cli/run.js';
+import { readTrace, tempDir } from '../helpers/cli.js';
+import { sse, startServer, type LoopbackServer } from '../models/support/loopback.js';
+import { openAIStreamEvents, openAIUsage } from '../models/support/openai-wire.js';
+import { fakePipe } from './fake-terminal.js';
+
+let server: LoopbackServer | undefined;
+afterEach(async () => {
+  await server?.close();
+  server = undefined;
+});
+
+async function run(argv: string[], env: Record<string, string>, cwd: string) {
+  const stdout = fakePipe();
+  const stderr = fakePipe();
+  const status = await main(argv, { stdout, stderr, env, cwd });
+  return { status, stdout: stdout.text(), stderr: stderr.text() };
+}
+
+const plannerAnswer = {
+  calls: [{ _tool: 'delegate', tier: 'fast', task: 'Rename x to y.', context: { mode: 'minimal' }, _outputPath: '†state.renamed' }],
+  output: null,
+};
+
+/** A folder with a planner on `model`, and a cassette beside it answering the planner and its worker. */
+function plannerFolder(model = 'openai:gpt-5'): { folder: string; request: string } {
+  const folder = tempDir();
+  const request = join(folder, 'planner.json');
+  writeFileSync(
+    request,
+    JSON.stringify({ meta: { name: 'planner' }, config: { model }, context: [{ type: 'system', text: 'Plan.' }], schema: { type: 'string' } }),
+  );
+  const entries = [
+    { match: { request: 'planner', step: 0 }, solution: plannerAnswer },
+    { match: { request: 'anonymous:delegate' }, solution: { calls: [], output: 'renamed' } },
+    { match: { request: 'planner', step: 1 }, solution: { calls: [], output: 'done' } },
+  ];
+  writeFileSync(join(folder, 'planner.cassette.json'), JSON.stringify({ version: 1, entries }));
+  return { folder, request };
+}
+
+describe('--tier (CLI-17)', () => {
+  it('reads <tier>=<provider>:<model>, a later one for a tier winning', () => {
+    expect(tierModels(['fast=openai:a', 'deep=anthropic:b', 'fast=openai:c'])).toEqual({ fast: 'openai:c', deep: 'anthropic:b' });
+  });
+
+  it.each([
+    ['tiny=openai:x', /tier of fast, balanced, deep, got "tiny=openai:x"/],
+    ['fast', /tier of fast, balanced, deep, got "fast"/],
+    ['fast=gpt-4.1-nano', /--tier fast= expects a model spec <provider>:<model>, got "gpt-4.1-nano"/],
+    ['fast=openai:', /expects a model spec/],
+  ])('refuses %s', (given, message) => {
+    expect(() => tierModels([given])).toThrow(message);
+  });
+
+  it('refuses a model of an unknown provider before anything runs (exit 2)', async () => {
+    const { folder, request } = plannerFolder();
+    const result = await run([request, '--tier', 'fast=mystery:tiny'], {}, folder);
+    expect(result.status).toBe(2);
+    expect(result.stderr).toContain('--tier fast=mystery:tiny: the provider "mystery:" is unknown');
+  });
+});
+
+describe('DELEGATE_MODELS of the command environment (DEL-28)', () => {
+  it('merges the file it names on the shipped catalog, for the tier choice', async () => {
+    const { folder, request } = plannerFolder();
+    writeFileSync(join(folder, 'models.json'), JSON.stringify({ tiers: { fast: ['openai:gpt-5-nano'] } }));
+    const trace = join(folder, 'trace.jsonl');
+    const result = await run([request, '--trace', trace, '--json'], { DELEGATE_MODELS: 'models.json' }, folder);
+    expect(result.status, result.stderr).toBe(0);
+    expect(readTrace(trace).find((event) => event.event === 'delegate.started')).toMatchObject({ tier: 'fast', model: 'openai:gpt-5-nano' });
+  });
+
+  it('is bad usage naming the file and pointer when the file is invalid', async () => {
+    const { folder, request } = plannerFolder();
+    writeFileSync(join(folder, 'models.json'), JSON.stringify({ models: { 'openai:x': { tier: 'huge' } } }));
+    const result = await run([request], { DELEGATE_MODELS: 'models.json' }, folder);
+    expect(result.status).toBe(2);
+    expect(result.stderr).toContain(`${join(folder, 'models.json')}#/models/openai:x/tier`);
+  });
+});
+
+describe('a live planner and worker (DEL-28)', () => {
+  it('runs the worker on the --tier model of the live provider, with the tier choice made fresh', async () => {
+    const answer = (solution: unknown, model: string) => sse(openAIStreamEvents([JSON.stringify(solution)], openAIUsage(100, 10), model));
+    server = await startServer([
+      answer(plannerAnswer, 'gpt-5'),
+      answer({ calls: [], output: 'renamed' }, 'gpt-4.1-nano'),
+      answer({ calls: [], output: 'done' }, 'gpt-5'),
+    ]);
+    const { folder, request } = plannerFolder();
+    const trace = join(folder, 'trace.jsonl');
+    const argv = [request, '--model', 'openai:gpt-5', '--base-url', server.url, '--tier', 'fast=openai:gpt-4.1-nano', '--trace', trace, '--json'];
+    const result = await run(argv, { OPENAI_API_KEY: 'sk-test' }, folder);
+    expect(result.status, result.stderr).toBe(0);
+    expect(JSON.parse(result.stdout)).toMatchObject({ ok: true, output: 'done' });
+    expect(server.requests.map((received) => received.body.model)).toEqual(['gpt-5', 'gpt-4.1-nano', 'gpt-5']);
+    const events = readTrace(trace);
+    expect(events.find((event) => event.event === 'delegate.completed')).toMatchObject({ usage: { model: 'openai:gpt-4.1-nano', inputTokens: 100 } });
+    // The live planner's Solution schema offered the tool; the worker's did not.
+    expect(JSON.stringify(server.requests[0]?.body)).toContain('delegate');
+    expect(JSON.stringify(server.requests[1]?.body.response_format)).not.toContain('"delegate"');
+  });
+});
