@@ -154,5 +154,6 @@ for (const shape of ['independent', 'chain']) {
   process.stdout.write(`${`plans: ${shape} 50,000 / 1,000 calls`.padEnd(58)} ratio ${(totals[2] / totals[0]).toFixed(1)}× (linear: 50×)\n`);
 }
 await (await import('./run-tree.js')).fanOutAtDefaults();
+await (await import('./tier-delegation.js')).tierDelegation();
 const memory = process.memoryUsage();
 process.stdout.write(`${'memory: heap used after benchmarks'.padEnd(58)} ${(memory.heapUsed / 1048576).toFixed(1)} MiB\n`);
