@@ -1,7 +1,8 @@
 /** The Delegation Activity: runs the Request a `_delegate` names in an isolated child run and returns its output. */
 import { liveModelName, type Model } from '../protocol/model.js';
 import { DelegateError, type ProtocolError } from '../protocol/errors.js';
-import type { Activity, ActivityEnvironment } from '../protocol/runtime.js';
+import type { Activity, ActivityEnvironment, RunResult } from '../protocol/runtime.js';
+import type { WorkerFailureFields } from '../protocol/trace-events.js';
 import { metaValue } from '../protocol/tools.js';
 import type { Call, Message, RequestDocument, ToolSchema } from '../protocol/types.js';
 import { isMetaProperty } from '../protocol/types.js';
@@ -78,23 +79,34 @@ export function createDelegateActivity(options: DelegateActivityOptions): Activi
         });
       },
     });
-    if (result.ok) {
-      environment.trace.emit('delegate.completed', { call: environment.callId, child, usage: { ...result.usageTotal, model: modelName } });
-      return result.output;
-    }
-    environment.trace.emit('delegate.failed', {
-      call: environment.callId,
-      child,
-      code: result.error.code,
-      message: result.error.message,
-      error: result.error.toJSON(),
-    });
+    traceChildEnd(environment, child, result, modelName);
+    if (result.ok) return result.output;
     if (result.error.code === 'cancelled_by_user') throw result.error;
     throw new DelegateError(codeForParent(result.error), `The delegate "${resolved.name}" (${resolved.location}) failed: ${result.error.message}`, {
       child,
       delegate: resolved.location,
     });
   };
+}
+
+/**
+ * Traces how a delegation's child ended (TRACE-7): `delegate.completed` with its total usage and
+ * `model`, or `delegate.failed` with its error as data and the `failed` fields (a worker's failure
+ * mode, TRACE-17).
+ */
+export function traceChildEnd(
+  environment: ActivityEnvironment,
+  child: string,
+  result: RunResult,
+  model: string | null,
+  failed: Partial<WorkerFailureFields> = {},
+): void {
+  if (result.ok) {
+    environment.trace.emit('delegate.completed', { call: environment.callId, child, usage: { ...result.usageTotal, model } });
+    return;
+  }
+  const { error } = result;
+  environment.trace.emit('delegate.failed', { call: environment.callId, child, code: error.code, message: error.message, error: error.toJSON(), ...failed });
 }
 
 /** Child failures keep their code where the parent can act on it; everything else is a worker error. */

@@ -9,6 +9,7 @@ import type { LoadedRequest } from '../protocol/load-request.js';
 import { liveModelName, type Model } from '../protocol/model.js';
 import type { Activity, ActivityEnvironment, RunInfo } from '../protocol/runtime.js';
 import type { Call, Message, RequestDocument, ToolSchema } from '../protocol/types.js';
+import { traceChildEnd } from './delegate.js';
 import { type DelegateFailure, type DelegateOutcome, failureOf, succeeded } from './delegate-outcome.js';
 import { type DelegateCall, delegateCall, estimateTokens, lendTools, splitContext, WORKER_NAME, workerRequest } from './worker-request.js';
 
@@ -73,16 +74,11 @@ export function createTierDelegateActivity(options: TierDelegateActivityOptions)
       return failureOf(asProtocolError(error), request.document.schema).outcome;
     }
     if (result.ok) {
-      environment.trace.emit('delegate.completed', { call: environment.callId, child, usage: { ...result.usageTotal, model: modelName } });
+      traceChildEnd(environment, child, result, modelName);
       return succeeded(result.output);
     }
     const failure: DelegateFailure = failureOf(result.error, request.document.schema);
-    environment.trace.emit('delegate.failed', {
-      call: environment.callId,
-      child,
-      code: result.error.code,
-      message: result.error.message,
-      error: result.error.toJSON(),
+    traceChildEnd(environment, child, result, modelName, {
       failureMode: failure.failureMode,
       ...(failure.request ? { insufficientContextRequest: failure.request } : {}),
     });
