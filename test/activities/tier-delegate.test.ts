@@ -334,6 +334,27 @@ describe('what a worker gets (DEL-25)', () => {
     expect(promptOf(eventsOf(events, 'model.request').find((event) => event.depth === 1))).toContain('FRESH-1');
   });
 
+  it('fails a call whose included reference never resolves with unresolved_reference when the step ends (VAR-5)', async () => {
+    const { events } = await replayRun(tierRuntime(), planner(), plannerEntries({ ...minimal, context: { mode: 'explicit', include: ['†state.never'] } }));
+    expect(eventsOf(events, 'call.failed')[0]).toMatchObject({
+      tool: 'delegate',
+      error: { code: 'unresolved_reference', message: expect.stringContaining('†state.never') },
+    });
+    expect(eventsOf(events, 'run.started')).toHaveLength(1);
+  });
+
+  it('re-asks an answer whose delegate call breaks the tool schema: a tier outside the catalog, an explicit context without include (LOOP-8)', async () => {
+    const { events } = await replayRun(tierRuntime(), planner(), [
+      { match: { request: 'planner', step: 0 }, solution: { calls: [{ _tool: 'delegate', ...minimal, tier: 'huge' }], output: null } },
+      { match: { request: 'planner', step: 0 }, solution: { calls: [{ _tool: 'delegate', ...minimal, context: { mode: 'explicit' } }], output: null } },
+      { match: { request: 'planner', step: 0 }, solution: { calls: [], output: 'gave up delegating' } },
+    ]);
+    const asks = eventsOf(events, 'model.request');
+    expect(asks.map((event) => event.attempt)).toEqual([0, 1, 2]);
+    expect(promptOf(asks[1])).toContain('does not match the Solution schema');
+    expect(eventsOf(events, 'run.started')).toHaveLength(1);
+  });
+
   it('refuses to include tools through the context: they are lent by allowed_tools', async () => {
     const { events } = await replayRun(tierRuntime(), planner(), plannerEntries({ ...minimal, context: { mode: 'explicit', include: ['tool'] } }));
     expect(eventsOf(events, 'call.failed')[0]).toMatchObject({ tool: 'delegate', error: { code: 'invalid_params' } });
