@@ -242,17 +242,21 @@ export function elapsedMs(node: RunNode, now: number): number {
 
 /**
  * Usage of a run and all its descendants summed from the tree, shaped like the runtime's
- * `usageTotal` (tokens and cost include descendants; steps and tool calls are the run's own).
- * Used where the trace has no report, e.g. after a failure.
+ * `usageTotal` (tokens, cost, steps and tool calls include descendants; `ms` is the run's own,
+ * LOOP-15). Used where the trace has no report, e.g. after a failure.
  */
 export function subtreeUsage(tree: RunTree, node: RunNode, now: number): UsageSummary {
   let tokens = zeroUsage();
   let costUsd: number | null = 0;
+  let steps = 0;
+  let toolCalls = 0;
   const visit = (current: RunNode) => {
     tokens = addUsage(tokens, current.tokens);
     costUsd = addCost(costUsd, current.costUsd);
+    steps += current.step;
+    toolCalls += current.calls.done + current.calls.failed + current.calls.running;
     for (const child of tree.childrenOf(current)) visit(child);
   };
   visit(node);
-  return { ...tokens, costUsd, steps: node.step, toolCalls: node.calls.done + node.calls.failed + node.calls.running, ms: elapsedMs(node, now) };
+  return { ...tokens, costUsd, steps, toolCalls, ms: elapsedMs(node, now) };
 }

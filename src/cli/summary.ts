@@ -9,7 +9,7 @@ export type RunOutcome =
   | { ok: true; output: unknown; usageTotal: UsageSummary }
   | { ok: false; error: { code: string; message: string }; usageTotal: UsageSummary };
 
-/** One child run in the breakdown. Tokens, cost and time include the child's own delegates; steps are its own. */
+/** One child run in the breakdown. Tokens, cost, steps and time include the child's own delegates. */
 export interface DelegateLine {
   run: string;
   name: string;

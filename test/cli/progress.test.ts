@@ -118,7 +118,7 @@ describe('delegate-run progress', () => {
     expect(text).toMatch(/[├└]─ ✓ composer /);
     expect(text).toMatch(/(│ {2}| {3})└─ ✓ sound-designer /);
     expect(text).toContain('tokens 3,515 in · 514 out');
-    expect(text).toMatch(/\n {4}composer {10}replay:producer\.cassette\.json {2}2 steps/);
+    expect(text).toMatch(/\n {4}composer {10}replay:producer\.cassette\.json {2}3 steps/);
   });
 
   it('prints plain progress lines when stderr is not a terminal', async () => {

@@ -60,7 +60,7 @@ describe('summary', () => {
     expect(lines[2]).toBe('  cost $0.0104 · 4 runs · 6 steps · 4 tool calls');
     expect(lines[3]).toBe('  delegates');
     expect(lines.slice(4)).toEqual([
-      '    composer          replay:producer.cassette.json  2 steps  1,490 in  240 out  $0.0042  480ms',
+      '    composer          replay:producer.cassette.json  3 steps  1,490 in  240 out  $0.0042  480ms',
       '      sound-designer  replay:producer.cassette.json  1 step     210 in   70 out  $0.0007    0ms',
       '    sound-designer    replay:producer.cassette.json  1 step     205 in   66 out  $0.0006   40ms',
     ]);
@@ -70,7 +70,7 @@ describe('summary', () => {
   it("takes each delegate's numbers from its delegate.completed report, including its own delegates", () => {
     const summary = summarize(treeOf(musicEvents), succeeded);
     expect(summary.delegates.map((line) => [line.name, line.depth, line.tokens.inputTokens, line.costUsd, line.steps])).toEqual([
-      ['composer', 1, 1490, 0.0042, 2],
+      ['composer', 1, 1490, 0.0042, 3],
       ['sound-designer', 2, 210, 0.0007, 1],
       ['sound-designer', 1, 205, 0.0006, 1],
     ]);
@@ -92,7 +92,7 @@ describe('summary', () => {
     };
     const lines = formatSummary(summarize(new RunTree(), cancelled));
     expect(lines[0]).toBe('⊘ cancelled after 1.9s: cancelled_by_user');
-    expect(lines[2]).toBe('  cost $? (some model has no known price) · 1 run · 2 steps · 2 tool calls');
+    expect(lines[2]).toBe('  cost $? (some model has no known price) · 1 run · 6 steps · 4 tool calls');
     expect(lines).toHaveLength(3);
   });
 
