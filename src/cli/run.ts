@@ -23,6 +23,7 @@ import { terminalPrompt } from './approval-prompt.js';
 import { isEntryPoint } from './entry.js';
 import { checkOutputPaths, type RunInput } from './output-paths.js';
 import { createProgress, type Progress } from './progress.js';
+import { REPORT_COMMAND, reportMain } from './report.js';
 
 /** Where the CLI reads and writes; tests pass their own. */
 export interface CliIo {
@@ -40,6 +41,8 @@ export interface CliIo {
 export const EXIT = { ok: 0, failed: 1, usage: 2, cancelled: 130 } as const;
 
 const USAGE = `Usage: delegate-run <request.json | http(s)://host/path.json> [options]
+       delegate-run report <trace.jsonl> [--by run|model|tier|parent] [--json] [--models <models.json>]
+         (where the dollars went; a request file named "report" runs as ./report)
 
 Options:
   --input <json> | --input @file.json   values for the Request's input message
@@ -267,6 +270,8 @@ function chooseModel(args: ParsedArguments, loaded: LoadedRequest, chooser: Mode
 
 /** Runs the command line; resolves to the exit status. */
 export async function main(argv: string[], io: CliIo): Promise<number> {
+  // A subcommand is its exact name as the first argument (CLI-17); a file of that name is `./report`.
+  if (argv[0] === REPORT_COMMAND) return reportMain(argv.slice(1), io);
   const say = (line: string) => io.stderr.write(`${line}\n`);
   let args: ParsedArguments | 'help';
   try {
