@@ -19,6 +19,8 @@ export interface RunCost {
   run: CostRun;
   /** The model its answers were priced as, several joined by `, `; without answers, the model it was started with. */
   model: string | null;
+  /** The models its answers were priced as, in order of first answer. */
+  models: string[];
   /** The tier it was delegated at, else the catalog's tier of its model, else `null`. */
   tier: string | null;
   own: Tally;
@@ -83,12 +85,12 @@ function tallyAnswers(answers: readonly CostAnswer[], prices: ReadonlyMap<CostAn
 }
 
 /** The labels of a run: the model(s) its answers were priced as, and its tier. */
-function labels(run: CostRun, options: CostReportOptions): { model: string | null; tier: string | null } {
+function labels(run: CostRun, options: CostReportOptions): { model: string | null; models: string[]; tier: string | null } {
   const models = [...new Set(run.answers.map(answerModel))];
   const model = models.length > 0 ? models.join(', ') : run.model;
   const first = models[0] ?? run.model;
   const tier = run.tier ?? (first === null ? undefined : options.tierOf?.(first)) ?? null;
-  return { model, tier };
+  return { model, models, tier };
 }
 
 /**

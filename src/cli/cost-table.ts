@@ -46,7 +46,8 @@ export function formatRunTable(report: CostReport): string[] {
   const visit = (cost: RunCost) => {
     const indent = '  '.repeat(cost.run.depth - top);
     const why = cost.run.status === 'unfinished' ? 'unfinished' : (cost.run.code ?? '');
-    rows.push([`${indent}${STATUS_MARKS[cost.run.status]}${cost.run.name}`, formatModel(cost.model), cost.tier ?? '-', ...figureCells(cost.own), why]);
+    const model = cost.models.length > 0 ? cost.models.map(formatModel).join(', ') : formatModel(cost.model);
+    rows.push([`${indent}${STATUS_MARKS[cost.run.status]}${cost.run.name}`, model, cost.tier ?? '-', ...figureCells(cost.own), why]);
     for (const child of cost.children) visit(child);
     // The sole top run's subtotal is the total, printed once below.
     if (cost.children.length > 0 && cost !== soleRoot)
