@@ -67,6 +67,8 @@ describe('delegate-run report', () => {
         'costUsd',
       ]),
     );
+    // The workers run in parallel: their rows come in the order they started, which may be either.
+    printed.rows.splice(1, 2, ...printed.rows.slice(1).sort((a, b) => (a.inputTokens as number) - (b.inputTokens as number)));
     expect(printed.rows.map(({ run, costUsd, ...rest }) => rest)).toEqual([
       {
         parent: null,
@@ -129,7 +131,10 @@ describe('delegate-run report', () => {
     writeFileSync(deeper, lines.map((line) => JSON.stringify(line)).join('\n'));
     const { status, stdout, stderr } = await report([deeper]);
     expect([status, stderr]).toEqual([0, '']);
-    expect(stdout.split('\n')).toEqual([
+    const printed = stdout.split('\n');
+    // The workers run in parallel, so either may have started first.
+    printed.splice(3, 2, ...printed.slice(3, 5).sort((a, b) => a.localeCompare(b)));
+    expect(printed).toEqual([
       'run                 model                tier      steps  input  output  cache read  cache write                cost',
       'top                 openai:gpt-4.1       balanced      0      0       0           0            0                  $0',
       '  planner           openai:gpt-4.1       balanced      2  2,700     350         400            0  $0.0084 (replayed)',
@@ -288,12 +293,14 @@ describe('delegate-run report through the binary', () => {
   });
 
   it('shows the same breakdown in the end-of-run summary, priced as the replayed models, and keeps --json and --quiet clean', async () => {
-    const run = await runCli([join(fixtures, 'planner.json')], { cwd: fixtures });
+    const ownTrace = join(tempDir('report-'), 'trace.jsonl');
+    const run = await runCli([join(fixtures, 'planner.json'), '--trace', ownTrace], { cwd: fixtures });
     expect(run.code).toBe(0);
     expect(run.stdout).toBe('done\n');
     const summary = run.stderr.slice(run.stderr.indexOf('✓ planner done'));
     expect(summary).toContain('  cost $0.0086 (replayed) · 3 runs · 4 steps · 2 tool calls\n  cost by run\n');
-    const printed = await report([trace]);
+    // The workers run in parallel, so the rows' order is the one this run's trace holds.
+    const printed = await report([ownTrace]);
     // The summary's table is the report's, indented under the summary.
     const table = printed.stdout
       .trim()
