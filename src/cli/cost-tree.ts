@@ -1,6 +1,7 @@
 /** The cost tree of a trace: its runs, how they nest, and each run's model answers, the one source of its dollars (spec/cli.md CLI-17). */
 import { type TraceEventBase, knownTraceEvent } from '../protocol/trace-events.js';
 import { type Usage, addUsage, zeroUsage } from '../protocol/usage.js';
+import { RunIndex } from './run-index.js';
 
 /** One model answer (`model.response`) as the cost tree keeps it. */
 export interface CostAnswer {
@@ -54,8 +55,7 @@ export function isReplayed(answer: CostAnswer): boolean {
  * traces with more fields or more events than it knows read the same.
  */
 export class CostTree {
-  private readonly byId = new Map<string, CostRun>();
-  private readonly rootIds: string[] = [];
+  private readonly index = new RunIndex<CostRun>();
 
   /** Takes one event into the tree. */
   apply(event: TraceEventBase): void {
@@ -94,7 +94,7 @@ export class CostTree {
       case 'delegate.completed':
       case 'delegate.failed': {
         // A child's own end comes first (TRACE-11); this only ends a child the trace shows no end of.
-        const child = this.byId.get(known.child);
+        const child = this.index.get(known.child);
         if (!child) return;
         if (known.event === 'delegate.completed') this.end(child, 'done');
         else this.end(child, known.code === 'cancelled_by_user' ? 'cancelled' : 'failed', known.code);
@@ -107,34 +107,21 @@ export class CostTree {
 
   /** The runs with no parent in the trace (normally one: the top run). */
   get roots(): CostRun[] {
-    return this.rootIds.map((id) => this.byId.get(id) as CostRun);
+    return this.index.roots;
   }
 
   /** A run's children, in the order they first appeared. */
   childrenOf(run: CostRun): CostRun[] {
-    return run.children.map((id) => this.byId.get(id) as CostRun);
+    return this.index.childrenOf(run);
   }
 
   /** Every run, depth first, parents before their children. */
   runs(): CostRun[] {
-    const ordered: CostRun[] = [];
-    const visit = (run: CostRun) => {
-      ordered.push(run);
-      for (const child of this.childrenOf(run)) visit(child);
-    };
-    for (const root of this.roots) visit(root);
-    return ordered;
+    return this.index.depthFirst();
   }
 
   private ensure(run: string, parent: string | null, depth: number): CostRun {
-    const existing = this.byId.get(run);
-    if (existing) return existing;
-    const node: CostRun = { run, parent, depth, name: run, model: null, tier: null, status: 'unfinished', answers: [], children: [] };
-    this.byId.set(run, node);
-    const parentRun = parent === null ? undefined : this.byId.get(parent);
-    if (parentRun) parentRun.children.push(run);
-    else this.rootIds.push(run);
-    return node;
+    return this.index.ensure(run, parent, () => ({ run, parent, depth, name: run, model: null, tier: null, status: 'unfinished', answers: [], children: [] }));
   }
 
   private end(run: CostRun, status: Exclude<CostRunStatus, 'unfinished'>, code?: string): void {

@@ -3,6 +3,7 @@ import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { ModelCatalog } from '../models/model-catalog.js';
 import { ProtocolError, UsageError } from '../protocol/errors.js';
+import { onePositional, parseOrUsageError } from './command-line.js';
 import { formatGroupTable, formatRunTable } from './cost-table.js';
 import { type CostReport, REPORT_GROUPINGS, type ReportGrouping, costReport, reportJson } from './cost-report.js';
 import { CostTree, answerModel } from './cost-tree.js';
@@ -44,24 +45,13 @@ interface ReportArguments {
 }
 
 function parseReportArguments(argv: string[]): ReportArguments | 'help' {
-  let parsed: ReturnType<typeof parse>;
-  try {
-    parsed = parse(argv);
-  } catch (error) {
-    throw new UsageError((error as Error).message);
-  }
-  const { values, positionals } = parsed;
+  const { values, positionals } = parseOrUsageError(() => parse(argv));
   if (values.help) return 'help';
-  if (positionals.length !== 1)
-    throw new UsageError(
-      positionals.length === 0
-        ? 'Expected a trace file (.jsonl) to report on.'
-        : `Expected one trace file, got ${positionals.length}: ${positionals.join(' ')}.`,
-    );
+  const trace = onePositional(positionals, 'Expected a trace file (.jsonl) to report on.', 'trace file');
   const by = values.by ?? 'run';
   if (!(REPORT_GROUPINGS as readonly string[]).includes(by)) throw new UsageError(`--by expects one of ${REPORT_GROUPINGS.join(', ')}, got "${by}".`);
   return {
-    trace: positionals[0] as string,
+    trace,
     by: by as ReportGrouping,
     json: values.json ?? false,
     ...(values.models === undefined ? {} : { models: values.models }),

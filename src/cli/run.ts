@@ -24,6 +24,7 @@ import { isEntryPoint } from './entry.js';
 import { checkOutputPaths, type RunInput } from './output-paths.js';
 import { createProgress, type Progress } from './progress.js';
 import { REPORT_COMMAND, reportMain } from './report.js';
+import { onePositional, parseOrUsageError } from './command-line.js';
 
 /** Where the CLI reads and writes; tests pass their own. */
 export interface CliIo {
@@ -177,20 +178,9 @@ function parseWithOptions(argv: string[]) {
 
 /** Parses the command line; throws UsageError for anything malformed. */
 export function parseArguments(argv: string[], cwd: string): ParsedArguments | 'help' {
-  let parsed: ReturnType<typeof parseWithOptions>;
-  try {
-    parsed = parseWithOptions(argv);
-  } catch (error) {
-    throw new UsageError((error as Error).message);
-  }
-  const { values, positionals } = parsed;
+  const { values, positionals } = parseOrUsageError(() => parseWithOptions(argv));
   if (values.help) return 'help';
-  if (positionals.length !== 1)
-    throw new UsageError(
-      positionals.length === 0
-        ? 'Expected a request: a .json file or an http(s) URL.'
-        : `Expected one request, got ${positionals.length}: ${positionals.join(' ')}.`,
-    );
+  const request = onePositional(positionals, 'Expected a request: a .json file or an http(s) URL.', 'request');
   if (values.resolve !== undefined && values.resolve !== 'runtime' && values.resolve !== 'upfront') {
     throw new UsageError(`--resolve expects runtime or upfront, got "${values.resolve}".`);
   }
@@ -198,7 +188,7 @@ export function parseArguments(argv: string[], cwd: string): ParsedArguments | '
     throw new UsageError(`--approve expects one of ${APPROVAL_MODES.join(', ')}, got "${values.approve}".`);
   }
   return {
-    request: positionals[0] as string,
+    request,
     input: readInput(values.input, cwd),
     ...(values.input?.startsWith('@') ? { inputFile: resolve(cwd, values.input.slice(1)) } : {}),
     ...(values.model === undefined ? {} : { model: values.model }),

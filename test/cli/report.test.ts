@@ -82,30 +82,21 @@ describe('delegate-run report', () => {
         cacheReadTokens: 400,
         cacheWriteTokens: 0,
       },
-      {
+      ...[
+        [500, 200],
+        [700, 100],
+      ].map(([inputTokens, outputTokens]) => ({
         parent: top,
         depth: 1,
         name: 'worker',
         model: 'openai:gpt-4.1-nano',
         tier: 'fast',
         steps: 1,
-        inputTokens: 500,
-        outputTokens: 200,
+        inputTokens,
+        outputTokens,
         cacheReadTokens: 0,
         cacheWriteTokens: 0,
-      },
-      {
-        parent: top,
-        depth: 1,
-        name: 'worker',
-        model: 'openai:gpt-4.1-nano',
-        tier: 'fast',
-        steps: 1,
-        inputTokens: 700,
-        outputTokens: 100,
-        cacheReadTokens: 0,
-        cacheWriteTokens: 0,
-      },
+      })),
     ]);
     expect(printed.rows[0]?.run).toBe(top);
     expect(printed.rows[0]?.costUsd).toBeCloseTo(PLANNER_STEP_0 + PLANNER_STEP_1, 15);
