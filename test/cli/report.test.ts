@@ -174,6 +174,9 @@ describe('delegate-run report', () => {
     const invalid = await report([trace, '--models', 'planner.cassette.json']);
     expect(invalid.status).toBe(2);
     expect(invalid.stderr).toContain(`${join(fixtures, 'planner.cassette.json')}#/version`);
+    const missing = await report([trace, '--models', 'no-such.models.json']);
+    expect([missing.status, missing.stdout]).toEqual([2, '']);
+    expect(missing.stderr).toContain(join(fixtures, 'no-such.models.json'));
   });
 
   it('reports a truncated trace: what it holds, and on stderr which runs never ended', async () => {
