@@ -58,6 +58,8 @@ export interface ModelResponse {
   usage: Usage;
   /** Cost of this call in US dollars, or `null` when the price is unknown. */
   costUsd: number | null;
+  /** For a replayed answer whose cassette entry names a model: that model, whose price `costUsd` is (CAS-14). */
+  replayOf?: string;
   /** How the answer's shape was asked for, when the provider has several ways (OpenAI: MODEL-5). */
   responseFormat?: string;
 }

@@ -79,6 +79,8 @@ export interface TraceEventMap {
     usage: Usage;
     /** `null` when the price is unknown. */
     costUsd: number | null;
+    /** A replayed answer's stand-in: the model its cassette entry names, priced as that model (CAS-14; an addition). */
+    replayOf?: string;
     ms: number;
     /** How the answer's shape was asked for (MODEL-5). */
     responseFormat?: string;
