@@ -117,7 +117,7 @@ export {
 // Models
 export type { Model, ModelFactory, ModelFactoryOptions, ModelRequest, ModelResponse, ModelRetry, ProviderMessage } from './protocol/model.js';
 export { addCost, addUsage, zeroUsage } from './protocol/usage.js';
-export { ReplayModel } from './models/replay.js';
+export { ReplayModel, type ReplayModelOptions } from './models/replay.js';
 export { RecordingModel } from './models/recording.js';
 export { OpenAIModel } from './models/openai.js';
 export { AnthropicModel } from './models/anthropic.js';

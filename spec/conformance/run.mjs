@@ -161,7 +161,7 @@ function checkAssertion(events, texts, runs, assertion) {
 // Running one case
 
 function substitute(text, values) {
-  return text.replace(/\{\{(CASE|SERVE)\}\}/g, (whole, name) => values[name] ?? whole);
+  return text.replace(/\{\{(CASE|SERVE|TRACE)\}\}/g, (whole, name) => values[name] ?? whole);
 }
 
 /** Starts delegate-serve on a free port for a case; resolves with its origin and a stop function. */
@@ -242,6 +242,87 @@ function armInterrupt(child, tracePath, interrupt) {
   return () => clearInterval(timer);
 }
 
+/**
+ * Runs the delegate-run binary with `args` in `cwd`; resolves with its status and output, or a
+ * reason it could not run. `watch(child)` may act on the running child and returns its own stop.
+ */
+async function execute(args, cwd, env, timeoutMs, watch = () => () => undefined) {
+  const [bin, ...rest] = RUN_BIN;
+  const child = spawn(bin, [...rest, ...args], { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const unwatch = watch(child);
+  let stdout = '';
+  let stderr = '';
+  child.stdout.setEncoding('utf8').on('data', (chunk) => (stdout += chunk));
+  child.stderr.setEncoding('utf8').on('data', (chunk) => (stderr += chunk));
+  let timedOut = false;
+  const timeout = setTimeout(() => {
+    timedOut = true;
+    child.kill('SIGKILL');
+  }, timeoutMs);
+  const status = await new Promise((done) => {
+    child.once('error', (error) => done({ error }));
+    child.once('close', (code, signal) => done({ code, signal }));
+  });
+  clearTimeout(timeout);
+  unwatch();
+  if (status.error) return { failure: `cannot start ${bin}: ${status.error.message}` };
+  if (timedOut) return { failure: `timed out after ${timeoutMs} ms` };
+  return { code: status.code, signal: status.signal, stdout, stderr };
+}
+
+/**
+ * Checks one of a case's `commands` (a further invocation of the binary, e.g. `report`): its exit
+ * status, its stdout (as text, or as one JSON value) and its stderr. `result` is the main run's
+ * `--json` result, for `stdoutSameAsResult`. Returns the problems, each prefixed with the command.
+ */
+async function checkCommand(command, index, folder, env, values, result) {
+  const args = (command.args ?? []).map((arg) => substitute(String(arg), values));
+  const label = `commands[${index}] (${args.join(' ')})`;
+  const extraEnv = Object.fromEntries(Object.entries(command.env ?? {}).map(([name, value]) => [name, substitute(String(value), values)]));
+  const ran = await execute(args, folder, { ...env, ...extraEnv }, command.timeoutMs ?? DEFAULT_TIMEOUT_MS);
+  if (ran.failure) return [`${label}: ${ran.failure}`];
+  const problems = [];
+  const exit = command.exit ?? 0;
+  if (ran.code !== exit)
+    problems.push(`exit ${ran.code ?? ran.signal}, expected ${exit}; stderr: ${ran.stderr.trim().split('\n').slice(-3).join(' | ').slice(0, 400)}`);
+  for (const text of list(command.stdoutContains)) if (!ran.stdout.includes(text)) problems.push(`stdout lacks ${JSON.stringify(text)}`);
+  for (const text of list(command.stdoutNotContains)) if (ran.stdout.includes(text)) problems.push(`stdout contains ${JSON.stringify(text)}`);
+  for (const text of list(command.stderrContains)) if (!ran.stderr.includes(text)) problems.push(`stderr lacks ${JSON.stringify(text)}`);
+  if (command.stdoutEmpty && ran.stdout !== '') problems.push(`stdout is not empty: ${ran.stdout.slice(0, 200)}`);
+  const wantsJson = ['stdoutJson', 'stdoutWhere', 'stdoutKeys', 'stdoutSameAsResult'].some((check) => command[check] !== undefined);
+  if (wantsJson) {
+    const lines = ran.stdout.split('\n').filter((line) => line.trim() !== '');
+    let printed;
+    try {
+      if (lines.length !== 1) throw new Error(`${lines.length} lines`);
+      printed = JSON.parse(lines[0]);
+    } catch (error) {
+      problems.push(`stdout is not one JSON line (${error.message}): ${ran.stdout.slice(0, 200)}`);
+    }
+    if (printed !== undefined) {
+      if (command.stdoutJson !== undefined && !isDeepStrictEqual(printed, command.stdoutJson))
+        problems.push(`stdout ${JSON.stringify(printed).slice(0, 300)} differs from ${JSON.stringify(command.stdoutJson).slice(0, 300)}`);
+      for (const [path, value] of Object.entries(command.stdoutWhere ?? {})) {
+        if (!isDeepStrictEqual(pick(printed, path), value))
+          problems.push(`stdout has ${path} = ${JSON.stringify(pick(printed, path))}, expected ${JSON.stringify(value)}`);
+      }
+      for (const [path, keys] of Object.entries(command.stdoutKeys ?? {})) {
+        const value = path === '' ? printed : pick(printed, path);
+        const actual = value !== null && typeof value === 'object' && !Array.isArray(value) ? Object.keys(value) : undefined;
+        if (!isDeepStrictEqual(actual, keys))
+          problems.push(`stdout has at ${path} the keys ${JSON.stringify(actual)}, expected exactly ${JSON.stringify(keys)}`);
+      }
+      for (const [path, resultPath] of Object.entries(command.stdoutSameAsResult ?? {})) {
+        const mine = pick(printed, path);
+        const theirs = result === undefined ? undefined : pick(result, resultPath);
+        if (mine === undefined || !isDeepStrictEqual(mine, theirs))
+          problems.push(`stdout has ${path} = ${JSON.stringify(mine)}, but the run's result has ${resultPath} = ${JSON.stringify(theirs)}`);
+      }
+    }
+  }
+  return problems.map((problem) => `${label}: ${problem}`);
+}
+
 async function runCase(name) {
   const folder = join(HERE, name);
   const expected = JSON.parse(readFileSync(join(folder, 'expected.json'), 'utf8'));
@@ -250,7 +331,16 @@ async function runCase(name) {
   const tracePath = join(scratch, 'trace.jsonl');
   let server;
   try {
-    const values = { CASE: folder };
+    const values = { CASE: folder, TRACE: tracePath };
+    // A case may set variables of its own (DELEGATE_MODELS naming a models file of the case), for every command it runs.
+    for (const [variable, value] of Object.entries(expected.env ?? {})) env[variable] = substitute(String(value), values);
+    // A case that only runs its commands (on files it holds), e.g. a report of a stored trace.
+    if (expected.run === false) {
+      const problems = [];
+      for (const [index, command] of (expected.commands ?? []).entries())
+        problems.push(...(await checkCommand(command, index, folder, env, values, undefined)));
+      return problems;
+    }
     if (expected.serve !== undefined) {
       server = await startServer(join(folder, expected.serve), env);
       values.SERVE = server.origin;
@@ -262,29 +352,12 @@ async function runCase(name) {
     if (existsSync(join(folder, 'input.json'))) args.push('--input', `@${join(folder, 'input.json')}`);
     args.push('--trace', tracePath, '--json', ...(expected.args ?? []).map((arg) => substitute(String(arg), values)));
 
-    // A case may set variables of its own (DELEGATE_MODELS naming a models file of the case).
-    const caseEnv = { ...env };
-    for (const [variable, value] of Object.entries(expected.env ?? {})) caseEnv[variable] = substitute(String(value), values);
-    const [bin, ...rest] = RUN_BIN;
-    const child = spawn(bin, [...rest, ...args], { cwd: folder, env: caseEnv, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (chunk) => (stdout += chunk));
-    child.stderr.setEncoding('utf8').on('data', (chunk) => (stderr += chunk));
-    const disarm = expected.interrupt ? armInterrupt(child, tracePath, expected.interrupt) : () => undefined;
-    let timedOut = false;
-    const timeout = setTimeout(() => {
-      timedOut = true;
-      child.kill('SIGKILL');
-    }, expected.timeoutMs ?? DEFAULT_TIMEOUT_MS);
-    const status = await new Promise((done) => {
-      child.once('error', (error) => done({ error }));
-      child.once('close', (code, signal) => done({ code, signal }));
-    });
-    clearTimeout(timeout);
-    disarm();
-    if (status.error) return [`cannot start ${bin}: ${status.error.message}`];
-    if (timedOut) return [`timed out after ${expected.timeoutMs ?? DEFAULT_TIMEOUT_MS} ms`];
+    const ran = await execute(args, folder, env, expected.timeoutMs ?? DEFAULT_TIMEOUT_MS, (child) =>
+      expected.interrupt ? armInterrupt(child, tracePath, expected.interrupt) : () => undefined,
+    );
+    if (ran.failure) return [ran.failure];
+    const { stdout, stderr } = ran;
+    const status = { code: ran.code, signal: ran.signal };
 
     const problems = [];
     const exit = expected.exit ?? 0;
@@ -337,6 +410,7 @@ async function runCase(name) {
         if (reason) problems.push(`trace: ${reason}`);
       }
     }
+    for (const [index, command] of (expected.commands ?? []).entries()) problems.push(...(await checkCommand(command, index, folder, env, values, result)));
     return problems;
   } catch (error) {
     return [`runner error: ${error instanceof Error ? error.message : String(error)}`];

@@ -2,6 +2,9 @@
 import type { TraceEvent, Tracer } from '../protocol/trace.js';
 import { knownTraceEvent } from '../protocol/trace-events.js';
 import type { Usage } from '../protocol/usage.js';
+import { ModelCatalog } from '../models/model-catalog.js';
+import { costReport } from './cost-report.js';
+import { CostTree } from './cost-tree.js';
 import { RunTree } from './run-tree.js';
 import { formatSummary, summarize, type RunOutcome } from './summary.js';
 import { LiveTreeWriter, colorEnabled, type TerminalStream } from './tree-renderer.js';
@@ -23,7 +26,8 @@ export function progressLine(event: TraceEvent): string | undefined {
     case 'run.started':
       return `${at}▶ ${known.name} (${known.model ?? 'no model'})`;
     case 'model.response':
-      return `${at}  step ${known.step}: ${known.model}${tokens(known.usage)} ${known.ms}ms`;
+      // A replayed answer shows the model it stands for, whose price it costs (CAS-14).
+      return `${at}  step ${known.step}: ${known.replayOf ? `${known.replayOf} (replayed)` : known.model}${tokens({ ...known.usage, costUsd: known.costUsd })} ${known.ms}ms`;
     case 'model.retry':
       return `${at}  ↻ step ${known.step}: attempt ${known.attempt} failed, retrying in ${known.waitMs}ms: ${known.reason}`;
     case 'call.started':
@@ -63,6 +67,23 @@ export interface ProgressOptions {
   now?: () => number;
   /** Minimum time between live frames; default 100 ms. */
   frameMs?: number;
+  /** The tier of a model, for runs of the summary's cost table delegated at none; default: the model catalog's (DELEGATE_MODELS read from `env`). */
+  tierOf?: (model: string) => string | undefined;
+}
+
+/** The model catalog's tier of a model, the catalog loaded once when first asked (a catalog that cannot load knows no tiers). */
+function catalogTiers(env: Record<string, string | undefined>): (model: string) => string | undefined {
+  let catalog: ModelCatalog | null | undefined;
+  return (model) => {
+    if (catalog === undefined) {
+      try {
+        catalog = ModelCatalog.load({ env, warn: () => undefined });
+      } catch {
+        catalog = null;
+      }
+    }
+    return catalog?.tierOf(model);
+  };
 }
 
 /** The progress view of one CLI run. */
@@ -87,18 +108,20 @@ export function createProgress(tracer: Tracer, stream: TerminalStream, options: 
   if (options.quiet) return { log: () => undefined, aside: (work) => work(), finish: () => undefined };
   const now = options.now ?? Date.now;
   const tree = new RunTree();
+  // The summary's cost table: the same cost tree `delegate-run report` builds from the trace (CLI-17).
+  const costs = new CostTree();
   const live = stream.isTTY
     ? new LiveTreeWriter(stream, { env: options.env, now, tree, ...(options.frameMs === undefined ? {} : { frameMs: options.frameMs }) })
     : undefined;
   const plain = plainProgress(stream);
-  const unsubscribe = tracer.subscribe(
-    live
-      ? live.listener
-      : (event) => {
-          tree.apply(event);
-          plain(event);
-        },
-  );
+  const unsubscribe = tracer.subscribe((event) => {
+    costs.apply(event);
+    if (live) live.listener(event);
+    else {
+      tree.apply(event);
+      plain(event);
+    }
+  });
   let finished = false;
   return {
     log(line) {
@@ -122,7 +145,9 @@ export function createProgress(tracer: Tracer, stream: TerminalStream, options: 
       live?.stop();
       if (!result) return;
       const color = live !== undefined && colorEnabled(options.env);
-      const lines = formatSummary(summarize(tree, result, now()), { color });
+      // Each answer as the run priced it; the catalog only names the tiers of runs not delegated at one.
+      const report = costReport(costs, { price: (answer) => answer.costUsd, tierOf: options.tierOf ?? catalogTiers(options.env) });
+      const lines = formatSummary(summarize(tree, result, report), { color });
       stream.write(`\n${lines.join('\n')}\n`);
     },
   };

@@ -3,6 +3,7 @@ import { addCost, addUsage, tokensOf, type UsageSummary, zeroUsage } from '../pr
 import type { TraceEvent } from '../protocol/trace.js';
 import { knownTraceEvent } from '../protocol/trace-events.js';
 import type { Usage } from '../protocol/types.js';
+import { RunIndex } from './run-index.js';
 
 /** Where a run is: still going, finished with an output, failed, or cancelled by the user. */
 export type RunStatus = 'running' | 'done' | 'failed' | 'cancelled';
@@ -63,8 +64,7 @@ export interface RetryState {
  * comes first of the parent's `delegate.started` and the child's `run.started`.
  */
 export class RunTree {
-  private readonly byId = new Map<string, RunNode>();
-  private readonly rootIds: string[] = [];
+  private readonly index = new RunIndex<RunNode>();
   /** Calls started and not yet settled, per run (call ids are unique within a run only). */
   private readonly openCalls = new Map<string, Set<string>>();
   private lastTime = 0;
@@ -126,7 +126,7 @@ export class RunTree {
       }
       case 'delegate.completed':
       case 'delegate.failed': {
-        const child = this.byId.get(known.child);
+        const child = this.index.get(known.child);
         if (!child) return false;
         if (known.event === 'delegate.failed') this.fail(child, known, at);
         else {
@@ -155,33 +155,27 @@ export class RunTree {
 
   /** The runs without a known parent (normally one: the top run). */
   get roots(): RunNode[] {
-    return this.rootIds.map((id) => this.byId.get(id) as RunNode);
+    return this.index.roots;
   }
 
   /** The run with this id. */
   get(run: string): RunNode | undefined {
-    return this.byId.get(run);
+    return this.index.get(run);
   }
 
   /** A run's children, in the order their delegations started. */
   childrenOf(node: RunNode): RunNode[] {
-    return node.children.map((id) => this.byId.get(id) as RunNode);
+    return this.index.childrenOf(node);
   }
 
   /** Every run, depth first, parents before their children. */
   nodes(): RunNode[] {
-    const ordered: RunNode[] = [];
-    const visit = (node: RunNode) => {
-      ordered.push(node);
-      for (const child of this.childrenOf(node)) visit(child);
-    };
-    for (const root of this.roots) visit(root);
-    return ordered;
+    return this.index.depthFirst();
   }
 
   /** True while some run has not ended. */
   get running(): boolean {
-    for (const node of this.byId.values()) if (node.status === 'running') return true;
+    for (const node of this.index.all()) if (node.status === 'running') return true;
     return false;
   }
 
@@ -192,15 +186,13 @@ export class RunTree {
 
   /** Marks every run still running as cancelled at `at` (a cancelled top run leaves no events behind for them). */
   cancelRunning(at: number): void {
-    for (const node of this.byId.values()) {
+    for (const node of this.index.all()) {
       if (node.status === 'running') this.end(node, 'cancelled', at);
     }
   }
 
   private ensure(run: string, parent: string | null, depth: number, at: number): RunNode {
-    const existing = this.byId.get(run);
-    if (existing) return existing;
-    const node: RunNode = {
+    return this.index.ensure(run, parent, () => ({
       run,
       parent,
       depth,
@@ -213,12 +205,7 @@ export class RunTree {
       startedAt: at,
       calls: { running: 0, done: 0, failed: 0 },
       children: [],
-    };
-    this.byId.set(run, node);
-    const parentNode = parent === null ? undefined : this.byId.get(parent);
-    if (parentNode) parentNode.children.push(run);
-    else this.rootIds.push(run);
-    return node;
+    }));
   }
 
   /** Ends a run that failed, or was cancelled, with the failure's code and message. */
@@ -242,17 +229,21 @@ export function elapsedMs(node: RunNode, now: number): number {
 
 /**
  * Usage of a run and all its descendants summed from the tree, shaped like the runtime's
- * `usageTotal` (tokens and cost include descendants; steps and tool calls are the run's own).
- * Used where the trace has no report, e.g. after a failure.
+ * `usageTotal` (tokens, cost, steps and tool calls include descendants; `ms` is the run's own,
+ * LOOP-15). Used where the trace has no report, e.g. after a failure.
  */
 export function subtreeUsage(tree: RunTree, node: RunNode, now: number): UsageSummary {
   let tokens = zeroUsage();
   let costUsd: number | null = 0;
+  let steps = 0;
+  let toolCalls = 0;
   const visit = (current: RunNode) => {
     tokens = addUsage(tokens, current.tokens);
     costUsd = addCost(costUsd, current.costUsd);
+    steps += current.step;
+    toolCalls += current.calls.done + current.calls.failed + current.calls.running;
     for (const child of tree.childrenOf(current)) visit(child);
   };
   visit(node);
-  return { ...tokens, costUsd, steps: node.step, toolCalls: node.calls.done + node.calls.failed + node.calls.running, ms: elapsedMs(node, now) };
+  return { ...tokens, costUsd, steps, toolCalls, ms: elapsedMs(node, now) };
 }

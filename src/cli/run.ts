@@ -24,6 +24,8 @@ import { terminalPrompt } from './approval-prompt.js';
 import { isEntryPoint } from './entry.js';
 import { checkOutputPaths, type RunInput } from './output-paths.js';
 import { createProgress, type Progress } from './progress.js';
+import { REPORT_COMMAND, reportMain } from './report.js';
+import { onePositional, parseOrUsageError } from './command-line.js';
 
 /** Where the CLI reads and writes; tests pass their own. */
 export interface CliIo {
@@ -41,6 +43,8 @@ export interface CliIo {
 export const EXIT = { ok: 0, failed: 1, usage: 2, cancelled: 130 } as const;
 
 const USAGE = `Usage: delegate-run <request.json | http(s)://host/path.json> [options]
+       delegate-run report <trace.jsonl> [--by run|model|tier|parent] [--json] [--models <models.json>]
+         (where the dollars went; a request file named "report" runs as ./report)
 
 Options:
   --input <json> | --input @file.json   values for the Request's input message
@@ -180,20 +184,9 @@ function parseWithOptions(argv: string[]) {
 
 /** Parses the command line; throws UsageError for anything malformed. */
 export function parseArguments(argv: string[], cwd: string): ParsedArguments | 'help' {
-  let parsed: ReturnType<typeof parseWithOptions>;
-  try {
-    parsed = parseWithOptions(argv);
-  } catch (error) {
-    throw new UsageError((error as Error).message);
-  }
-  const { values, positionals } = parsed;
+  const { values, positionals } = parseOrUsageError(() => parseWithOptions(argv));
   if (values.help) return 'help';
-  if (positionals.length !== 1)
-    throw new UsageError(
-      positionals.length === 0
-        ? 'Expected a request: a .json file or an http(s) URL.'
-        : `Expected one request, got ${positionals.length}: ${positionals.join(' ')}.`,
-    );
+  const request = onePositional(positionals, 'Expected a request: a .json file or an http(s) URL.', 'request');
   if (values.resolve !== undefined && values.resolve !== 'runtime' && values.resolve !== 'upfront') {
     throw new UsageError(`--resolve expects runtime or upfront, got "${values.resolve}".`);
   }
@@ -201,7 +194,7 @@ export function parseArguments(argv: string[], cwd: string): ParsedArguments | '
     throw new UsageError(`--approve expects one of ${APPROVAL_MODES.join(', ')}, got "${values.approve}".`);
   }
   return {
-    request: positionals[0] as string,
+    request,
     input: readInput(values.input, cwd),
     ...(values.input?.startsWith('@') ? { inputFile: resolve(cwd, values.input.slice(1)) } : {}),
     ...(values.model === undefined ? {} : { model: values.model }),
@@ -228,7 +221,7 @@ export function parseArguments(argv: string[], cwd: string): ParsedArguments | '
 }
 
 /**
- * The `--tier <tier>=<spec>` options (DEL-28, CLI-17): each names a tier of the catalog and a model
+ * The `--tier <tier>=<spec>` options (DEL-28, CLI-18): each names a tier of the catalog and a model
  * spec `<provider>:<model>`; a later one for the same tier wins.
  */
 export function tierModels(given: readonly string[]): TierModels {
@@ -279,7 +272,7 @@ async function loadActivities(modules: string[], cwd: string): Promise<Record<st
   return activities;
 }
 
-/** Refuses a `--tier` model of a provider no factory is registered for, before anything runs (CLI-17). */
+/** Refuses a `--tier` model of a provider no factory is registered for, before anything runs (CLI-18). */
 function checkTierProviders(tiers: TierModels, providers: ModelProviders): void {
   for (const [tier, spec] of Object.entries(tiers)) {
     const provider = spec.slice(0, spec.indexOf(':'));
@@ -304,6 +297,8 @@ function chooseModel(args: ParsedArguments, loaded: LoadedRequest, chooser: Mode
 
 /** Runs the command line; resolves to the exit status. */
 export async function main(argv: string[], io: CliIo): Promise<number> {
+  // A subcommand is its exact name as the first argument (CLI-17); a file of that name is `./report`.
+  if (argv[0] === REPORT_COMMAND) return reportMain(argv.slice(1), io);
   const say = (line: string) => io.stderr.write(`${line}\n`);
   let args: ParsedArguments | 'help';
   try {

@@ -1,29 +1,19 @@
-/** The end-of-run summary on stderr: outcome, total tokens and cost, elapsed time, and a line per delegate. */
-import { tokensOf, type UsageSummary } from '../protocol/usage.js';
-import { subtreeUsage, type RunNode, type RunStatus, type RunTree } from './run-tree.js';
+/** The end-of-run summary on stderr: outcome, total tokens and cost, elapsed time, and where the dollars went per run when the run delegated. */
+import type { UsageSummary } from '../protocol/usage.js';
+import type { RunTree } from './run-tree.js';
 import type { Usage } from '../protocol/types.js';
-import { STATUS_GLYPHS, formatCost, formatElapsed, formatModel, paint, type Style } from './tree-renderer.js';
+import { formatRunTable } from './cost-table.js';
+import type { CostReport } from './cost-report.js';
+import { formatCount } from './text-table.js';
+import { STATUS_GLYPHS, formatCost, formatElapsed, paint, type Style } from './tree-renderer.js';
+import type { RunStatus } from './run-tree.js';
+
+export { formatCount } from './text-table.js';
 
 /** What the summary needs of a run's result (a `RunResult` fits). */
 export type RunOutcome =
   | { ok: true; output: unknown; usageTotal: UsageSummary }
   | { ok: false; error: { code: string; message: string }; usageTotal: UsageSummary };
-
-/** One child run in the breakdown. Tokens, cost and time include the child's own delegates; steps are its own. */
-export interface DelegateLine {
-  run: string;
-  name: string;
-  model: string | null;
-  /** 1 for a delegate of the top run, 2 for a delegate's delegate, and so on. */
-  depth: number;
-  status: RunStatus;
-  /** The failure code, for failed and cancelled delegates. */
-  code?: string;
-  steps: number;
-  tokens: Usage;
-  costUsd: number | null;
-  ms: number;
-}
 
 /** The summary's data, before it is formatted. */
 export interface Summary {
@@ -35,26 +25,27 @@ export interface Summary {
   /** Tokens of the whole run tree. */
   tokens: Usage;
   costUsd: number | null;
+  /** Some answer of the tree was replayed, so the cost is what the models it stands for would have cost (CAS-14). */
+  replayed: boolean;
   ms: number;
   /** Runs in the tree (the top run and every delegation). */
   runs: number;
-  /** Model steps across the tree. */
+  /** Model steps across the tree (LOOP-15). */
   steps: number;
-  /** Tool calls across the tree. */
+  /** Tool calls across the tree (LOOP-15). */
   toolCalls: number;
-  delegates: DelegateLine[];
+  /** Where the dollars went, run by run, when the top run delegated (CLI-6, CLI-17). */
+  costs?: CostReport;
 }
 
 /**
- * Builds the summary from a run's result and the tree of its trace. Totals come from the result's
- * `usageTotal`; each delegate line from its `delegate.completed` report, or, for a delegate that
- * failed, from what the tree saw of it.
+ * Builds the summary from a run's result, the tree of its trace and the cost report of the same
+ * trace. Totals come from the result's `usageTotal`, which counts the whole tree; the breakdown
+ * per run from `costs`, kept only when the top run has delegations.
  */
-export function summarize(tree: RunTree, outcome: RunOutcome, now: number = tree.lastEventAt): Summary {
+export function summarize(tree: RunTree, outcome: RunOutcome, costs?: CostReport): Summary {
   const total = outcome.usageTotal;
-  const nodes = tree.nodes();
   const root = tree.roots[0];
-  const delegates: DelegateLine[] = nodes.filter((node) => node.depth > (root?.depth ?? 0)).map((node) => delegateLine(tree, node, root, now));
   return {
     ok: outcome.ok,
     ...(root && root.name !== root.run ? { name: root.name } : {}),
@@ -66,35 +57,13 @@ export function summarize(tree: RunTree, outcome: RunOutcome, now: number = tree
       cacheWriteTokens: total.cacheWriteTokens,
     },
     costUsd: total.costUsd,
+    replayed: costs?.total.replayed ?? false,
     ms: total.ms,
-    runs: Math.max(1, nodes.length),
-    steps: nodes.length > 0 ? nodes.reduce((sum, node) => sum + node.step, 0) : total.steps,
-    toolCalls: nodes.length > 0 ? nodes.reduce((sum, node) => sum + node.calls.done + node.calls.failed, 0) : total.toolCalls,
-    delegates,
+    runs: Math.max(1, tree.nodes().length),
+    steps: total.steps,
+    toolCalls: total.toolCalls,
+    ...(costs?.roots.some((cost) => cost.children.length > 0) ? { costs } : {}),
   };
-}
-
-function delegateLine(tree: RunTree, node: RunNode, root: RunNode | undefined, now: number): DelegateLine {
-  const usage = node.usageTotal ?? subtreeUsage(tree, node, now);
-  return {
-    run: node.run,
-    name: node.name,
-    model: node.model,
-    depth: node.depth - (root?.depth ?? 0),
-    status: node.status,
-    ...(node.error ? { code: node.error.code } : {}),
-    steps: usage.steps,
-    tokens: tokensOf(usage),
-    costUsd: usage.costUsd,
-    ms: usage.ms,
-  };
-}
-
-/** A whole number with thousands separators: `12,345`. */
-export function formatCount(value: number): string {
-  return Math.round(value)
-    .toString()
-    .replace(/\B(?=(\d{3})+(?!\d))/g, ',');
 }
 
 /** The output in one short line: a string's first line, or compact JSON, cut at `limit` characters. */
@@ -112,33 +81,20 @@ export interface FormatSummaryOptions {
 
 const STATUS_STYLE: Record<RunStatus, Style> = { running: 'cyan', done: 'green', failed: 'red', cancelled: 'yellow' };
 
-/** Pads the cells of each column to the column's widest cell; the columns in `right` line up on the right. */
-function table(rows: string[][], right: ReadonlySet<number>): string[] {
-  const widths: number[] = [];
-  for (const row of rows) {
-    for (const [index, cell] of row.entries()) widths[index] = Math.max(widths[index] ?? 0, Array.from(cell).length);
-  }
-  return rows.map((row) =>
-    row
-      .map((cell, index) => {
-        const pad = ' '.repeat((widths[index] ?? 0) - Array.from(cell).length);
-        return right.has(index) ? pad + cell : cell + pad;
-      })
-      .join('  ')
-      .trimEnd(),
-  );
-}
-
 /**
- * Formats the summary as lines:
+ * Formats the summary as lines; a run that delegated adds where the dollars went, the table
+ * `delegate-run report` prints for the same trace (CLI-17):
  *
  * ```
  * ✓ producer done in 96ms · output: {"title":"Rain Ballad",…}
  *   tokens 3,515 in · 514 out · cache 0 read · 0 written
- *   cost $0.0104 · 4 runs · 6 steps · 4 tool calls
- *   delegates
- *     composer          replay:producer.cassette.json  2 steps  1,490 in  240 out  $0.0042  24ms
- *       sound-designer  replay:producer.cassette.json  1 step     210 in   70 out  $0.0007  0ms
+ *   cost $0.0104 (replayed) · 4 runs · 6 steps · 4 tool calls
+ *   cost by run
+ *     run                  model                tier  steps  input  output  cache read  cache write                cost
+ *     producer             openai:gpt-4.1       -         2  1,820     208           0            0  $0.0053 (replayed)
+ *       composer           openai:gpt-4.1-nano  fast      2  1,280     170           0            0  $0.0002 (replayed)
+ *     …
+ *     total                4 runs                         6  3,515     514           0            0  $0.0104 (replayed)
  * ```
  */
 export function formatSummary(summary: Summary, options: FormatSummaryOptions = {}): string[] {
@@ -156,22 +112,13 @@ export function formatSummary(summary: Summary, options: FormatSummaryOptions = 
   );
   const plural = (count: number, word: string) => `${formatCount(count)} ${word}${count === 1 ? '' : 's'}`;
   const unknownCost = summary.costUsd === null ? paint(' (some model has no known price)', 'dim', color) : '';
+  // Replayed answers are priced as the models their cassette entries name (CAS-14): said, so nobody takes them for a bill.
+  const replayed = summary.replayed ? paint(' (replayed)', 'dim', color) : '';
   lines.push(
-    `  cost ${formatCost(summary.costUsd)}${unknownCost} · ${plural(summary.runs, 'run')} · ${plural(summary.steps, 'step')} · ${plural(summary.toolCalls, 'tool call')}`,
+    `  cost ${formatCost(summary.costUsd)}${replayed}${unknownCost} · ${plural(summary.runs, 'run')} · ${plural(summary.steps, 'step')} · ${plural(summary.toolCalls, 'tool call')}`,
   );
-  if (summary.delegates.length === 0) return lines;
-  lines.push('  delegates');
-  const rows = summary.delegates.map((line) => [
-    `${'  '.repeat(line.depth - 1)}${line.status === 'done' ? '' : `${STATUS_GLYPHS[line.status === 'running' ? 'cancelled' : line.status]} `}${line.name}`,
-    formatModel(line.model),
-    plural(line.steps, 'step'),
-    `${formatCount(line.tokens.inputTokens)} in`,
-    `${formatCount(line.tokens.outputTokens)} out`,
-    formatCost(line.costUsd),
-    formatElapsed(line.ms),
-    line.code ?? '',
-  ]);
-  // Counts, costs and times line up on the right, words on the left.
-  for (const row of table(rows, new Set([3, 4, 5, 6]))) lines.push(`    ${row}`);
+  if (!summary.costs) return lines;
+  lines.push('  cost by run');
+  for (const row of formatRunTable(summary.costs)) lines.push(`    ${row}`);
   return lines;
 }

@@ -30,10 +30,12 @@ export function formatTokens(tokens: number): string {
   return `${(tokens / 1_000_000).toFixed(1)}M`;
 }
 
-/** A cost in US dollars: `$0.0123`, `$1.50`, or `$?` when unknown. */
+/** A cost in US dollars: `$0.0123`, `$1.50`, two significant digits below a hundredth of a cent (`$0.000041`), or `$?` when unknown. */
 export function formatCost(costUsd: number | null): string {
   if (costUsd === null) return '$?';
   if (costUsd === 0) return '$0';
+  // A fast-tier call costs a fraction of a cent: shown, not rounded away to $0.0000.
+  if (costUsd < 0.0001) return `$${costUsd.toFixed(Math.min(10, 1 - Math.floor(Math.log10(costUsd))))}`;
   return costUsd < 1 ? `$${costUsd.toFixed(4)}` : `$${costUsd.toFixed(2)}`;
 }
 

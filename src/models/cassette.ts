@@ -27,7 +27,7 @@ export interface CassetteEntry {
   repeat?: boolean;
   /** Addition: wait this long (cancellable) before answering, to script slow models in tests. */
   delayMs?: number;
-  /** Addition, informational: the live model that gave the answer (written by recording). */
+  /** Addition: the live model the answer stands for (written by recording); the answer is priced as that model (CAS-14). */
   model?: string;
   /** Addition, informational: a note for readers. */
   description?: string;

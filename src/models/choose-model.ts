@@ -93,7 +93,7 @@ export class ModelChooser {
     document: RequestDocument,
     given: { spec?: string; location: string; isFile: boolean; env: Record<string, string | undefined>; name?: string },
   ): TopModelChoice {
-    // A replayed top run stands for the model its document (or its cassette) names (CAS-14).
+    // A replayed top run stands for the model its document (or its cassette) names (CAS-15).
     const standing = (model: Model) => (given.name === undefined ? model : ReplayStandIn.of(model, this.standsFor(model, document, given.name)));
     if (given.spec) return { model: standing(this.create(given.spec)), source: 'option', spec: given.spec };
     const config = document.config;
@@ -120,7 +120,7 @@ export class ModelChooser {
   }
 
   /**
-   * The live model a run uses, or, replayed, stands for (CAS-14): a live model is itself; a replay
+   * The live model a run uses, or, replayed, stands for (CAS-15): a live model is itself; a replay
    * model stands for what it was told (`standsFor`), else the document's `config.model`, else a
    * model of its `config.tier` (`--tier` first), else the model the cassette's entries for the
    * run's request name were recorded with; undefined when none says.
@@ -204,12 +204,12 @@ export class ModelChooser {
    * `config.tier` (`--tier` first) that can be created here, the caller's provider first (none →
    * `no_model_available_for_tier`); else the caller's model. When the caller replays a cassette,
    * the cassette plays the child too (so an offline run never turns into a live one), standing for
-   * the model so chosen (CAS-14).
+   * the model so chosen (CAS-15).
    */
   forChild(document: RequestDocument, inherited: Model | undefined, callerStandsFor?: string): Model | undefined {
     const own = document.config?.model;
     const tier = document.config?.tier;
-    // Replayed, the cassette plays the child too, standing for the model it would use live (CAS-14).
+    // Replayed, the cassette plays the child too, standing for the model it would use live (CAS-15).
     if (inherited && replays(inherited)) {
       if (own) return ReplayStandIn.of(inherited, own);
       return tier ? this.modelOfTier(tier, inherited, callerStandsFor) : ReplayStandIn.of(inherited, inherited.standsFor ?? callerStandsFor);

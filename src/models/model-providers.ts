@@ -23,7 +23,7 @@ function liveOptions(factoryOptions: ModelFactoryOptions, retry: RetryOptions | 
 
 /** Options of a provider registry. */
 export interface ModelProvidersOptions {
-  /** Prices for the live providers' `costUsd`; the shipped models.json (plus DELEGATE_MODELS) by default. */
+  /** Prices for the `costUsd` of live answers and of replayed ones that name their model (CAS-14); the shipped models.json (plus DELEGATE_MODELS) by default. */
   registry?: ModelCatalog;
   /** Retry policy of the live providers. */
   retry?: RetryOptions;
@@ -46,7 +46,7 @@ export class ModelProviders {
     this.registry = options.registry ?? ModelCatalog.load();
     if (options.builtins === false) return;
     const registry = this.registry;
-    this.register('replay', (name, factoryOptions) => ReplayModel.fromFileSync(resolve(factoryOptions.cwd, name)));
+    this.register('replay', (name, factoryOptions) => ReplayModel.fromFileSync(resolve(factoryOptions.cwd, name), { prices: registry }));
     this.register(
       'openai',
       (name, factoryOptions) =>

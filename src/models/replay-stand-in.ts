@@ -1,4 +1,4 @@
-/** A replayed model standing for a live one (spec/cassettes.md CAS-14): the cassette answers, while gating and tier choice see the live model. */
+/** A replayed model standing for a live one (spec/cassettes.md CAS-15): the cassette answers, while gating and tier choice see the live model. */
 import type { Model, ModelRequest, ModelResponse } from '../protocol/model.js';
 
 /** A model that can say which live model a run's recorded answers came from (the replay model: its entries' `model`). */
@@ -35,7 +35,7 @@ export class ReplayStandIn implements Model {
   }
 }
 
-/** The live model a replayed run's cassette names for it (CAS-14), when `model` can say. */
+/** The live model a replayed run's cassette names for it (CAS-15), when `model` can say. */
 export function recordedModelFor(model: Model, requestName: string): string | undefined {
   const replay = model instanceof ReplayStandIn ? model.replay : model;
   const recorded = (replay as Partial<RecordedModels>).modelFor;

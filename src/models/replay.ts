@@ -1,15 +1,25 @@
-/** The replay model (spec/cassettes.md CAS-1 to CAS-8): plays a cassette's answers deterministically; also the library's test double. */
+/** The replay model (spec/cassettes.md CAS-1 to CAS-8, CAS-14): plays a cassette's answers deterministically, priced as the models they stand for; also the library's test double. */
 import { ModelError } from '../protocol/errors.js';
 import { throwIfAborted, sleep } from './abort-error.js';
 import { readCassetteFile, readCassetteFileSync, validateCassette, type Cassette, type CassetteEntry } from './cassette.js';
+import { ModelCatalog } from './model-catalog.js';
 import type { Model, ModelRequest, ModelResponse } from '../protocol/model.js';
-import { addUsage, zeroUsage } from '../protocol/usage.js';
+import { addUsage, type Usage, zeroUsage } from '../protocol/usage.js';
 import { parseModelJson } from './parse-json.js';
 import { emitCalls } from './stream-calls.js';
 import { answerCut } from './live-call.js';
 
 /** How many characters of the prompt a no-match error quotes. */
 const PROMPT_EXCERPT_LENGTH = 200;
+
+/** Options of the replay model. */
+export interface ReplayModelOptions {
+  /**
+   * Prices an answer whose entry names the model it stands for (CAS-14). Default: the shipped
+   * models.json plus DELEGATE_MODELS, loaded the first time an entry names a model.
+   */
+  prices?: Pick<ModelCatalog, 'costOf'>;
+}
 
 /**
  * Answers model calls from a cassette. An entry matches when every `match` field it gives equals
@@ -27,30 +37,32 @@ export class ReplayModel implements Model {
   readonly requests: ModelRequest[] = [];
   private readonly entries: CassetteEntry[];
   private readonly uses: number[];
+  private prices: Pick<ModelCatalog, 'costOf'> | undefined;
 
   /**
    * @param cassette a cassette object (validated here) or just its entries.
    * @param source where it came from, shown in the id and in errors; `inline` by default.
    */
-  constructor(cassette: Cassette | CassetteEntry[], source = 'inline') {
+  constructor(cassette: Cassette | CassetteEntry[], source = 'inline', options: ReplayModelOptions = {}) {
     const value = Array.isArray(cassette) ? { version: 1, entries: cassette } : cassette;
     this.entries = validateCassette(value, source).entries;
     this.uses = this.entries.map(() => 0);
     this.id = `replay:${source}`;
+    this.prices = options.prices;
   }
 
   /** Loads a cassette file; a bad file is a ModelConfigError naming the file and the JSON pointer. */
-  static async fromFile(path: string): Promise<ReplayModel> {
-    return new ReplayModel(await readCassetteFile(path), path);
+  static async fromFile(path: string, options: ReplayModelOptions = {}): Promise<ReplayModel> {
+    return new ReplayModel(await readCassetteFile(path), path, options);
   }
 
   /** Synchronous `fromFile`, for model factories. */
-  static fromFileSync(path: string): ReplayModel {
-    return new ReplayModel(readCassetteFileSync(path), path);
+  static fromFileSync(path: string, options: ReplayModelOptions = {}): ReplayModel {
+    return new ReplayModel(readCassetteFileSync(path), path, options);
   }
 
   /**
-   * The live model a run's recorded answers came from (CAS-14): the `model` of the first entry whose
+   * The live model a run's recorded answers came from (CAS-15): the `model` of the first entry whose
    * `match.request` is `requestName` and that names one.
    */
   modelFor(requestName: string): string | undefined {
@@ -94,7 +106,15 @@ export class ReplayModel implements Model {
     }
     emitCalls(solution, request);
     throwIfAborted(request.signal);
-    return { text, solution, model: this.id, usage: addUsage(zeroUsage(), entry.usage ?? {}), costUsd: 0 };
+    const usage = addUsage(zeroUsage(), entry.usage ?? {});
+    return { text, solution, model: this.id, usage, ...this.priced(entry, usage) };
+  }
+
+  /** What a replayed answer costs: as much as the model its entry names, else nothing (CAS-14). */
+  private priced(entry: CassetteEntry, usage: Usage): { costUsd: number | null; replayOf?: string } {
+    if (entry.model === undefined) return { costUsd: 0 };
+    this.prices ??= ModelCatalog.load();
+    return { costUsd: this.prices.costOf(entry.model, usage), replayOf: entry.model };
   }
 }
 

@@ -107,6 +107,7 @@ function judge(
     model: response.model,
     usage: response.usage,
     costUsd: response.costUsd,
+    ...(response.replayOf === undefined ? {} : { replayOf: response.replayOf }),
     ms: Date.now() - response.began,
     ...(response.responseFormat === undefined ? {} : { responseFormat: response.responseFormat }),
   });

@@ -62,8 +62,9 @@ export class CallLedger {
     }
     if (message.type === 'error') {
       const failed = isCall(message._call) ? message._call : isCall(message.call) ? message.call : undefined;
-      if (failed && this.status(failed)?.status !== 'done')
-        this.entries.set(callKey(failed), { status: { status: 'failed', error: message.error as ErrorJson }, batch });
+      // The context is read in order, so the newest word on a call wins: a failure after a write of
+      // the same call (its failure branch, VAR-19) leaves it failed; a success after a failure, done.
+      if (failed) this.entries.set(callKey(failed), { status: { status: 'failed', error: message.error as ErrorJson }, batch });
       return;
     }
     if (message.type === 'plan' && Array.isArray(message._status) && Array.isArray(message.calls)) {

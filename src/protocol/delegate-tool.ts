@@ -24,7 +24,7 @@ export interface TierCatalog {
   /**
    * The live model a run uses: its model's own spec, or, in a replayed run, the model the run
    * stands for (its `config.model`, else a model of its `config.tier`, else the model its cassette
-   * entries name: CAS-14), never the cassette; undefined when nothing says.
+   * entries name: CAS-15), never the cassette; undefined when nothing says.
    */
   standsFor(run: { model: Model | undefined; document: RequestDocument; name: string }): string | undefined;
   /** Whether the catalog entry of a model has `can_delegate: true` (unknown models may not delegate). */

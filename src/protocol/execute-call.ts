@@ -153,8 +153,27 @@ export async function executeCall(scope: CallScope, entry: BatchEntry, prepared:
     return undefined;
   } catch (error) {
     const failure = toProtocolError(error);
+    writeFailureBranch(scope, entry, call, failure);
     recordFailure(scope, entry, call, failure);
     return failure;
+  }
+}
+
+/**
+ * A call whose `_outputPath` declares alternative outcomes (`†state.receipt || †state.error`) and
+ * fails writes its error, `{code, message}`, to the last alternative, so that calls reading it can
+ * handle the failure (VAR-19, acts 011 and 012). A cancelled call writes nothing: the run is ending.
+ */
+function writeFailureBranch(scope: CallScope, entry: BatchEntry, call: Call, failure: ProtocolError): void {
+  if (failure.code === 'cancelled_by_user' || typeof call._outputPath !== 'string') return;
+  const target = parseOutputPath(call._outputPath);
+  if (target?.op !== 'or' || target.targets.length < 2) return;
+  const branch = target.targets[target.targets.length - 1] as Reference;
+  const instance = call._instance === undefined ? {} : { instance: call._instance };
+  try {
+    scope.store.append(makeWrite(branch, { code: failure.code, message: failure.message }, { method: 'set', call: entry.call, ...instance }));
+  } catch {
+    // A branch that cannot take the error (too deep a path) leaves the failure as it is.
   }
 }
 

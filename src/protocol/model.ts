@@ -58,6 +58,8 @@ export interface ModelResponse {
   usage: Usage;
   /** Cost of this call in US dollars, or `null` when the price is unknown. */
   costUsd: number | null;
+  /** For a replayed answer whose cassette entry names a model: that model, whose price `costUsd` is (CAS-14). */
+  replayOf?: string;
   /** How the answer's shape was asked for, when the provider has several ways (OpenAI: MODEL-5). */
   responseFormat?: string;
 }
@@ -69,7 +71,7 @@ export interface Model {
   /**
    * In a replayed run, the live model this one plays the part of (`openai:gpt-5`), when known:
    * gating the built-in `delegate` tool and choosing models by tier use it as the live run would
-   * use its own model (CAS-14, DEL-23). Absent for live models, whose `id` is the model itself.
+   * use its own model (CAS-15, DEL-23). Absent for live models, whose `id` is the model itself.
    */
   readonly standsFor?: string;
   generate(request: ModelRequest): Promise<ModelResponse>;
@@ -94,7 +96,7 @@ export interface ModelFactoryOptions {
   maxRetries?: number;
 }
 
-/** The model a run is said to use in delegation events: the live model it stands for when replayed (CAS-14), else its own id; `null` for none. */
+/** The model a run is said to use in delegation events: the live model it stands for when replayed (CAS-15), else its own id; `null` for none. */
 export function liveModelName(model: Model | undefined): string | null {
   return model === undefined ? null : (model.standsFor ?? model.id);
 }

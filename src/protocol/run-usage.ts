@@ -8,6 +8,8 @@ export class RunUsage {
   private ownCost: number | null = 0;
   private descendants: Usage = zeroUsage();
   private descendantCost: number | null = 0;
+  private descendantSteps = 0;
+  private descendantToolCalls = 0;
   private readonly started = Date.now();
   /** Model steps taken so far. */
   steps = 0;
@@ -20,23 +22,30 @@ export class RunUsage {
     this.ownCost = addCost(this.ownCost, costUsd);
   }
 
-  /** Adds a descendant run's total (DEL-17). */
+  /** Adds a descendant run's total: its tokens, cost, steps and tool calls (DEL-17). */
   addDescendant(usage: UsageSummary): void {
     this.descendants = addUsage(this.descendants, usage);
     this.descendantCost = addCost(this.descendantCost, usage.costUsd);
+    this.descendantSteps += usage.steps;
+    this.descendantToolCalls += usage.toolCalls;
   }
 
   /** The run's own usage so far. */
   usage(): UsageSummary {
-    return this.summary(this.own, this.ownCost);
+    return this.summary(this.own, this.ownCost, this.steps, this.counters.toolCalls);
   }
 
-  /** The run's usage with its descendants' so far. */
+  /** The run's usage with its descendants' so far: tokens, cost, steps and tool calls of the whole subtree; `ms` stays the run's own wall time. */
   usageTotal(): UsageSummary {
-    return this.summary(addUsage(this.own, this.descendants), addCost(this.ownCost, this.descendantCost));
+    return this.summary(
+      addUsage(this.own, this.descendants),
+      addCost(this.ownCost, this.descendantCost),
+      this.steps + this.descendantSteps,
+      this.counters.toolCalls + this.descendantToolCalls,
+    );
   }
 
-  private summary(usage: Usage, costUsd: number | null): UsageSummary {
-    return { ...usage, costUsd, steps: this.steps, toolCalls: this.counters.toolCalls, ms: Date.now() - this.started };
+  private summary(usage: Usage, costUsd: number | null, steps: number, toolCalls: number): UsageSummary {
+    return { ...usage, costUsd, steps, toolCalls, ms: Date.now() - this.started };
   }
 }

@@ -31,7 +31,7 @@ export interface RunInfo {
   /** True for a worker: a run the built-in `delegate` tool started (DEL-24). */
   worker?: boolean;
   /**
-   * The live model the run uses or, replayed, stands for (CAS-14), as the runtime's tier catalog
+   * The live model the run uses or, replayed, stands for (CAS-15), as the runtime's tier catalog
    * says (DEL-23): what gating and tier choice go by. Absent without a catalog, or when unknown.
    */
   standsFor?: string;

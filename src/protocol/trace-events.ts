@@ -105,6 +105,8 @@ export interface TraceEventMap {
     usage: Usage;
     /** `null` when the price is unknown. */
     costUsd: number | null;
+    /** A replayed answer's stand-in: the model its cassette entry names, priced as that model (CAS-14; an addition). */
+    replayOf?: string;
     ms: number;
     /** How the answer's shape was asked for (MODEL-5). */
     responseFormat?: string;
@@ -141,7 +143,7 @@ export interface TraceEventMap {
     resolution: 'runtime' | 'upfront';
     /** The scopes used, `[]` when none. */
     scopes: string[];
-    /** The child's model spec (in a replayed run, the model it stands for, CAS-14), or `null`. */
+    /** The child's model spec (in a replayed run, the model it stands for, CAS-15), or `null`. */
     model: string | null;
     /** The child's `config.tier` (for the `delegate` tool, the tier asked for), or `null`. */
     tier: NonNullable<RequestConfig['tier']> | null;

@@ -29,6 +29,12 @@ describe('the Delegation Activity', () => {
     // usage rolls up: the total counts every model call of the tree.
     expect(result.usageTotal.inputTokens).toBe(640 + 520 + 760 + 210 + 205 + 1180);
     expect(result.usage.inputTokens).toBe(640 + 1180);
+    // Steps and tool calls count the whole tree like its tokens (LOOP-15, DEL-17): producer 2 + composer 2 + two sound designers 1 each.
+    expect([result.usage.steps, result.usageTotal.steps]).toEqual([2, 6]);
+    const completed = sink.events.filter((event) => event.event === 'run.completed');
+    const ownCalls = completed.reduce((sum, event) => sum + (event.usage as { toolCalls: number }).toolCalls, 0);
+    expect(result.usageTotal.toolCalls).toBe(ownCalls);
+    expect(result.usageTotal.toolCalls).toBeGreaterThan(result.usage.toolCalls);
     // The composer and the direct sound designer run concurrently: both start before either completes.
     const order = sink.events.filter((event) => event.event.startsWith('call.') && event.depth === 0).map((event) => `${event.event} ${String(event.tool)}`);
     expect(order.slice(0, 2).sort()).toEqual(['call.started compose', 'call.started design_sound']);
@@ -140,7 +146,7 @@ describe('model choice of child runs', () => {
     const replaySink = memorySink();
     const result = await pinned.run(await pinned.load(join(pinnedRoot, 'parent.json')), { model: new ReplayModel(entries), tracer: new Tracer([replaySink]) });
     expect(result.ok).toBe(true);
-    // The cassette plays the child, which stands for the model it would use live (CAS-14).
+    // The cassette plays the child, which stands for the model it would use live (CAS-15).
     expect(replaySink.events.find((event) => event.event === 'delegate.started')).toMatchObject({ model: 'openai:gpt-4.1-mini' });
     expect(replaySink.events.find((event) => event.event === 'run.started' && event.depth === 1)).toMatchObject({ model: 'replay:inline' });
   });

@@ -95,7 +95,7 @@ describe('offering the delegate tool (DEL-23, DEL-24)', () => {
     }
   });
 
-  it('gates a replayed run by the model its cassette entries were recorded with, when the document names none (CAS-14)', async () => {
+  it('gates a replayed run by the model its cassette entries were recorded with, when the document names none (CAS-15)', async () => {
     const recorded = (model: string) => [{ match: { request: 'planner' }, solution: { calls: [], output: 'x' }, model }];
     const deep = await replayRun(tierRuntime(), planner({}), recorded('anthropic:claude-opus-4-7'));
     expect(offeredTools(eventsOf(deep.events, 'model.request')[0])).toContain('delegate');

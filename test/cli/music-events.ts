@@ -213,7 +213,7 @@ export const musicEvents: TraceEvent[] = [
     depth: 1,
     output: null,
     usage: { inputTokens: 1280, outputTokens: 170, cacheReadTokens: 0, cacheWriteTokens: 0, costUsd: 0.0035, steps: 2, toolCalls: 2, ms: 480 },
-    usageTotal: { inputTokens: 1490, outputTokens: 240, cacheReadTokens: 0, cacheWriteTokens: 0, costUsd: 0.0042, steps: 2, toolCalls: 2, ms: 480 },
+    usageTotal: { inputTokens: 1490, outputTokens: 240, cacheReadTokens: 0, cacheWriteTokens: 0, costUsd: 0.0042, steps: 3, toolCalls: 2, ms: 480 },
   },
   {
     ts: '2026-01-01T12:00:01.880Z',
@@ -223,7 +223,7 @@ export const musicEvents: TraceEvent[] = [
     depth: 0,
     call: '0.0',
     child: 'run_composer',
-    usage: { inputTokens: 1490, outputTokens: 240, cacheReadTokens: 0, cacheWriteTokens: 0, costUsd: 0.0042, steps: 2, toolCalls: 2, ms: 480 },
+    usage: { inputTokens: 1490, outputTokens: 240, cacheReadTokens: 0, cacheWriteTokens: 0, costUsd: 0.0042, steps: 3, toolCalls: 2, ms: 480 },
   },
   { ts: '2026-01-01T12:00:01.880Z', event: 'call.completed', run: 'run_producer', parent: null, depth: 0, call: '0.0', tool: 'compose' },
   { ts: '2026-01-01T12:00:01.900Z', event: 'model.request', run: 'run_producer', parent: null, depth: 0, step: 1, attempt: 0 },
@@ -248,7 +248,7 @@ export const musicEvents: TraceEvent[] = [
     depth: 0,
     output: { title: 'Rain on Empty Streets' },
     usage: { inputTokens: 1820, outputTokens: 208, cacheReadTokens: 0, cacheWriteTokens: 0, costUsd: 0.0056, steps: 2, toolCalls: 2, ms: 1920 },
-    usageTotal: { inputTokens: 3515, outputTokens: 514, cacheReadTokens: 0, cacheWriteTokens: 0, costUsd: 0.0104, steps: 2, toolCalls: 2, ms: 1920 },
+    usageTotal: { inputTokens: 3515, outputTokens: 514, cacheReadTokens: 0, cacheWriteTokens: 0, costUsd: 0.0104, steps: 6, toolCalls: 4, ms: 1920 },
   },
 ];
 

@@ -70,6 +70,16 @@ describe('createProgress', () => {
     expect(line).toBe('    ↻ step 2: attempt 1 failed, retrying in 500ms: 503 overloaded');
   });
 
+  it('writes a plain line for each model answer with its cost; a replayed one names the model it stands for (CAS-14)', () => {
+    const answer = { ts: '2026-01-01T00:00:00.000Z', event: 'model.response', run: 'run_a', parent: null, depth: 0, step: 0, attempt: 0, ms: 12 };
+    const usage = { inputTokens: 1200, outputTokens: 300, cacheReadTokens: 0, cacheWriteTokens: 0 };
+    expect(progressLine({ ...answer, model: 'openai:gpt-4.1', usage, costUsd: 0.0048 })).toBe('  step 0: openai:gpt-4.1 1200→300 tokens $0.0048 12ms');
+    expect(progressLine({ ...answer, model: 'replay:/x/c.json', replayOf: 'openai:gpt-4.1', usage, costUsd: 0.0048 })).toBe(
+      '  step 0: openai:gpt-4.1 (replayed) 1200→300 tokens $0.0048 12ms',
+    );
+    expect(progressLine({ ...answer, model: 'test:unpriced', usage, costUsd: null })).toBe('  step 0: test:unpriced 1200→300 tokens 12ms');
+  });
+
   it('writes a plain line for a call skipped because it was done (PLAN-10)', () => {
     const line = progressLine({
       ts: '2026-01-01T00:00:00.000Z',
@@ -118,7 +128,10 @@ describe('delegate-run progress', () => {
     expect(text).toMatch(/[├└]─ ✓ composer /);
     expect(text).toMatch(/(│ {2}| {3})└─ ✓ sound-designer /);
     expect(text).toContain('tokens 3,515 in · 514 out');
-    expect(text).toMatch(/\n {4}composer {10}replay:producer\.cassette\.json {2}2 steps/);
+    // Where the dollars went, run by run: the table `delegate-run report` prints (CLI-6, CLI-17).
+    expect(text).toContain('  cost $0 (replayed) · 4 runs · 6 steps · 4 tool calls\n  cost by run\n');
+    expect(text).toMatch(/\n {6}composer {11}replay:producer\.cassette\.json {2}- +2 +1,280 +170 +0 +0 +\$0 \(replayed\)\n/);
+    expect(text).toMatch(/\n {4}total {16}4 runs +6 +3,515 +514 +0 +0 +\$0 \(replayed\)\n/);
   });
 
   it('prints plain progress lines when stderr is not a terminal', async () => {

@@ -1,4 +1,4 @@
-/** The command line's tier options (CLI-17, DEL-28): --tier, DELEGATE_MODELS from the command's own environment, and a live planner and worker against a loopback server. */
+/** The command line's tier options (CLI-18, DEL-28): --tier, DELEGATE_MODELS from the command's own environment, and a live planner and worker against a loopback server. */
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -43,7 +43,7 @@ function plannerFolder(model = 'openai:gpt-5'): { folder: string; request: strin
   return { folder, request };
 }
 
-describe('--tier (CLI-17)', () => {
+describe('--tier (CLI-18)', () => {
   it('reads <tier>=<provider>:<model>, a later one for a tier winning', () => {
     expect(tierModels(['fast=openai:a', 'deep=anthropic:b', 'fast=openai:c'])).toEqual({ fast: 'openai:c', deep: 'anthropic:b' });
   });

@@ -1,17 +1,29 @@
 /** Tests of the end-of-run summary (src/cli/summary.ts). */
 import { describe, expect, it } from 'vitest';
 import { RunTree } from '../../src/cli/run-tree.js';
+import { costReport } from '../../src/cli/cost-report.js';
+import { CostTree } from '../../src/cli/cost-tree.js';
 import { formatCount, formatSummary, previewOutput, summarize, type RunOutcome } from '../../src/cli/summary.js';
 import type { UsageSummary } from '../../src/protocol/usage.js';
 import type { TraceEvent } from '../../src/protocol/trace.js';
 import { hasAnsi } from './fake-terminal.js';
-import { musicEnd, musicEvents } from './music-events.js';
+import { musicEvents } from './music-events.js';
 
 function treeOf(events: TraceEvent[]): RunTree {
   const tree = new RunTree();
   for (const event of events) tree.apply(event);
   return tree;
 }
+
+/** The cost report the progress view builds: each answer as the run priced it. */
+function costsOf(events: TraceEvent[]) {
+  const tree = new CostTree();
+  for (const event of events) tree.apply(event);
+  return costReport(tree, { price: (answer) => answer.costUsd, tierOf: (model) => (model === 'openai:gpt-4.1' ? 'balanced' : undefined) });
+}
+
+/** The music trace as a live run would write it: every answer from openai:gpt-4.1, none replayed. */
+const liveMusicEvents = musicEvents.map((event) => (event.event === 'model.response' ? { ...event, model: 'openai:gpt-4.1' } : event));
 
 const finalEvent = musicEvents[musicEvents.length - 1]!;
 const usageTotal = finalEvent.usageTotal as UsageSummary;
@@ -53,46 +65,64 @@ function withFailingSoundDesigner(): TraceEvent[] {
 }
 
 describe('summary', () => {
-  it('gives the outcome, total tokens and cost, and one line per delegate with its name, model, steps, tokens, cost and time', () => {
-    const lines = formatSummary(summarize(treeOf(musicEvents), succeeded));
-    expect(lines[0]).toBe('✓ producer done in 1.9s · output: {"title":"Rain on Empty Streets"}');
-    expect(lines[1]).toBe('  tokens 3,515 in · 514 out · cache 0 read · 0 written');
-    expect(lines[2]).toBe('  cost $0.0104 · 4 runs · 6 steps · 4 tool calls');
-    expect(lines[3]).toBe('  delegates');
+  it("gives the outcome, the whole tree's tokens, cost, steps and tool calls, and where the dollars went run by run", () => {
+    const lines = formatSummary(summarize(treeOf(liveMusicEvents), succeeded, costsOf(liveMusicEvents)));
+    expect(lines.slice(0, 4)).toEqual([
+      '✓ producer done in 1.9s · output: {"title":"Rain on Empty Streets"}',
+      '  tokens 3,515 in · 514 out · cache 0 read · 0 written',
+      '  cost $0.0104 · 4 runs · 6 steps · 4 tool calls',
+      '  cost by run',
+    ]);
     expect(lines.slice(4)).toEqual([
-      '    composer          replay:producer.cassette.json  2 steps  1,490 in  240 out  $0.0042  480ms',
-      '      sound-designer  replay:producer.cassette.json  1 step     210 in   70 out  $0.0007    0ms',
-      '    sound-designer    replay:producer.cassette.json  1 step     205 in   66 out  $0.0006   40ms',
+      '    run                  model           tier      steps  input  output  cache read  cache write     cost',
+      '    producer             openai:gpt-4.1  balanced      2  1,820     208           0            0  $0.0056',
+      '      composer           openai:gpt-4.1  balanced      2  1,280     170           0            0  $0.0035',
+      '        sound-designer   openai:gpt-4.1  balanced      1    210      70           0            0  $0.0007',
+      '      composer subtotal  2 runs                        3  1,490     240           0            0  $0.0042',
+      '      sound-designer     openai:gpt-4.1  balanced      1    205      66           0            0  $0.0006',
+      '    total                4 runs                        6  3,515     514           0            0  $0.0104',
     ]);
     expect(hasAnsi(lines.join('\n'))).toBe(false);
   });
 
-  it("takes each delegate's numbers from its delegate.completed report, including its own delegates", () => {
-    const summary = summarize(treeOf(musicEvents), succeeded);
-    expect(summary.delegates.map((line) => [line.name, line.depth, line.tokens.inputTokens, line.costUsd, line.steps])).toEqual([
-      ['composer', 1, 1490, 0.0042, 2],
-      ['sound-designer', 2, 210, 0.0007, 1],
-      ['sound-designer', 1, 205, 0.0006, 1],
-    ]);
+  it('takes steps and tool calls from usageTotal, which counts the whole tree (LOOP-15)', () => {
+    const summary = summarize(treeOf(musicEvents), succeeded, costsOf(musicEvents));
     expect(summary).toMatchObject({ ok: true, tokens: { inputTokens: 3515, outputTokens: 514 }, costUsd: 0.0104, runs: 4, steps: 6, toolCalls: 4 });
+    expect(summary.costs?.runs.map((cost) => [cost.run.name, cost.run.depth, cost.own.steps, cost.subtree.steps])).toEqual([
+      ['producer', 0, 2, 6],
+      ['composer', 1, 2, 3],
+      ['sound-designer', 2, 1, 1],
+      ['sound-designer', 1, 1, 1],
+    ]);
   });
 
-  it('marks a failed delegate with its code and reports what the tree saw of it', () => {
+  it('marks replayed costs as replayed, in the total and on every row they price (CAS-14)', () => {
+    const lines = formatSummary(summarize(treeOf(musicEvents), succeeded, costsOf(musicEvents)));
+    expect(lines[2]).toBe('  cost $0.0104 (replayed) · 4 runs · 6 steps · 4 tool calls');
+    expect(lines.at(-1)).toBe(
+      '    total                4 runs                                   6  3,515     514           0            0  $0.0104 (replayed)',
+    );
+    expect(lines.slice(5).every((line) => line.endsWith('(replayed)'))).toBe(true);
+  });
+
+  it('marks a failed delegate with its code, and keeps counting what it used', () => {
     const failure: RunOutcome = { ok: false, error: { code: 'worker_error', message: 'The delegate "sound-designer" failed.' }, usageTotal };
-    const lines = formatSummary(summarize(treeOf(withFailingSoundDesigner()), failure, musicEnd));
+    const events = withFailingSoundDesigner();
+    const lines = formatSummary(summarize(treeOf(events), failure, costsOf(events)));
     expect(lines[0]).toBe('✗ producer failed after 1.9s: worker_error');
-    expect(lines[lines.length - 1]).toBe('    ✗ sound-designer  replay:producer.cassette.json  1 step     205 in   66 out  $0.0006   40ms  activity_error');
+    expect(lines.at(-2)).toMatch(/^ {6}✗ sound-designer +replay:producer\.cassette\.json +- +1 +205 +66 +0 +0 +\$0\.0006 \(replayed\) {2}activity_error$/);
   });
 
-  it('says $? and why when some model has no known price, and shows a cancelled run as cancelled', () => {
+  it('says $? and why when some model has no known price, and shows no table for a run that did not delegate', () => {
     const cancelled: RunOutcome = {
       ok: false,
       error: { code: 'cancelled_by_user', message: 'The run was cancelled.' },
       usageTotal: { ...usageTotal, costUsd: null },
     };
-    const lines = formatSummary(summarize(new RunTree(), cancelled));
-    expect(lines[0]).toBe('⊘ cancelled after 1.9s: cancelled_by_user');
-    expect(lines[2]).toBe('  cost $? (some model has no known price) · 1 run · 2 steps · 2 tool calls');
+    const alone = musicEvents.filter((event) => event.run === 'run_producer' && !String(event.event).startsWith('delegate.'));
+    const lines = formatSummary(summarize(treeOf(alone), cancelled, costsOf(alone)));
+    expect(lines[0]).toBe('⊘ producer cancelled after 1.9s: cancelled_by_user');
+    expect(lines[2]).toBe('  cost $? (replayed) (some model has no known price) · 1 run · 6 steps · 4 tool calls');
     expect(lines).toHaveLength(3);
   });
 

@@ -80,6 +80,8 @@ describe('renderTree', () => {
   it('formats counts, costs, durations and replay models compactly', () => {
     expect([formatTokens(999), formatTokens(1234), formatTokens(56_789), formatTokens(2_500_000)]).toEqual(['999', '1.2k', '57k', '2.5M']);
     expect([formatCost(null), formatCost(0), formatCost(0.01234), formatCost(3.5)]).toEqual(['$?', '$0', '$0.0123', '$3.50']);
+    // A fast-tier call's fraction of a cent keeps two significant digits rather than showing as $0.0000.
+    expect([formatCost(0.000041), formatCost(0.0000078), formatCost(0.0001)]).toEqual(['$0.000041', '$0.0000078', '$0.0001']);
     expect([formatElapsed(340), formatElapsed(1234), formatElapsed(125_000)]).toEqual(['340ms', '1.2s', '2m05s']);
     expect(formatModel('replay:/tmp/x/producer.cassette.json')).toBe('replay:producer.cassette.json');
     expect(formatModel(null)).toBe('no model');

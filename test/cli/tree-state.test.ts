@@ -40,7 +40,7 @@ describe('RunTree', () => {
     const tree = treeOf(musicEvents);
     expect(tree.get('run_producer')).toMatchObject({ status: 'done', step: 2, tokens: { inputTokens: 1820, outputTokens: 208 }, costUsd: 0.0056 });
     expect(tree.get('run_composer')).toMatchObject({ status: 'done', step: 2, tokens: { inputTokens: 1280, outputTokens: 170 }, costUsd: 0.0035 });
-    expect(tree.get('run_composer')?.usageTotal).toMatchObject({ inputTokens: 1490, outputTokens: 240, costUsd: 0.0042, steps: 2 });
+    expect(tree.get('run_composer')?.usageTotal).toMatchObject({ inputTokens: 1490, outputTokens: 240, costUsd: 0.0042, steps: 3 });
     expect(tree.running).toBe(false);
     expect(elapsedMs(tree.get('run_producer')!, Number.POSITIVE_INFINITY)).toBe(musicEnd - musicStart);
   });
@@ -88,7 +88,7 @@ describe('RunTree', () => {
   it("sums a run's subtree when no usage was reported, and cancelRunning ends what is left running", () => {
     const tree = treeOf(eventsUntil((event) => event.event === 'model.response' && event.run === 'run_sound_direct'));
     const producer = tree.get('run_producer')!;
-    expect(subtreeUsage(tree, producer, musicEnd)).toMatchObject({ inputTokens: 640 + 520 + 205, outputTokens: 88 + 110 + 66, steps: 1 });
+    expect(subtreeUsage(tree, producer, musicEnd)).toMatchObject({ inputTokens: 640 + 520 + 205, outputTokens: 88 + 110 + 66, steps: 1 + 1 + 1 });
     tree.cancelRunning(musicEnd);
     expect(tree.nodes().map((node) => node.status)).toEqual(['cancelled', 'cancelled', 'cancelled']);
   });

@@ -12,6 +12,16 @@ import type { DelegateResolver } from '../../src/activities/delegate.js';
 /** A run tree's shape: node `i` delegates once to each node listed in `children[i]`; node 0 is the top. */
 export type TreeShape = number[][];
 
+/** The shape whose node `i + 1` is a child of node `parents[i]` (each parent an earlier node). */
+export function shapeOf(parents: readonly number[]): TreeShape {
+  const shape: TreeShape = [[]];
+  for (const [index, parent] of parents.entries()) {
+    shape.push([]);
+    shape[parent]?.push(index + 1);
+  }
+  return shape;
+}
+
 /** The Request of node `id`: one tool per child, each delegating to that child's Request. */
 export function nodeDocument(id: number, shape: TreeShape): RequestDocument {
   const tools: Record<string, ToolSchema> = {};

@@ -99,7 +99,7 @@ describe('a child run (DEL-16)', () => {
   });
 });
 
-describe('a replayed run stands for a live model (CAS-14)', () => {
+describe('a replayed run stands for a live model (CAS-15)', () => {
   const replayed = (models: ModelChooser) => models.create('replay:other.cassette.json');
 
   it('a child stands for its own model, else its tier (keys aside, the caller provider first), else what its caller stands for', () => {

@@ -8,6 +8,7 @@ import type { Call } from '../../src/protocol/types.js';
 import { ModelConfigError } from '../../src/models/config-error.js';
 import type { ModelRequest } from '../../src/protocol/model.js';
 import { ReplayModel } from '../../src/models/replay.js';
+import { ModelCatalog } from '../../src/models/model-catalog.js';
 
 function request(requestName: string, step: number, prompt = 'hello', extra: Partial<ModelRequest> = {}): ModelRequest {
   return {
@@ -123,6 +124,62 @@ describe('ReplayModel', () => {
     expect(Date.now() - started).toBeLessThan(2_000);
   });
 
+  describe('prices (CAS-14)', () => {
+    const catalog = () =>
+      new ModelCatalog(
+        { models: { 'openai:gpt-4.1': { price: { input: 2, output: 8 } }, 'test:unpriced': {} } },
+        { warn: (message) => warnings.push(message) },
+      );
+    let warnings: string[] = [];
+    beforeEach(() => {
+      warnings = [];
+    });
+
+    it('prices an answer as the model its entry names would have cost, and says which model it stands for', async () => {
+      const model = new ReplayModel(
+        [{ model: 'openai:gpt-4.1', solution: { calls: [], output: 1 }, usage: { inputTokens: 1000, outputTokens: 500 } }],
+        'inline',
+        {
+          prices: catalog(),
+        },
+      );
+      const answer = await model.generate(request('r', 0));
+      expect(answer.model).toBe('replay:inline');
+      expect(answer.replayOf).toBe('openai:gpt-4.1');
+      expect(answer.costUsd).toBeCloseTo((1000 * 2 + 500 * 8) / 1_000_000, 12);
+    });
+
+    it('costs 0 when the entry names no model, and an unknown price stays unknown (null, warned once)', async () => {
+      const model = new ReplayModel(
+        [
+          { solution: { calls: [], output: 1 }, usage: { inputTokens: 1000 } },
+          { repeat: true, model: 'test:unpriced', solution: { calls: [], output: 2 }, usage: { inputTokens: 1000 } },
+        ],
+        'inline',
+        { prices: catalog() },
+      );
+      const free = await model.generate(request('r', 0));
+      expect([free.costUsd, 'replayOf' in free]).toEqual([0, false]);
+      const unknown = await model.generate(request('r', 1));
+      expect([unknown.costUsd, unknown.replayOf]).toEqual([null, 'test:unpriced']);
+      await model.generate(request('r', 2));
+      expect(warnings).toHaveLength(1);
+      expect(warnings[0]).toContain('test:unpriced');
+    });
+
+    it('prices with the shipped models.json when given no catalog', async () => {
+      const model = new ReplayModel([{ model: 'openai:gpt-4.1-mini', solution: { calls: [], output: 1 }, usage: { inputTokens: 1_000_000 } }]);
+      const shipped = ModelCatalog.load({ env: {} }).costOf('openai:gpt-4.1-mini', {
+        inputTokens: 1_000_000,
+        outputTokens: 0,
+        cacheReadTokens: 0,
+        cacheWriteTokens: 0,
+      });
+      expect((await model.generate(request('r', 0))).costUsd).toBe(shipped);
+      expect(shipped).toBeGreaterThan(0);
+    });
+  });
+
   it('rejects an invalid inline cassette with the JSON pointer of each problem', () => {
     expect(() => new ReplayModel({ version: 1, entries: [{ match: { step: -1 }, solution: {}, text: 'x' }] } as never)).toThrow(ModelConfigError);
     let thrown: unknown;
@@ -170,7 +227,7 @@ describe('ReplayModel', () => {
     });
   });
 
-  describe('the models a cassette stands for and cut answers (CAS-13, CAS-14)', () => {
+  describe('the models a cassette stands for and cut answers (CAS-13, CAS-15)', () => {
     it('names the model the entries of a request were recorded with', () => {
       const model = new ReplayModel([
         { match: { request: 'a' }, solution: { calls: [], output: 1 } },

@@ -2,7 +2,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { Tracer, memorySink } from '../../src/protocol/trace.js';
-import { TreeModel, TreeRuntime, type TreeShape, turns } from '../helpers/fan-out-tree.js';
+import { TreeModel, TreeRuntime, shapeOf, turns } from '../helpers/fan-out-tree.js';
 
 /** Fixed seed so CI is deterministic; override with FC_SEED / FC_NUM_RUNS to explore. */
 const fcOptions = { seed: Number(process.env.FC_SEED ?? 42), numRuns: Number(process.env.FC_NUM_RUNS ?? 30) };
@@ -14,15 +14,6 @@ const treeArbitrary = fc.integer({ min: 1, max: 30 }).chain((size) =>
     holds: fc.tuple(...Array.from({ length: size }, () => fc.nat({ max: 3 }))),
   }),
 );
-
-function shapeOf(parents: number[]): TreeShape {
-  const shape: TreeShape = [[]];
-  for (const [index, parent] of parents.entries()) {
-    shape.push([]);
-    shape[parent]?.push(index + 1);
-  }
-  return shape;
-}
 
 async function runTree(parents: number[], holds: number[], limits: { maxConcurrency?: number; maxRuns?: number }) {
   const shape = shapeOf(parents);

@@ -358,3 +358,50 @@ describe('plan documents (PLAN-1)', () => {
     );
   });
 });
+
+describe("act 012's failure example: the failure branch of an output path (VAR-19)", () => {
+  it('writes the error to the last alternative, so the model can replan around it, and the call stays failed', async () => {
+    const reported: unknown[] = [];
+    const runtime = new Runtime({
+      activities: {
+        processPayment: () => {
+          throw new Error('card_declined: Your card was declined.');
+        },
+        confirmOrder: () => 'confirmed',
+        reportFailure: (call) => {
+          reported.push(call.error);
+          return 'reported';
+        },
+      },
+    });
+    const tools = {
+      type: 'tool',
+      tool: {
+        processPayment: { properties: { amount: { type: 'number' } } },
+        confirmOrder: { properties: { receipt: {} } },
+        reportFailure: { properties: { error: {} } },
+      },
+    };
+    const plan: Call[] = [
+      { _tool: 'processPayment', amount: '†input.amount', _outputPath: '†state.receipt || †state.error' },
+      { _tool: 'confirmOrder', receipt: '†state.receipt' },
+    ];
+    const schema = { type: 'object', properties: { status: { enum: ['Success', 'Failed'] } }, required: ['status'] };
+    const model = stepModel(
+      () => ({ calls: plan, output: null }),
+      () => ({ calls: [{ _tool: 'reportFailure', error: '†state.error' }], output: { status: 'Failed' } }),
+    );
+    const result = await runtime.run(runtime.validate({ context: [tools, { type: 'input', amount: 50 }], schema }), { model });
+    expect(result.ok && result.output).toEqual({ status: 'Failed' });
+    expect(reported).toEqual([{ code: 'activity_error', message: expect.stringContaining('Your card was declined.') }]);
+    const second = promptOf(model.requests[1]);
+    expect(second).toContain('Your card was declined.');
+    expect(second).toMatch(/"error": \{\s*"code": "activity_error"/);
+    // A run given this context knows the payment failed, not done.
+    const plans = (result.context ?? []).filter((message) => message.type === 'plan');
+    expect(plans).toMatchObject([{ calls: [{ _tool: 'reportFailure' }], _status: ['done'] }]);
+    const resumed = stepModel(() => ({ calls: [], output: { status: 'Failed' } }));
+    await runtime.run(runtime.validate({ context: [...(result.context ?? []), { type: 'plan', calls: plan }], schema }), { model: resumed });
+    expect(promptOf(resumed.requests[0])).toMatch(/"status": "failed"/);
+  });
+});

@@ -2,6 +2,7 @@
 import { resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createRuntime } from '../../src/create-runtime.js';
+import { ModelCatalog } from '../../src/models/model-catalog.js';
 import { ReplayModel } from '../../src/models/replay.js';
 import type { Model, ModelRequest, ModelResponse } from '../../src/protocol/model.js';
 import { TRACE_EVENT_NAMES, type TraceEventMap, type TraceEventName, knownTraceEvent } from '../../src/protocol/trace-events.js';
@@ -24,6 +25,7 @@ const FIELDS: { [E in TraceEventName]: Record<keyof TraceEventMap[E], 'required'
     costUsd: 'required',
     ms: 'required',
     responseFormat: 'optional',
+    replayOf: 'optional',
   },
   'call.started': { call: 'required', tool: 'required', params: 'required', instance: 'required' },
   'call.completed': { call: 'required', tool: 'required', result: 'required' },
@@ -183,6 +185,22 @@ describe('the trace event map', () => {
     expect(result.ok).toBe(true);
     expect(sink.events.filter((event) => event.event === 'advisor.opinion')).toHaveLength(3);
     expect(sink.events.find((event) => event.event === 'run.completed')).toHaveProperty('meta', { version: '2' });
+    expect(sink.events.map(mismatch).filter(Boolean)).toEqual([]);
+  });
+
+  it('names the model a replayed answer stands for, priced as that model, with exactly its fields (TRACE-5, CAS-14)', async () => {
+    const runtime = createRuntime({ root: process.cwd() });
+    const sink = memorySink();
+    const document = { meta: { name: 'priced' }, context: [{ type: 'system', text: 'Answer.' }], schema: { type: 'string' } } as RequestDocument;
+    const prices = new ModelCatalog({ models: { 'openai:gpt-4.1': { price: { input: 2, output: 8 } } } });
+    const model = new ReplayModel(
+      [{ model: 'openai:gpt-4.1', solution: { calls: [], output: 'ok' }, usage: { inputTokens: 500_000, outputTokens: 0 } }],
+      'inline',
+      { prices },
+    );
+    const result = await runtime.run(document, { model, tracer: new Tracer([sink]) });
+    expect(result.ok && result.usageTotal.costUsd).toBe(1);
+    expect(sink.events.find((event) => event.event === 'model.response')).toMatchObject({ model: 'replay:inline', replayOf: 'openai:gpt-4.1', costUsd: 1 });
     expect(sink.events.map(mismatch).filter(Boolean)).toEqual([]);
   });
 

@@ -1,0 +1,5 @@
+export default {
+  processPayment: async () => {
+    throw new Error('card_declined: Your card was declined.');
+  },
+};

@@ -1,0 +1,17 @@
+/** What the executables' argument parsers share: node's parseArgs errors as usage errors, and exactly one positional argument. */
+import { UsageError } from '../protocol/errors.js';
+
+/** Runs a parser (node's `parseArgs` with the command's options); whatever it throws becomes a UsageError (CLI-11). */
+export function parseOrUsageError<T>(parse: () => T): T {
+  try {
+    return parse();
+  } catch (error) {
+    throw new UsageError((error as Error).message);
+  }
+}
+
+/** The one positional argument, else a UsageError: `missing` when there is none, or naming them all (`Expected one <noun>, got 2: a b.`). */
+export function onePositional(positionals: readonly string[], missing: string, noun: string): string {
+  if (positionals.length === 1) return positionals[0] as string;
+  throw new UsageError(positionals.length === 0 ? missing : `Expected one ${noun}, got ${positionals.length}: ${positionals.join(' ')}.`);
+}

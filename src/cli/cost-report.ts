@@ -1,0 +1,194 @@
+/** Where the dollars went: a cost tree priced answer by answer, as rows per run with subtotals per parent, or grouped by model, tier or parent (spec/cli.md CLI-17). */
+import { type Usage, addCost, addUsage, zeroUsage } from '../protocol/usage.js';
+import { type CostAnswer, type CostRun, type CostTree, answerModel, isReplayed } from './cost-tree.js';
+
+/** Sums over some answers: tokens, dollars, steps, runs, and whether any answer was replayed. */
+export interface Tally extends Usage {
+  /** Runs that gave at least one of the answers (for a run's own tally: 1). */
+  runs: number;
+  /** Steps with an answer; a re-asked step counts once (LOOP-8). */
+  steps: number;
+  /** `null` when any answer in it has no known price: never 0 for unknown. */
+  costUsd: number | null;
+  /** Some answer in it came from a replay cassette (CAS-14). */
+  replayed: boolean;
+}
+
+/** One run of the report: its own figures, and its subtree's (itself and every descendant). */
+export interface RunCost {
+  run: CostRun;
+  /** The model its answers were priced as, several joined by `, `; without answers, the model it was started with. */
+  model: string | null;
+  /** The models its answers were priced as, in order of first answer. */
+  models: string[];
+  /** The tier it was delegated at, else the catalog's tier of its model, else `null`. */
+  tier: string | null;
+  own: Tally;
+  subtree: Tally;
+  /** Its delegations' reports, in the order they started. */
+  children: RunCost[];
+}
+
+/** Figures grouped under one key (a model or a tier). */
+export interface GroupCost {
+  key: string | null;
+  tally: Tally;
+}
+
+/** A priced cost tree. */
+export interface CostReport {
+  /** The top runs (normally one), each with its delegations beneath. */
+  roots: RunCost[];
+  /** Every run, depth first. */
+  runs: RunCost[];
+  /** Answers grouped by the model they were priced as, in order of first use. */
+  models: GroupCost[];
+  /** Runs grouped by tier, in order of first use. */
+  tiers: GroupCost[];
+  /** The whole trace: the top run's subtree. */
+  total: Tally;
+  /** Runs the trace shows no end of (a truncated trace). */
+  unfinished: CostRun[];
+}
+
+/** How a report prices answers and labels tiers. */
+export interface CostReportOptions {
+  /** The cost of an answer: re-priced with a model catalog (the report), or as recorded (the summary). */
+  price(answer: CostAnswer): number | null;
+  /** The catalog's tier of a model, for runs not delegated at a tier. */
+  tierOf?(model: string): string | undefined;
+}
+
+/** A tally of nothing. */
+export function emptyTally(): Tally {
+  return { ...zeroUsage(), runs: 0, steps: 0, costUsd: 0, replayed: false };
+}
+
+/** Adds two tallies; an unknown cost makes the sum unknown. */
+export function addTally(a: Tally, b: Tally): Tally {
+  return { ...addUsage(a, b), runs: a.runs + b.runs, steps: a.steps + b.steps, costUsd: addCost(a.costUsd, b.costUsd), replayed: a.replayed || b.replayed };
+}
+
+/** The tally of some answers of one run, each priced once. */
+function tallyAnswers(answers: readonly CostAnswer[], prices: ReadonlyMap<CostAnswer, number | null>): Tally {
+  let tally = emptyTally();
+  for (const answer of answers) {
+    tally = addTally(tally, {
+      ...answer.usage,
+      runs: 0,
+      steps: 0,
+      costUsd: prices.get(answer) ?? null,
+      replayed: isReplayed(answer),
+    });
+  }
+  return { ...tally, runs: answers.length > 0 ? 1 : 0, steps: new Set(answers.map((answer) => answer.step)).size };
+}
+
+/** The labels of a run: the model(s) its answers were priced as, and its tier. */
+function labels(run: CostRun, options: CostReportOptions): { model: string | null; models: string[]; tier: string | null } {
+  const models = [...new Set(run.answers.map(answerModel))];
+  const model = models.length > 0 ? models.join(', ') : run.model;
+  const first = models[0] ?? run.model;
+  const tier = run.tier ?? (first === null ? undefined : options.tierOf?.(first)) ?? null;
+  return { model, models, tier };
+}
+
+/**
+ * Prices a cost tree. Every answer is priced once with `options.price`; a run's subtree sums its own
+ * answers and then its children's subtrees in order, as the runtime sums `usageTotal` (DEL-17), so
+ * the report's total is the top run's `usageTotal` when priced alike.
+ */
+export function costReport(tree: CostTree, options: CostReportOptions): CostReport {
+  const prices = new Map<CostAnswer, number | null>();
+  const runs: RunCost[] = [];
+  const build = (run: CostRun): RunCost => {
+    for (const answer of run.answers) prices.set(answer, options.price(answer));
+    const own = { ...tallyAnswers(run.answers, prices), runs: 1 };
+    const cost: RunCost = { run, ...labels(run, options), own, subtree: own, children: [] };
+    runs.push(cost);
+    let descendants = emptyTally();
+    for (const child of tree.childrenOf(run)) {
+      const childCost = build(child);
+      cost.children.push(childCost);
+      descendants = addTally(descendants, childCost.subtree);
+    }
+    cost.subtree = addTally(own, descendants);
+    return cost;
+  };
+  const roots = tree.roots.map(build);
+  return {
+    roots,
+    runs,
+    models: groupAnswers(runs, prices),
+    tiers: groupRuns(runs),
+    // 0 + x is x exactly, so a single top run's total is its subtree to the last digit.
+    total: roots.reduce((sum, root) => addTally(sum, root.subtree), emptyTally()),
+    unfinished: runs.filter((cost) => cost.run.status === 'unfinished').map((cost) => cost.run),
+  };
+}
+
+/** Answers grouped by the model they were priced as; `runs` counts the runs among them. */
+function groupAnswers(runs: readonly RunCost[], prices: ReadonlyMap<CostAnswer, number | null>): GroupCost[] {
+  const groups = new Map<string, Tally>();
+  for (const { run } of runs) {
+    const byModel = new Map<string, CostAnswer[]>();
+    for (const answer of run.answers) byModel.set(answerModel(answer), [...(byModel.get(answerModel(answer)) ?? []), answer]);
+    for (const [model, answers] of byModel) groups.set(model, addTally(groups.get(model) ?? emptyTally(), tallyAnswers(answers, prices)));
+  }
+  return [...groups].map(([key, tally]) => ({ key, tally }));
+}
+
+/** Runs grouped by their tier label. */
+function groupRuns(runs: readonly RunCost[]): GroupCost[] {
+  const groups = new Map<string | null, Tally>();
+  for (const cost of runs) groups.set(cost.tier, addTally(groups.get(cost.tier) ?? emptyTally(), cost.own));
+  return [...groups].map(([key, tally]) => ({ key, tally }));
+}
+
+/** How `--by` groups the rows. */
+export type ReportGrouping = 'run' | 'model' | 'tier' | 'parent';
+
+/** The groupings, in the order the usage text lists them. */
+export const REPORT_GROUPINGS: readonly ReportGrouping[] = ['run', 'model', 'tier', 'parent'];
+
+/** The figures every JSON row and the total carry. */
+function figures(tally: Tally) {
+  return {
+    steps: tally.steps,
+    inputTokens: tally.inputTokens,
+    outputTokens: tally.outputTokens,
+    cacheReadTokens: tally.cacheReadTokens,
+    cacheWriteTokens: tally.cacheWriteTokens,
+    costUsd: tally.costUsd,
+  };
+}
+
+/** The runs that delegated, each with its subtree: the subtotals per parent. */
+export function parentsOf(report: CostReport): RunCost[] {
+  return report.runs.filter((cost) => cost.children.length > 0);
+}
+
+/** The report as `--json` prints it: `{rows, total}` (CLI-17). */
+export function reportJson(report: CostReport, by: ReportGrouping): { rows: Record<string, unknown>[]; total: Record<string, unknown> } {
+  const rows = (() => {
+    switch (by) {
+      case 'run':
+        return report.runs.map(({ run, model, tier, own }) => ({
+          run: run.run,
+          parent: run.parent,
+          depth: run.depth,
+          name: run.name,
+          model,
+          tier,
+          ...figures(own),
+        }));
+      case 'model':
+        return report.models.map(({ key, tally }) => ({ model: key, runs: tally.runs, ...figures(tally) }));
+      case 'tier':
+        return report.tiers.map(({ key, tally }) => ({ tier: key, runs: tally.runs, ...figures(tally) }));
+      case 'parent':
+        return parentsOf(report).map(({ run, subtree }) => ({ parent: run.run, name: run.name, depth: run.depth, runs: subtree.runs, ...figures(subtree) }));
+    }
+  })();
+  return { rows, total: { runs: report.total.runs, ...figures(report.total) } };
+}

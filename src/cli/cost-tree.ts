@@ -1,0 +1,137 @@
+/** The cost tree of a trace: its runs, how they nest, and each run's model answers, the one source of its dollars (spec/cli.md CLI-17). */
+import { type TraceEventBase, knownTraceEvent } from '../protocol/trace-events.js';
+import { type Usage, addUsage, zeroUsage } from '../protocol/usage.js';
+import { RunIndex } from './run-index.js';
+
+/** One model answer (`model.response`) as the cost tree keeps it. */
+export interface CostAnswer {
+  step: number;
+  /** The model that answered: `replay:<cassette>` for a replayed answer. */
+  model: string;
+  /** The model a replayed answer stands for (CAS-14). */
+  replayOf?: string;
+  usage: Usage;
+  /** The cost the trace recorded; `null` when unknown. */
+  costUsd: number | null;
+}
+
+/** How a run ended, as the trace tells it; `unfinished` when the trace holds no end for it. */
+export type CostRunStatus = 'done' | 'failed' | 'cancelled' | 'unfinished';
+
+/** One run of the tree. */
+export interface CostRun {
+  run: string;
+  parent: string | null;
+  depth: number;
+  /** The request name (DOC-4); until the trace names it, the run id. */
+  name: string;
+  /** The model `run.started` (else `delegate.started`) named; `null` when none. */
+  model: string | null;
+  /** The tier the run was delegated at (`delegate.started.tier`); `null` when none. */
+  tier: string | null;
+  status: CostRunStatus;
+  /** The failure code of a failed or cancelled run. */
+  code?: string;
+  /** Its own model answers, in trace order (every attempt, LOOP-15). */
+  answers: CostAnswer[];
+  /** Child run ids, in the order they first appear. */
+  children: string[];
+}
+
+/** The model an answer is labelled and priced as: the one a replayed answer stands for, else the one that answered (CAS-14). */
+export function answerModel(answer: CostAnswer): string {
+  return answer.replayOf ?? answer.model;
+}
+
+/** Whether a replay cassette gave the answer (CAS-8). */
+export function isReplayed(answer: CostAnswer): boolean {
+  return answer.model.startsWith('replay:');
+}
+
+/**
+ * The runs of a trace and their answers. Feed it events in trace order with `apply`; it reads
+ * `model.response` for tokens and cost, `run.started` and `delegate.started` for names, parents,
+ * depth, models and tiers, and the end events for each run's status. Anything else is ignored, so
+ * traces with more fields or more events than it knows read the same.
+ */
+export class CostTree {
+  private readonly index = new RunIndex<CostRun>();
+
+  /** Takes one event into the tree. */
+  apply(event: TraceEventBase): void {
+    const known = knownTraceEvent(event);
+    switch (known?.event) {
+      case 'run.started': {
+        const run = this.ensure(known.run, known.parent, known.depth);
+        run.name = typeof known.name === 'string' ? known.name : fileName(known.request);
+        run.model = known.model ?? run.model;
+        return;
+      }
+      case 'delegate.started': {
+        const child = this.ensure(known.child, known.run, known.depth + 1);
+        if (typeof known.name === 'string' && child.name === child.run) child.name = known.name;
+        child.model ??= known.model ?? null;
+        child.tier = known.tier ?? child.tier;
+        return;
+      }
+      case 'model.response': {
+        const run = this.ensure(known.run, known.parent, known.depth);
+        run.answers.push({
+          step: known.step,
+          model: known.model,
+          ...(known.replayOf === undefined ? {} : { replayOf: known.replayOf }),
+          usage: addUsage(zeroUsage(), known.usage),
+          costUsd: known.costUsd,
+        });
+        return;
+      }
+      case 'run.completed':
+        this.end(this.ensure(known.run, known.parent, known.depth), 'done');
+        return;
+      case 'run.failed':
+        this.end(this.ensure(known.run, known.parent, known.depth), known.code === 'cancelled_by_user' ? 'cancelled' : 'failed', known.code);
+        return;
+      case 'delegate.completed':
+      case 'delegate.failed': {
+        // A child's own end comes first (TRACE-11); this only ends a child the trace shows no end of.
+        const child = this.index.get(known.child);
+        if (!child) return;
+        if (known.event === 'delegate.completed') this.end(child, 'done');
+        else this.end(child, known.code === 'cancelled_by_user' ? 'cancelled' : 'failed', known.code);
+        return;
+      }
+      default:
+        return;
+    }
+  }
+
+  /** The runs with no parent in the trace (normally one: the top run). */
+  get roots(): CostRun[] {
+    return this.index.roots;
+  }
+
+  /** A run's children, in the order they first appeared. */
+  childrenOf(run: CostRun): CostRun[] {
+    return this.index.childrenOf(run);
+  }
+
+  /** Every run, depth first, parents before their children. */
+  runs(): CostRun[] {
+    return this.index.depthFirst();
+  }
+
+  private ensure(run: string, parent: string | null, depth: number): CostRun {
+    return this.index.ensure(run, parent, () => ({ run, parent, depth, name: run, model: null, tier: null, status: 'unfinished', answers: [], children: [] }));
+  }
+
+  private end(run: CostRun, status: Exclude<CostRunStatus, 'unfinished'>, code?: string): void {
+    if (run.status !== 'unfinished') return;
+    run.status = status;
+    if (code !== undefined) run.code = code;
+  }
+}
+
+/** A request name from a location when the trace gives none: the file name without `.json`. */
+function fileName(location: string): string {
+  return (location.split(/[\\/]/).pop() ?? location).replace(/\.json$/, '');
+}

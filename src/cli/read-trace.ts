@@ -1,0 +1,118 @@
+/** Reading a trace file back (spec/trace.md): every line JSON, every line an event, the fields reports read of the right type. */
+import { readFileSync } from 'node:fs';
+import { UsageError } from '../protocol/errors.js';
+import { parseJson } from '../protocol/json.js';
+import type { TraceEventBase } from '../protocol/trace-events.js';
+import { isJsonObject } from '../protocol/types.js';
+
+/** What a field must be, said in the words of an error message. */
+type Expectation = 'a string' | 'a string or null' | 'a whole number of at least 0' | 'a number of at least 0' | 'a number of at least 0 or null' | 'an object';
+
+const CHECKS: Record<Expectation, (value: unknown) => boolean> = {
+  'a string': (value) => typeof value === 'string',
+  'a string or null': (value) => value === null || typeof value === 'string',
+  'a whole number of at least 0': (value) => Number.isSafeInteger(value) && (value as number) >= 0,
+  'a number of at least 0': (value) => typeof value === 'number' && Number.isFinite(value) && value >= 0,
+  'a number of at least 0 or null': (value) => value === null || (typeof value === 'number' && Number.isFinite(value) && value >= 0),
+  'an object': isJsonObject,
+};
+
+/** A field of an event: its dotted path, what it must be, and whether it may be absent. */
+type FieldRule = [path: string, expected: Expectation, optional?: 'optional'];
+
+/** The common fields (TRACE-1). */
+const COMMON: FieldRule[] = [
+  ['event', 'a string'],
+  ['run', 'a string'],
+  ['parent', 'a string or null'],
+  ['depth', 'a whole number of at least 0'],
+];
+
+/** The fields the cost report reads, per event (TRACE-3, TRACE-5, TRACE-7); other events need only the common fields. */
+const EVENT_FIELDS: Record<string, FieldRule[]> = {
+  'run.started': [
+    ['request', 'a string'],
+    ['name', 'a string', 'optional'],
+    ['model', 'a string or null'],
+  ],
+  'delegate.started': [
+    ['child', 'a string'],
+    ['name', 'a string', 'optional'],
+    ['model', 'a string or null', 'optional'],
+    ['tier', 'a string or null', 'optional'],
+  ],
+  'model.response': [
+    ['step', 'a whole number of at least 0'],
+    ['model', 'a string'],
+    ['replayOf', 'a string', 'optional'],
+    ['usage', 'an object'],
+    ['usage.inputTokens', 'a number of at least 0'],
+    ['usage.outputTokens', 'a number of at least 0'],
+    ['usage.cacheReadTokens', 'a number of at least 0', 'optional'],
+    ['usage.cacheWriteTokens', 'a number of at least 0', 'optional'],
+    ['costUsd', 'a number of at least 0 or null'],
+  ],
+  'run.failed': [['code', 'a string']],
+  'delegate.failed': [
+    ['child', 'a string'],
+    ['code', 'a string'],
+  ],
+};
+
+function field(event: Record<string, unknown>, path: string): { found: boolean; value?: unknown } {
+  let node: unknown = event;
+  for (const key of path.split('.')) {
+    if (!isJsonObject(node) || !Object.hasOwn(node, key)) return { found: false };
+    node = node[key];
+  }
+  return { found: true, value: node };
+}
+
+/** Why a parsed line is not a trace event the reports can read, or undefined when it is. */
+export function traceEventProblem(value: unknown): string | undefined {
+  if (!isJsonObject(value))
+    return `expected a trace event (an object with "event", "run", "parent" and "depth", TRACE-1), got ${Array.isArray(value) ? 'an array' : value === null ? 'null' : typeof value}`;
+  const event = value as Record<string, unknown>;
+  const rules = [...COMMON, ...(typeof event.event === 'string' ? (EVENT_FIELDS[event.event] ?? []) : [])];
+  for (const [path, expected, optional] of rules) {
+    const { found, value: at } = field(event, path);
+    if (!found && optional) continue;
+    if (!found || !CHECKS[expected](at)) {
+      const what = typeof event.event === 'string' && !COMMON.some(([name]) => name === path) ? `a ${event.event} event` : 'a trace event';
+      const got = found ? JSON.stringify(at).slice(0, 60) : 'nothing';
+      return `${what} needs "${path}" to be ${expected}, got ${got}`;
+    }
+  }
+  return undefined;
+}
+
+/** The JSON value of one line; `where` is `file:line`. */
+function lineValue(line: string, where: string): unknown {
+  const parsed = parseJson(line);
+  if (parsed.ok) return parsed.value;
+  // Valid JSON nested deeper than documents may be (an Activity's own event): the report reads only its shallow fields.
+  if (parsed.pointer !== undefined) return JSON.parse(line) as unknown;
+  throw new UsageError(`${where}:${parsed.column}: this line is not JSON, so the file is not a trace (one JSON event per line): ${parsed.message}`);
+}
+
+/**
+ * Reads a JSONL trace file. Blank lines are skipped. A file that cannot be read, a line that is not
+ * JSON, or a line that is not a trace event is a UsageError naming the file and the line.
+ */
+export function readTraceFile(path: string): TraceEventBase[] {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (error) {
+    throw new UsageError(`Cannot read the trace ${path}: ${(error as Error).message}`);
+  }
+  const events: TraceEventBase[] = [];
+  for (const [index, line] of text.split('\n').entries()) {
+    if (line.trim() === '') continue;
+    const value = lineValue(line, `${path}:${index + 1}`);
+    const problem = traceEventProblem(value);
+    if (problem !== undefined) throw new UsageError(`${path}:${index + 1}: this line is not a trace event: ${problem}.`);
+    events.push(value as TraceEventBase);
+  }
+  return events;
+}
