@@ -16,7 +16,7 @@ import { parseJson } from '../protocol/json.js';
 import { notJsonPlaceholder, toJsonData } from '../protocol/json-data.js';
 import type { LoadedRequest } from '../protocol/load-request.js';
 import type { Budget } from '../protocol/budget.js';
-import type { Activity, RunResult } from '../protocol/runtime.js';
+import type { Activity, RunOptions, RunResult } from '../protocol/runtime.js';
 import { type JsonlFileSink, jsonlFileSink } from '../files/jsonl-file-sink.js';
 import { Tracer } from '../protocol/trace.js';
 import { APPROVAL_MODES, createApprovalHook, type ApprovalMode } from '../approvals/approval-policy.js';
@@ -295,6 +295,53 @@ function chooseModel(args: ParsedArguments, loaded: LoadedRequest, chooser: Mode
   return choice.model;
 }
 
+/** The runtime of one command: its root, hosts and Activities, and the models the command line chose (CLI-3, CLI-18). */
+function runtimeFor(
+  args: ParsedArguments,
+  io: CliIo,
+  setting: { root: string; allowHosts: string[]; activities: Record<string, Activity> },
+): DelegatingRuntime {
+  // The catalog honours DELEGATE_MODELS of the command's own environment (DEL-28).
+  const providers = new ModelProviders({ registry: ModelCatalog.load({ env: io.env, cwd: io.cwd }) });
+  checkTierProviders(args.tiers, providers);
+  const factoryOptions: ModelFactoryOptions = {
+    cwd: io.cwd,
+    env: io.env,
+    ...(args.baseUrl ? { baseUrl: args.baseUrl } : {}),
+    ...(args.record ? { record: resolve(io.cwd, args.record) } : {}),
+    ...(args.modelTimeoutMs === undefined ? {} : { timeoutMs: args.modelTimeoutMs }),
+    ...(args.modelRetries === undefined ? {} : { maxRetries: args.modelRetries }),
+  };
+  return createRuntime({
+    root: setting.root,
+    allowHosts: setting.allowHosts,
+    trustHosts: args.trustHosts,
+    activities: setting.activities,
+    models: { providers, options: factoryOptions, tiers: args.tiers },
+  });
+}
+
+/** The entry Request: a file under the root, or a URL, which is trusted only as its host is (DEL-7). */
+async function loadEntry(runtime: DelegatingRuntime, requestPath: string): Promise<{ loaded: LoadedRequest; trusted: boolean }> {
+  if (!isHttpUrl(requestPath)) return { loaded: await runtime.load(requestPath), trusted: true };
+  const resolved = await runtime.resolvers.resolve(requestPath, { toolName: '(request)', tool: {} });
+  return { loaded: { document: resolved.document, location: resolved.location, name: resolved.name }, trusted: resolved.trusted };
+}
+
+/** The run options the command line sets: input, bounds, budget, resolution and the cancel signal. */
+function runOptionsFor(args: ParsedArguments, io: CliIo): RunOptions {
+  return {
+    ...(args.input === undefined ? {} : { input: args.input }),
+    ...(args.maxSteps === undefined ? {} : { maxSteps: args.maxSteps }),
+    ...(args.maxDepth === undefined ? {} : { maxDepth: args.maxDepth }),
+    ...(args.maxConcurrency === undefined ? {} : { maxConcurrency: args.maxConcurrency }),
+    ...(args.maxRuns === undefined ? {} : { maxRuns: args.maxRuns }),
+    ...(args.budget === undefined ? {} : { budget: args.budget }),
+    ...(args.resolve === undefined ? {} : { resolve: args.resolve }),
+    ...(io.signal ? { signal: io.signal } : {}),
+  };
+}
+
 /** Runs the command line; resolves to the exit status. */
 export async function main(argv: string[], io: CliIo): Promise<number> {
   // A subcommand is its exact name as the first argument (CLI-17); a file of that name is `./report`.
@@ -328,48 +375,13 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
     if (isHttpUrl(args.request)) allowHosts.push(new URL(args.request).host);
     const activities = await loadActivities(args.activities, io.cwd);
     const confirm = approvalHook(args.approve, io, progress);
-    // The catalog honours DELEGATE_MODELS of the command's own environment (DEL-28).
-    const providers = new ModelProviders({ registry: ModelCatalog.load({ env: io.env, cwd: io.cwd }) });
-    checkTierProviders(args.tiers, providers);
-    const factoryOptions: ModelFactoryOptions = {
-      cwd: io.cwd,
-      env: io.env,
-      ...(args.baseUrl ? { baseUrl: args.baseUrl } : {}),
-      ...(args.record ? { record: resolve(io.cwd, args.record) } : {}),
-      ...(args.modelTimeoutMs === undefined ? {} : { timeoutMs: args.modelTimeoutMs }),
-      ...(args.modelRetries === undefined ? {} : { maxRetries: args.modelRetries }),
-    };
-    runtime = createRuntime({
-      root,
-      allowHosts,
-      trustHosts: args.trustHosts,
-      activities,
-      models: { providers, options: factoryOptions, tiers: args.tiers },
-    });
-    const loaded = isHttpUrl(requestPath)
-      ? await (async () => {
-          const resolved = await runtime.resolvers.resolve(requestPath, { toolName: '(request)', tool: {} });
-          return { loaded: { document: resolved.document, location: resolved.location, name: resolved.name }, trusted: resolved.trusted };
-        })()
-      : { loaded: await runtime.load(requestPath), trusted: true };
+    runtime = runtimeFor(args, io, { root, allowHosts, activities });
+    const loaded = await loadEntry(runtime, requestPath);
     const model = chooseModel(args, loaded.loaded, runtime.models as ModelChooser, io, say);
     // The run's inputs have loaded: only now may the trace replace a file, and never one of them (CLI-15).
     sink = openCheckedTrace(args, io.cwd, model);
     if (sink) tracer.subscribe(sink);
-    result = await runtime.run(loaded.loaded, {
-      ...(model ? { model } : {}),
-      ...(args.input === undefined ? {} : { input: args.input }),
-      ...(args.maxSteps === undefined ? {} : { maxSteps: args.maxSteps }),
-      ...(args.maxDepth === undefined ? {} : { maxDepth: args.maxDepth }),
-      ...(args.maxConcurrency === undefined ? {} : { maxConcurrency: args.maxConcurrency }),
-      ...(args.maxRuns === undefined ? {} : { maxRuns: args.maxRuns }),
-      ...(args.budget === undefined ? {} : { budget: args.budget }),
-      ...(args.resolve === undefined ? {} : { resolve: args.resolve }),
-      ...(io.signal ? { signal: io.signal } : {}),
-      tracer,
-      confirm,
-      trusted: loaded.trusted,
-    });
+    result = await runtime.run(loaded.loaded, { ...runOptionsFor(args, io), ...(model ? { model } : {}), tracer, confirm, trusted: loaded.trusted });
   } catch (error) {
     progress.finish();
     // A run that never started still leaves its trace, empty (TRACE-2), unless the path is refused.
@@ -387,6 +399,11 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
   sink?.close();
   await runtime.resolvers.close();
   progress.finish(result);
+  return reportResult(result, args, io, sink, say);
+}
+
+/** Prints a finished run's result (CLI-4) and says its exit status; a trace that failed to write fails the command (TRACE-14). */
+function reportResult(result: RunResult, args: ParsedArguments, io: CliIo, sink: JsonlFileSink | undefined, say: (line: string) => void): number {
   // A trace that could not be written is said once, and fails an otherwise successful command (TRACE-14).
   const traceError = sink?.error ? `the trace ${resolve(io.cwd, args.trace as string)} is incomplete: writing it failed (${sink.error.message}).` : undefined;
   if (traceError) say(`delegate-run: ${traceError}`);

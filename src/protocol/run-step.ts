@@ -9,12 +9,12 @@ import { approvePlan } from './approve-plan.js';
 import { adoptPlan, planProblems, plansOf, runEagerPlans } from './run-plans.js';
 import { batchFor, flushErrors } from './run-batch.js';
 import type { RunUsage } from './run-usage.js';
-import { renderContext } from './render-context.js';
+import { renderContext, type RenderedContext } from './render-context.js';
 import type { CallBatch } from './call-batch.js';
 import { formatIssues, validateAgainst } from './schemas.js';
 import type { SolutionParts } from './solution-parts.js';
 import { composeSolutionSchema } from './tools.js';
-import type { Call, PlanMessage, RequestDocument } from './types.js';
+import type { Call, JsonSchema, PlanMessage, RequestConfig, RequestDocument } from './types.js';
 
 /** What a step (or the plans before the first step) leads to: another step, or the run's output. */
 export type StepOutcome = { kind: 'continue' } | { kind: 'completed'; output: unknown };
@@ -63,11 +63,17 @@ export class OutputCheck {
   }
 }
 
-/** Runs one model step; throws a ProtocolError for what ends the run (a bound, the model, a cancellation). */
-export async function runStep(run: RunState): Promise<StepOutcome> {
+/** What a step asks the model: the rendered prompt, the Solution schema and the answer checks beside it (LOOP-3, MSG-21). */
+interface StepPrompt {
+  messages: ProviderMessage[];
+  schema: JsonSchema;
+  check: RenderedContext['checkAnswer'];
+  config: RequestConfig;
+}
+
+/** Renders the context as it is now and composes the Solution schema from the tools defined now (LOOP-3). */
+function promptFor(run: RunState, step: number): StepPrompt {
   const { scope, document } = run;
-  const model = scope.run.model;
-  const step = run.usage.steps++;
   const instances = scope.store.instances();
   const rendered = renderContext(scope.store.messages, scope.runtime.handlers, document.config ?? {}, {
     callStatus: (call) => scope.ledger.status(call),
@@ -89,6 +95,15 @@ export async function runStep(run: RunState): Promise<StepOutcome> {
     ...run.instructions.map((content): ProviderMessage => ({ role: 'system', content })),
     ...rendered.messages,
   ];
+  return { messages, schema, check: rendered.checkAnswer, config: rendered.config };
+}
+
+/** Runs one model step; throws a ProtocolError for what ends the run (a bound, the model, a cancellation). */
+export async function runStep(run: RunState): Promise<StepOutcome> {
+  const { scope } = run;
+  const model = scope.run.model;
+  const step = run.usage.steps++;
+  const { messages, schema, check, config } = promptFor(run, step);
   const batch = run.lazy ? undefined : batchFor(scope);
   const startCall = callStarter(batch, step);
   const solution = await askModel(scope, {
@@ -97,8 +112,8 @@ export async function runStep(run: RunState): Promise<StepOutcome> {
     step,
     messages,
     schema,
-    check: rendered.checkAnswer,
-    config: rendered.config,
+    check,
+    config,
     onCall: startCall,
     account: (response) => {
       run.usage.addOwn(response.usage, response.costUsd);
