@@ -1,0 +1,91 @@
+/** Locating an attachment's file: a plain relative path confined to the caller's root (or a sandbox), refused as `delegate_forbidden` when it could escape (ATT-2). */
+import { constants } from 'node:fs';
+import { type FileHandle, open, realpath } from 'node:fs/promises';
+import { join, resolve as resolvePath } from 'node:path';
+import { DelegateError, ProtocolError } from '../protocol/errors.js';
+import { isInside } from '../resolvers/reference-forms.js';
+
+/** Where a path's segments are read from: a folder and the segments below it. */
+export interface AttachmentPlace {
+  /** The folder the file is confined to. */
+  root: string;
+  /** The segments below `root`. */
+  segments: string[];
+}
+
+/**
+ * Finds the place of a path's segments other than the caller's root: a sandbox named by the first
+ * segment (`<sandbox>/…`) answers its folder and the rest; undefined leaves the path to the root.
+ */
+export type AttachmentLocator = (segments: readonly string[]) => AttachmentPlace | undefined;
+
+/** A read attachment file: the path as asked and its bytes. */
+export interface AttachmentFile {
+  path: string;
+  content: Uint8Array;
+}
+
+function refuse(path: string, reason: string, data: Record<string, unknown> = {}): never {
+  throw new DelegateError('delegate_forbidden', `Attachment "${path}" is forbidden: ${reason}.`, { path, ...data });
+}
+
+/**
+ * The segments of an attachment path, or the `delegate_forbidden` refusal (ATT-2): empty, NUL,
+ * backslash, `%` (never percent-decoded), absolute or drive-letter paths, empty segments and any
+ * `..` segment are refused outright, even when the path would stay inside; `.` segments are dropped.
+ */
+export function attachmentSegments(path: string): string[] {
+  if (path === '') refuse(path, 'the path is empty');
+  if (path.includes('\0')) refuse(path, 'it contains a NUL byte');
+  if (path.includes('\\')) refuse(path, 'it contains a backslash; use "/" between folders');
+  if (path.includes('%')) refuse(path, 'it contains "%"; attachment paths are plain paths and are never percent-decoded');
+  if (path.startsWith('/') || /^[a-z]:/i.test(path)) refuse(path, 'it is an absolute path; attachments are relative to the caller’s root');
+  const segments = path.split('/').filter((segment) => segment !== '.');
+  if (segments.includes('..')) refuse(path, 'it contains a ".." segment');
+  if (segments.length === 0 || segments.includes('')) refuse(path, 'it has an empty segment');
+  return segments;
+}
+
+const ABSENT = new Set(['ENOENT', 'ENOTDIR', 'ELOOP', 'EISDIR', 'EACCES', 'EPERM', 'ENAMETOOLONG']);
+
+function isAbsent(error: unknown): boolean {
+  return ABSENT.has(String((error as NodeJS.ErrnoException | undefined)?.code));
+}
+
+/**
+ * Reads the attachment at `path` (ATT-2): the segments are placed by `locate` (a sandbox) or below
+ * `root`, the real path (symlinks followed) must stay inside the real folder, and the regular file
+ * is opened by its real path with O_NOFOLLOW. A path that escapes is `delegate_forbidden`; one that
+ * names nothing readable (missing, a folder) is `invalid_params`.
+ */
+export async function readAttachmentFile(root: string, path: string, locate?: AttachmentLocator): Promise<AttachmentFile> {
+  const segments = attachmentSegments(path);
+  const place = locate?.(segments) ?? { root, segments };
+  const folder = resolvePath(place.root);
+  const missing = (): never => {
+    throw new ProtocolError('invalid_params', `Attachment "${path}" names no readable file.`, { path });
+  };
+  let realRoot: string;
+  let real: string;
+  try {
+    realRoot = await realpath(folder);
+    real = await realpath(join(folder, ...place.segments));
+  } catch (error) {
+    if (isAbsent(error)) return missing();
+    throw error;
+  }
+  if (!isInside(realRoot, real)) refuse(path, 'it resolves through a symbolic link outside the folder it is confined to');
+  let handle: FileHandle;
+  try {
+    handle = await open(real, constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0) | (constants.O_NONBLOCK ?? 0));
+  } catch (error) {
+    if (isAbsent(error)) return missing();
+    throw error;
+  }
+  try {
+    if (!(await handle.stat()).isFile()) return missing();
+    return { path, content: await handle.readFile() };
+  } finally {
+    await handle.close();
+  }
+}
