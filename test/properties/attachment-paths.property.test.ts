@@ -1,0 +1,83 @@
+/** Property test of attachment confinement (ATT-2): whatever the path — parent steps, encodings, NUL, symlinks — an attachment is read only from inside the caller's real root. */
+import { mkdir, symlink, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import fc from 'fast-check';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { readAttachmentFile } from '../../src/activities/attachment-path.js';
+import { ProtocolError } from '../../src/protocol/errors.js';
+import { makeTempDir, type TempDir } from '../resolvers/helpers.js';
+
+/** Fixed seed so CI is deterministic; override with FC_SEED / FC_NUM_RUNS to explore. */
+const config = { seed: Number(process.env.FC_SEED ?? 42), numRuns: Number(process.env.FC_NUM_RUNS ?? 300) };
+
+/** Path segments: parent steps, encoded tricks, separators, NUL, empty, plain folders and symlinks in and out of the root. */
+const SEGMENTS = ['..', '.', '%2e%2e', '%2f', '..%2f', '%5c', '\\', '/', '', '\0', 'a', 'b', 'root', 'outside', 'link-in', 'link-out', 'link-up', 'link-above'];
+/** Last segments: files, symlinked files, a missing one, and names that are not plain files. */
+const LAST = ['deck.pdf', 'secret.pdf', 'link-in.pdf', 'link-out.pdf', 'missing.pdf', '..', 'a', 'deck.pdf%00', '..%2fsecret.pdf'];
+
+describe('attachment confinement (ATT-2)', () => {
+  let dir: TempDir;
+  let root: string;
+
+  beforeAll(async () => {
+    dir = await makeTempDir('attachment-paths-');
+    root = join(dir.path, 'root');
+    const outside = join(dir.path, 'outside');
+    await mkdir(outside, { recursive: true });
+    await writeFile(join(outside, 'secret.pdf'), 'OUTSIDE');
+    await writeFile(join(outside, 'deck.pdf'), 'OUTSIDE');
+    for (const folder of [root, join(root, 'a'), join(root, 'a', 'b')]) {
+      await mkdir(folder, { recursive: true });
+      await writeFile(join(folder, 'deck.pdf'), 'INSIDE');
+      await symlink(join(root, 'a'), join(folder, 'link-in'));
+      await symlink(outside, join(folder, 'link-out'));
+      await symlink(join(root, 'deck.pdf'), join(folder, 'link-in.pdf'));
+      await symlink(join(outside, 'secret.pdf'), join(folder, 'link-out.pdf'));
+    }
+    // Relative symlinks: one climbing to the root (inside), one climbing above it (outside).
+    await symlink('../..', join(root, 'a', 'b', 'link-up'));
+    await symlink('../..', join(root, 'a', 'link-above'));
+  });
+  afterAll(async () => {
+    await dir.cleanup();
+  });
+
+  it('reads only files inside the real root, and fails only with delegate_forbidden or invalid_params', async () => {
+    const outcomes = { read: 0, forbidden: 0, missing: 0 };
+    const path = fc
+      .tuple(fc.array(fc.constantFrom(...SEGMENTS), { maxLength: 6 }), fc.constantFrom(...LAST))
+      .map(([segments, last]) => [...segments, last].join('/'));
+    await fc.assert(
+      fc.asyncProperty(path, async (candidate) => {
+        try {
+          const file = await readAttachmentFile(root, candidate);
+          expect(new TextDecoder().decode(file.content)).toBe('INSIDE');
+          expect(candidate.split('/')).not.toContain('..');
+          outcomes.read++;
+        } catch (error) {
+          expect(error).toBeInstanceOf(ProtocolError);
+          const code = (error as ProtocolError).code;
+          expect(['delegate_forbidden', 'invalid_params']).toContain(code);
+          if (code === 'delegate_forbidden') outcomes.forbidden++;
+          else outcomes.missing++;
+        }
+      }),
+      config,
+    );
+    // Not vacuous: every outcome happened.
+    expect(outcomes.read).toBeGreaterThan(0);
+    expect(outcomes.forbidden).toBeGreaterThan(0);
+    expect(outcomes.missing).toBeGreaterThan(0);
+  });
+
+  it('refuses every path with a ".." segment, however it is placed', async () => {
+    const around = fc.array(fc.constantFrom('a', 'b', 'link-in', '.'), { maxLength: 3 });
+    await fc.assert(
+      fc.asyncProperty(around, around, fc.constantFrom(...LAST), async (before, after, last) => {
+        const candidate = [...before, '..', ...after, last].join('/');
+        await expect(readAttachmentFile(root, candidate)).rejects.toMatchObject({ code: 'delegate_forbidden' });
+      }),
+      config,
+    );
+  });
+});
