@@ -1,12 +1,18 @@
 /** The Anthropic provider: the Solution as the input of a forced `solution` tool, streamed, with our retries and deadlines. */
 import type Anthropic from '@anthropic-ai/sdk';
-import type { MessageCreateParamsBase, MessageParam, TextBlockParam, Usage as AnthropicUsage } from '@anthropic-ai/sdk/resources/messages/messages';
+import type {
+  ContentBlockParam,
+  MessageCreateParamsBase,
+  MessageParam,
+  TextBlockParam,
+  Usage as AnthropicUsage,
+} from '@anthropic-ai/sdk/resources/messages/messages';
 import { ModelError, UsageError } from '../protocol/errors.js';
 import type { Usage } from '../protocol/types.js';
 import { throwIfAborted } from './abort-error.js';
 import type { AttemptDeadline } from './deadline.js';
 import { answerCut, callWithRetries, sdkTimeoutMs } from './live-call.js';
-import type { Model, ModelRequest, ModelResponse } from '../protocol/model.js';
+import { base64Of, type Model, type ModelRequest, type ModelResponse, type ProviderFile, type ProviderMessage } from '../protocol/model.js';
 import { zeroUsage } from '../protocol/usage.js';
 import { isJsonObject } from '../protocol/types.js';
 import { parseModelJson } from './parse-json.js';
@@ -91,9 +97,7 @@ export class AnthropicModel implements Model {
       .map((message) => ({ type: 'text', text: message.content }));
     const last = system.at(-1);
     if (last && this.options.promptCaching !== false) last.cache_control = { type: 'ephemeral' };
-    const messages: MessageParam[] = request.messages
-      .filter((message) => message.role !== 'system')
-      .map((message) => ({ role: message.role as 'user' | 'assistant', content: message.content }));
+    const messages: MessageParam[] = request.messages.filter((message) => message.role !== 'system').map(anthropicMessage);
     // The API wants the conversation to open with a user turn.
     if (messages[0]?.role !== 'user') messages.unshift({ role: 'user', content: 'Give your answer with the solution tool.' });
     const body: MessageCreateParamsBase = {
@@ -216,4 +220,19 @@ export function normalizeAnthropicUsage(usage: Partial<AnthropicUsage> | null | 
   const thinking = usage.output_tokens_details?.thinking_tokens;
   if (typeof thinking === 'number') result.reasoningTokens = thinking;
   return result;
+}
+
+/** An image as an `image` block, a PDF as a `document` block, both base64 (ATT-6). */
+function anthropicBlock(file: ProviderFile): ContentBlockParam {
+  const data = base64Of(file);
+  if (file.mediaType.startsWith('image/'))
+    return { type: 'image', source: { type: 'base64', media_type: file.mediaType as 'image/png' | 'image/jpeg' | 'image/gif' | 'image/webp', data } };
+  return { type: 'document', source: { type: 'base64', media_type: 'application/pdf', data } };
+}
+
+/** A non-system message on the wire: its text, and on a user message with files, blocks text first (ATT-6). */
+function anthropicMessage(message: ProviderMessage): MessageParam {
+  const role = message.role as 'user' | 'assistant';
+  if (role !== 'user' || message.files === undefined || message.files.length === 0) return { role, content: message.content };
+  return { role, content: [{ type: 'text', text: message.content }, ...message.files.map(anthropicBlock)] };
 }

@@ -1,13 +1,13 @@
 /** The OpenAI provider: chat completions with a json_schema response format (strict where possible, with fallbacks), streamed, with our retries and deadlines. */
 import type OpenAI from 'openai';
-import type { ChatCompletionCreateParamsBase } from 'openai/resources/chat/completions/completions';
+import type { ChatCompletionContentPart, ChatCompletionCreateParamsBase, ChatCompletionMessageParam } from 'openai/resources/chat/completions/completions';
 import type { CompletionUsage } from 'openai/resources/completions';
 import { ModelError, UsageError } from '../protocol/errors.js';
 import type { JsonSchema, Usage } from '../protocol/types.js';
 import { throwIfAborted } from './abort-error.js';
 import type { AttemptDeadline } from './deadline.js';
 import { answerCut, callWithRetries, sdkTimeoutMs } from './live-call.js';
-import type { Model, ModelRequest, ModelResponse } from '../protocol/model.js';
+import { base64Of, type Model, type ModelRequest, type ModelResponse, type ProviderFile, type ProviderMessage } from '../protocol/model.js';
 import { zeroUsage } from '../protocol/usage.js';
 import { isJsonObject } from '../protocol/types.js';
 import { parseModelJson } from './parse-json.js';
@@ -109,7 +109,7 @@ export class OpenAIModel implements Model {
   }
 
   private body(request: ModelRequest, format: OpenAIResponseFormat, strict: StrictSchemaResult | undefined): ChatCompletionCreateParamsBase {
-    const messages = request.messages.map((message) => ({ role: message.role, content: message.content }));
+    const messages = request.messages.map(openAIMessage);
     const body: ChatCompletionCreateParamsBase = { model: this.name, messages };
     if (strict) {
       body.response_format = {
@@ -230,4 +230,17 @@ export function normalizeOpenAIUsage(usage: CompletionUsage | null | undefined):
   const reasoning = usage.completion_tokens_details?.reasoning_tokens;
   if (typeof reasoning === 'number') result.reasoningTokens = reasoning;
   return result;
+}
+
+/** An image as an `image_url` part, a PDF as a `file` part, both as base64 data URLs (ATT-6). */
+function openAIPart(file: ProviderFile): ChatCompletionContentPart {
+  const url = `data:${file.mediaType};base64,${base64Of(file)}`;
+  if (file.mediaType.startsWith('image/')) return { type: 'image_url', image_url: { url } };
+  return { type: 'file', file: { filename: file.path, file_data: url } };
+}
+
+/** A message on the wire: its text, and on a user message with files, content parts text first (ATT-6). */
+function openAIMessage(message: ProviderMessage): ChatCompletionMessageParam {
+  if (message.role !== 'user' || message.files === undefined || message.files.length === 0) return { role: message.role, content: message.content };
+  return { role: 'user', content: [{ type: 'text', text: message.content }, ...message.files.map(openAIPart)] };
 }

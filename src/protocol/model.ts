@@ -2,10 +2,35 @@
 import type { Call, JsonSchema, RequestConfig } from './types.js';
 import type { Usage } from './usage.js';
 
-/** A message as sent to a provider: plain text with a role. */
+/** A message as sent to a provider: plain text with a role, and on a user message the files sent as native parts (ATT-6). */
 export interface ProviderMessage {
   role: 'system' | 'user' | 'assistant';
   content: string;
+  /**
+   * Images and PDFs sent after the text as the provider's own parts (ATT-6); only on `user`
+   * messages. Never recorded in cassettes nor traced: `content` already names each by its
+   * `{path, mediaType, bytes}` (ATT-7, ATT-8).
+   */
+  files?: ProviderFile[];
+}
+
+/** A file a provider receives as a native image or document part (ATT-6). */
+export interface ProviderFile {
+  /** The attachment's path as the caller named it (a PDF's file name at OpenAI). */
+  path: string;
+  /** `image/png`, `image/jpeg`, `image/gif`, `image/webp` or `application/pdf`. */
+  mediaType: string;
+  data: Uint8Array;
+}
+
+/** True for the media types a provider receives as native parts (ATT-6): images and PDFs. */
+export function isNativePartType(mediaType: string): boolean {
+  return mediaType === 'application/pdf' || ['image/png', 'image/jpeg', 'image/gif', 'image/webp'].includes(mediaType);
+}
+
+/** The base64 text of a file's bytes, as both providers' parts carry them (ATT-6). */
+export function base64Of(file: ProviderFile): string {
+  return Buffer.from(file.data).toString('base64');
 }
 
 /** One model call. */
