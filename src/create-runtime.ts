@@ -88,7 +88,10 @@ export function createRuntime(options: CreateRuntimeOptions = {}): DelegatingRun
   const runtime = new DelegatingRuntime({ handlers, activities: options.activities ?? {}, tierCatalog: chooser.tierCatalog() }, resolvers, delegates, chooser);
   const chooseModel = options.chooseModel ?? ownModelOrInherited(chooser);
   // Delegation runs for untrusted documents (its children carry the trust) and ends with its child at cancellation.
-  runtime.registerActivity(DELEGATE_ACTIVITY, createDelegateActivity({ resolvers, chooseModel }), { runsUntrusted: true, ownsCancellation: true });
+  runtime.registerActivity(DELEGATE_ACTIVITY, createDelegateActivity({ resolvers, chooseModel, root: options.root ?? process.cwd() }), {
+    runsUntrusted: true,
+    ownsCancellation: true,
+  });
   // The delegate tool is a layer on the same child runs (DEL-23); its context is what its calls name (DEL-25).
   runtime.registerActivity(
     TIER_DELEGATE_ACTIVITY,

@@ -4,6 +4,7 @@ import { cancelled, ModelError, ProtocolError } from './errors.js';
 import type { CallScope } from './execute-call.js';
 import { nestingMessage, nestingProblem } from './json.js';
 import type { Model, ModelResponse, ModelRetry, ProviderMessage } from './model.js';
+import type { TracedProviderMessage } from './trace-events.js';
 import type { TreeShares } from './child-run.js';
 import type { RunInfo } from './runtime.js';
 import { compileSchema, describeErrors, formatIssues } from './schemas.js';
@@ -75,7 +76,7 @@ async function sendOnce(scope: CallScope, question: StepQuestion, attempt: numbe
   try {
     // While this run waited for its slot, its tree may have passed a bound.
     checkBounds(scope.tree);
-    scope.trace.emit('model.request', { step, attempt, messages, schema });
+    scope.trace.emit('model.request', { step, attempt, messages: messages.map(tracedMessage), schema });
     const began = Date.now();
     const onRetry = (retry: ModelRetry) => scope.trace.emit('model.retry', { step, attempt: retry.attempt, reason: retry.reason, waitMs: retry.waitMs });
     const request = { requestName: info.name, step, messages, schema, config, signal: scope.signal, onCall, onRetry };
@@ -119,4 +120,11 @@ function judge(
   if (valid && problems.length === 0) return { solution: solution as Solution };
   const issues = valid ? [] : [formatIssues(describeErrors(validate.errors), { lines: true })];
   return { problem: [...issues, ...problems].join('\n') };
+}
+
+/** A sent message as the trace keeps it (ATT-7): its files by `{path, mediaType, bytes}`, never their bytes. */
+function tracedMessage(message: ProviderMessage): TracedProviderMessage {
+  const { files, ...rest } = message;
+  if (files === undefined) return rest;
+  return { ...rest, files: files.map((file) => ({ path: file.path, mediaType: file.mediaType, bytes: file.data.byteLength })) };
 }

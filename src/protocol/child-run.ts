@@ -4,6 +4,7 @@
  * the tree's budget meter (LOOP-13) and bounds, and chooses which of the caller's options it
  * inherits (DEL-20).
  */
+import type { ProviderFile } from './model.js';
 import type { BudgetMeter } from './budget.js';
 import { DEFAULT_MAX_DEPTH } from './constants.js';
 import { BoundError } from './errors.js';
@@ -28,6 +29,8 @@ export interface RunLink {
   tree: TreeShares;
   /** The run is a worker the built-in `delegate` tool started (DEL-24). */
   worker?: boolean;
+  /** Attachments its model receives as native parts (ATT-6). */
+  files?: ProviderFile[];
 }
 
 /**
@@ -66,6 +69,7 @@ export async function runChild(scope: CallScope, callId: string, child: ChildRun
     parent: { run: scope.run.id, depth: scope.run.depth, callId },
     tree: scope.tree,
     ...(child.worker ? { worker: true } : {}),
+    ...(child.files === undefined || child.files.length === 0 ? {} : { files: child.files }),
   });
   scope.addDescendantUsage(result.usageTotal);
   return result;

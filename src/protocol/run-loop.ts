@@ -1,4 +1,5 @@
 /** The execution loop: plans first, then model steps, calls in parallel, errors fed back, until a valid output (spec/loop.md). */
+import type { ProviderFile } from './model.js';
 import { runSignal, throwIfCancelled } from './cancellation.js';
 import { checkBounds } from './ask-model.js';
 import { BudgetMeter } from './budget.js';
@@ -19,7 +20,7 @@ import { RunTrace, Tracer } from './trace.js';
 import { TreeBounds, treeLimits } from './tree-bounds.js';
 import type { RunLink, TreeShares } from './child-run.js';
 import { CallLedger } from './call-ledger.js';
-import type { Message } from './types.js';
+import { isJsonObject, type Message } from './types.js';
 import { DELEGATE_TOOL, delegationInstructions, offeredDelegateTool, type TierCatalog } from './delegate-tool.js';
 
 /** Runs a loaded Request to completion; every failure ends as a typed error with a complete trace (LOOP-14). */
@@ -32,7 +33,7 @@ export async function runRequest(runtime: Runtime, loaded: LoadedRequest, given:
   trace.emit('run.started', { request: loaded.location, name: info.name, model: options.model?.id ?? null, input: options.input ?? null });
   let run: RunState | undefined;
   try {
-    run = await openRun(runtime, loaded, options, { info, trace, usage, tree: link?.tree });
+    run = await openRun(runtime, loaded, options, { info, trace, usage, tree: link?.tree, files: link?.files ?? [] });
     const output = await loop(run, options.maxSteps ?? run.document.config?.maxSteps ?? DEFAULT_MAX_STEPS);
     const parts = run.parts.resultFields();
     trace.emit('run.completed', { output: output ?? null, ...parts, usage: usage.usage(), usageTotal: usage.usageTotal() });
@@ -62,6 +63,11 @@ function treeShares(loaded: LoadedRequest, options: RunOptions): TreeShares {
   return { meter: limits ? new BudgetMeter(limits) : undefined, bounds: new TreeBounds(treeLimits(options)) };
 }
 
+/** The run's `config.attachments` as RunInfo carries it (ATT-3): only when it is an object. */
+function attachmentPolicy(policy: unknown): { attachments?: Record<string, unknown> } {
+  return isJsonObject(policy) ? { attachments: policy } : {};
+}
+
 /** Facts about the run that Activities and the trace see. */
 function runInfo(loaded: LoadedRequest, options: RunOptions, link: RunLink | undefined, catalog: TierCatalog | undefined): RunInfo {
   const name = options.name ?? loaded.name;
@@ -78,6 +84,7 @@ function runInfo(loaded: LoadedRequest, options: RunOptions, link: RunLink | und
     ...(link?.worker ? { worker: true } : {}),
     ...(standsFor === undefined ? {} : { standsFor }),
     ...(loaded.document.config?.delegation === undefined ? {} : { delegation: loaded.document.config.delegation }),
+    ...attachmentPolicy(loaded.document.config?.attachments),
   };
 }
 
@@ -86,7 +93,7 @@ async function openRun(
   runtime: Runtime,
   loaded: LoadedRequest,
   options: RunOptions,
-  run: { info: RunInfo; trace: RunTrace; usage: RunUsage; tree: TreeShares | undefined },
+  run: { info: RunInfo; trace: RunTrace; usage: RunUsage; tree: TreeShares | undefined; files: ProviderFile[] },
 ): Promise<RunState> {
   const { info, trace, usage } = run;
   // Inside the run, so that bounds given wrongly fail it with a complete trace.
@@ -117,7 +124,7 @@ async function openRun(
   // Said in the prompt too, unless the document's own `delegate` tool replaced the built-in one.
   const offered = delegateTool !== undefined && store.tools.get(DELEGATE_TOOL) === delegateTool;
   const instructions = offered && runtime.tierCatalog ? [delegationInstructions(runtime.tierCatalog.tiers())] : [];
-  return { scope, document, usage, lazy, output: new OutputCheck(scope, document.schema), parts: new SolutionParts(scope), instructions };
+  return { scope, document, usage, lazy, output: new OutputCheck(scope, document.schema), parts: new SolutionParts(scope), instructions, files: run.files };
 }
 
 /** Plans first (LOOP-2), then steps until an output, each step bounded (LOOP-9, LOOP-13) and cancellable (LOOP-10). */

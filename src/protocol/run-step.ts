@@ -4,7 +4,7 @@ import { askModel, checkBounds } from './ask-model.js';
 import { SOLUTION_INSTRUCTIONS } from './constants.js';
 import type { CallScope } from './execute-call.js';
 import { nestingProblem } from './json.js';
-import type { ProviderMessage } from './model.js';
+import type { ProviderFile, ProviderMessage } from './model.js';
 import { approvePlan } from './approve-plan.js';
 import { adoptPlan, planProblems, plansOf, runEagerPlans } from './run-plans.js';
 import { batchFor, flushErrors } from './run-batch.js';
@@ -31,6 +31,8 @@ export interface RunState {
   parts: SolutionParts;
   /** System instructions of the run's built-in tools, sent after the Solution instructions (DEL-24). */
   instructions: readonly string[];
+  /** Attachments sent as native parts on the first user message of every step (ATT-6). */
+  files: readonly ProviderFile[];
 }
 
 /**
@@ -93,7 +95,7 @@ function promptFor(run: RunState, step: number): StepPrompt {
   const messages: ProviderMessage[] = [
     { role: 'system', content: SOLUTION_INSTRUCTIONS },
     ...run.instructions.map((content): ProviderMessage => ({ role: 'system', content })),
-    ...rendered.messages,
+    ...withFiles(rendered.messages, run.files),
   ];
   return { messages, schema, check: rendered.checkAnswer, config: rendered.config };
 }
@@ -185,4 +187,12 @@ async function lazyOutcome(run: RunState, calls: Call[]): Promise<StepOutcome> {
 
 function isCallShaped(call: unknown): call is Call {
   return typeof call === 'object' && call !== null && typeof (call as Call)._tool === 'string';
+}
+
+/** The rendered messages with the run's attachment files on the first user message, or on a user message of their own after them when there is none (ATT-6). */
+function withFiles(messages: ProviderMessage[], files: readonly ProviderFile[]): ProviderMessage[] {
+  if (files.length === 0) return messages;
+  const first = messages.findIndex((message) => message.role === 'user');
+  if (first === -1) return [...messages, { role: 'user', content: 'Attached files follow.', files: [...files] }];
+  return messages.map((message, index) => (index === first ? { ...message, files: [...(message.files ?? []), ...files] } : message));
 }

@@ -2,7 +2,7 @@
 import { ActivityRegistry, type ActivityOptions } from './activity-registry.js';
 import { CONSULT_ACTIVITY } from './advisors.js';
 import { consultAdvisor } from './consult-advisor.js';
-import type { Model } from './model.js';
+import type { Model, ProviderFile } from './model.js';
 import type { Budget } from './budget.js';
 import { type ProtocolError, UsageError } from './errors.js';
 import { defaultHandlers } from './builtin-handlers.js';
@@ -37,6 +37,8 @@ export interface RunInfo {
   standsFor?: string;
   /** The run's document's `config.delegation`, if set: its workers carry it (DEL-24). */
   delegation?: boolean | { recursive?: boolean };
+  /** The run's document's `config.attachments`, if set: the caller's policy of its delegations (ATT-3). */
+  attachments?: Record<string, unknown>;
 }
 
 /** A run an Activity starts on behalf of its call (the Delegation Activity's child, DEL-8). */
@@ -55,6 +57,8 @@ export interface ChildRunRequest {
   onStart?: (child: string) => void;
   /** The child is a worker of the built-in `delegate` tool, not offered `delegate` itself unless its document allows it (DEL-24). */
   worker?: boolean;
+  /** Attachments the child's model receives as native parts on its first user message (ATT-6). */
+  files?: ProviderFile[];
 }
 
 /** What an Activity receives besides `(call, tool, context)`. */

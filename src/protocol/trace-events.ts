@@ -80,8 +80,8 @@ export interface TraceEventMap {
     step: number;
     /** 0 for the first ask, then re-asks. */
     attempt: number;
-    /** Exactly what the model was sent (MSG-18). */
-    messages: ProviderMessage[];
+    /** Exactly what the model was sent (MSG-18), attachment files by `{path, mediaType, bytes}` only (ATT-7). */
+    messages: TracedProviderMessage[];
     /** The Solution schema sent (TOOL-7). */
     schema: JsonSchema;
   };
@@ -147,6 +147,8 @@ export interface TraceEventMap {
     model: string | null;
     /** The child's `config.tier` (for the `delegate` tool, the tier asked for), or `null`. */
     tier: NonNullable<RequestConfig['tier']> | null;
+    /** The files the call handed to the child, without their bytes (TRACE-18, ATT-7); only when there were any. */
+    attachments?: { path: string; mediaType: string; bytes: number }[];
   } & Partial<WorkerStartFields>;
   /** TRACE-7. */
   'delegate.completed': DelegateFields & {
@@ -228,3 +230,6 @@ const KNOWN: ReadonlySet<string> = new Set(TRACE_EVENT_NAMES);
 export function knownTraceEvent(event: TraceEventBase): KnownTraceEvent | undefined {
   return KNOWN.has(event.event) ? (event as KnownTraceEvent) : undefined;
 }
+
+/** A sent message as `model.request` records it (ATT-7): its native-part files without their bytes. */
+export type TracedProviderMessage = Omit<ProviderMessage, 'files'> & { files?: { path: string; mediaType: string; bytes: number }[] };

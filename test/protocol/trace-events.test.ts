@@ -48,6 +48,7 @@ const FIELDS: { [E in TraceEventName]: Record<keyof TraceEventMap[E], 'required'
     contextReferenceCount: 'optional',
     taskTokens: 'optional',
     droppedTools: 'optional',
+    attachments: 'optional',
   },
   'delegate.completed': { call: 'required', child: 'required', usage: 'required' },
   'delegate.failed': {

@@ -1,0 +1,132 @@
+/** A delegating call with attachments end to end (ATT-1, ATT-5, ATT-6, ATT-7): the child sees their messages, its model gets images and PDFs as files, the trace keeps no bytes. */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { createRuntime } from '../../src/create-runtime.js';
+import type { ConfirmHook, ConfirmRequest } from '../../src/protocol/runtime.js';
+import { Tracer, memorySink } from '../../src/protocol/trace.js';
+import { folderWith } from '../helpers/cli.js';
+import { stepModel } from '../helpers/step-model.js';
+
+const PDF = '%PDF-1.4 SECRET-PDF-BYTES';
+
+/** A root with a caller delegating to `./evaluator.json`, which accepts attachments by `policy`, and three files under `input/`. */
+function setup(policy: Record<string, unknown> | undefined, caller: Record<string, unknown> = {}) {
+  const root = folderWith({
+    'caller.json': {
+      meta: { name: 'caller' },
+      ...(Object.keys(caller).length > 0 ? { config: { attachments: caller } } : {}),
+      context: [
+        { type: 'system', text: 'Hand the deck to the evaluator.' },
+        {
+          type: 'tool',
+          tool: {
+            evaluate: {
+              type: 'object',
+              properties: { focus: { type: 'string' }, attachments: { type: 'array', items: { type: 'string' } } },
+              _delegate: './evaluator.json',
+            },
+          },
+        },
+      ],
+      schema: true,
+    },
+    'evaluator.json': {
+      meta: { name: 'evaluator' },
+      ...(policy === undefined ? {} : { config: { attachments: policy } }),
+      context: [{ type: 'system', text: 'Evaluate the attached deck.' }],
+      schema: { type: 'string' },
+    },
+  });
+  mkdirSync(join(root, 'input'));
+  writeFileSync(join(root, 'input', 'deck.pdf'), PDF);
+  writeFileSync(join(root, 'input', 'notes.txt'), 'growth 40% a month');
+  writeFileSync(join(root, 'secret.pdf'), 'secret');
+  return root;
+}
+
+async function run(root: string, attachments: unknown, confirm?: ConfirmHook) {
+  const runtime = createRuntime({ root });
+  const model = stepModel(
+    (request) =>
+      request.requestName === 'caller'
+        ? { calls: [{ _tool: 'evaluate', focus: 'market', attachments, _outputPath: '†output' }], output: null }
+        : { calls: [], output: 'solid deck' },
+    (request) => (request.requestName === 'caller' ? { calls: [], output: 'done' } : { calls: [], output: 'solid deck' }),
+  );
+  const sink = memorySink();
+  const result = await runtime.run(await runtime.load(join(root, 'caller.json')), { model, tracer: new Tracer([sink]), ...(confirm ? { confirm } : {}) });
+  return { result, model, events: sink.events };
+}
+
+describe('attachments on a delegating call', () => {
+  it('gives the child its attachments as messages and native files, not as input, and traces them without bytes', async () => {
+    const root = setup({ maxCount: 2, allowSuffixes: ['.pdf', '.txt'] });
+    const { result, model, events } = await run(root, ['input/deck.pdf', 'input/notes.txt']);
+    expect(result.ok).toBe(true);
+    const child = model.requests.find((request) => request.requestName === 'evaluator');
+    const users = child?.messages.filter((message) => message.role === 'user') ?? [];
+    const prompt = JSON.stringify(child?.messages.map((message) => message.content));
+    expect(prompt).toContain('growth 40% a month');
+    expect(prompt).toContain('input/deck.pdf');
+    expect(prompt).toContain('market');
+    expect(prompt).not.toContain('SECRET-PDF-BYTES');
+    const files = users.flatMap((message) => message.files ?? []);
+    expect(files.map((file) => [file.path, file.mediaType, new TextDecoder().decode(file.data)])).toEqual([['input/deck.pdf', 'application/pdf', PDF]]);
+    expect(users[0]?.files).toHaveLength(1);
+    const started = events.find((event) => event.event === 'delegate.started');
+    expect(started?.attachments).toEqual([
+      { path: 'input/deck.pdf', mediaType: 'application/pdf', bytes: PDF.length },
+      { path: 'input/notes.txt', mediaType: 'text/plain', bytes: 18 },
+    ]);
+    const trace = JSON.stringify(events);
+    expect(trace).not.toContain('SECRET-PDF-BYTES');
+    expect(trace).not.toContain(Buffer.from(PDF).toString('base64'));
+    const childRequest = events.find((event) => event.event === 'model.request' && event.depth === 1);
+    expect(JSON.stringify(childRequest?.messages)).toContain('"files":[{"path":"input/deck.pdf","mediaType":"application/pdf","bytes":25}]');
+  });
+
+  it('refuses input/../secret.pdf with delegate_forbidden before any child starts', async () => {
+    const root = setup({ maxCount: 2 });
+    const { model, events } = await run(root, ['input/../secret.pdf']);
+    expect(model.requests.some((request) => request.requestName === 'evaluator')).toBe(false);
+    const failed = events.find((event) => event.event === 'call.failed');
+    expect(failed?.error).toMatchObject({ code: 'delegate_forbidden' });
+    expect(events.some((event) => event.event === 'delegate.started')).toBe(false);
+  });
+
+  it("applies the caller's policy before the callee's", async () => {
+    const root = setup({ maxCount: 1 }, { denySuffixes: ['.pdf'] });
+    const { events } = await run(root, ['input/deck.pdf', 'input/notes.txt']);
+    expect(events.find((event) => event.event === 'call.failed')?.error).toMatchObject({
+      code: 'invalid_params',
+      side: 'caller',
+      rule: 'denySuffixes',
+    });
+  });
+
+  it('asks once per attachment with path, bytes and target when the callee requires approval', async () => {
+    const root = setup({ maxCount: 2, approval: 'required' });
+    const asked: ConfirmRequest[] = [];
+    const confirm: ConfirmHook = (request) => {
+      asked.push(request);
+      return { decision: 'approved' };
+    };
+    const { result } = await run(root, ['input/deck.pdf', 'input/notes.txt'], confirm);
+    expect(result.ok).toBe(true);
+    const attachmentAsks = asked.filter((request) => 'path' in request.call);
+    expect(attachmentAsks.map((request) => request.call)).toEqual([
+      { _tool: 'evaluate', path: 'input/deck.pdf', bytes: PDF.length, target: 'evaluate' },
+      { _tool: 'evaluate', path: 'input/notes.txt', bytes: 18, target: 'evaluate' },
+    ]);
+  });
+
+  it('leaves attachments as plain input when the callee declares no config.attachments', async () => {
+    const root = setup(undefined);
+    const { result, model } = await run(root, ['input/../secret.pdf']);
+    expect(result.ok).toBe(true);
+    const child = model.requests.find((request) => request.requestName === 'evaluator');
+    expect(JSON.stringify(child?.messages)).toContain('input/../secret.pdf');
+    expect(child?.messages.some((message) => message.files !== undefined)).toBe(false);
+  });
+});
