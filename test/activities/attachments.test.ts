@@ -84,6 +84,12 @@ describe('confinement (ATT-2)', () => {
     expect(alias?.message.data).toMatchObject({ path: 'input/alias.txt', text: 'hello notes' });
   });
 
+  it('answers invalid_params for attachments that are not an array of paths (ATT-1)', async () => {
+    const { root } = fixture();
+    expect((await failure(prepareAttachments(callFor(root), 'input/deck.pdf' as unknown as string[]))).code).toBe('invalid_params');
+    expect((await failure(prepareAttachments(callFor(root), [3] as unknown as string[]))).code).toBe('invalid_params');
+  });
+
   it('answers invalid_params for a path that names no file', async () => {
     const { root } = fixture();
     expect((await failure(prepareAttachments(callFor(root), ['input/none.pdf']))).code).toBe('invalid_params');
