@@ -1,6 +1,7 @@
 /** The batteries-included Runtime: built-in handlers, the Delegation Activity, resolvers, up-front resolution. */
 import { createDelegateActivity, type ChildModelChooser } from './activities/delegate.js';
 import { createUpfrontPreparer } from './activities/upfront-preparer.js';
+import { createWorkersPreparer } from './activities/workers-preparer.js';
 import { needContext } from './activities/need-context.js';
 import { createTierDelegateActivity } from './activities/tier-delegate.js';
 import { delegateScopes } from './activities/worker-request.js';
@@ -99,6 +100,8 @@ export function createRuntime(options: CreateRuntimeOptions = {}): DelegatingRun
     { runsUntrusted: true, ownsCancellation: true, namesContext: ['context'], scopesOf: delegateScopes },
   );
   runtime.registerActivity(NEED_CONTEXT_ACTIVITY, needContext, { runsUntrusted: true, namesContext: ['missing'] });
+  // Workers become delegating tools first, so up-front resolution sees them like any other (WRK-2).
+  runtime.registerPreparer(createWorkersPreparer({ resolvers, root: options.root ?? process.cwd() }));
   runtime.registerPreparer(createUpfrontPreparer(resolvers));
   return runtime;
 }
