@@ -6,20 +6,18 @@ import type { HandlerRegistry } from '../protocol/handlers.js';
 import { pointer } from '../protocol/json.js';
 import type { LoadedRequest } from '../protocol/load-request.js';
 import { declaredInputSchema } from '../protocol/messages/input.js';
-import { isAllowedWorker, type WorkersMessage } from '../protocol/messages/workers.js';
+import { isAllowedWorker, WORKER_NAME_PATTERN, type WorkersMessage } from '../protocol/messages/workers.js';
 import { isReservedToolName } from '../protocol/reserved-tools.js';
 import type { RunOptions, RunPreparer, Runtime } from '../protocol/runtime.js';
 import { isJsonObject, type JsonSchema, type Message, type RequestDocument, type ToolMessage, type ToolSchema } from '../protocol/types.js';
 import { isInside } from '../resolvers/reference-forms.js';
 import type { ResolvedRequest } from '../resolvers/resolver.js';
+import { creationTools } from './created-workers.js';
 import type { DelegateResolver } from './delegate.js';
 import { mergeDelegateContract } from './upfront-preparer.js';
 
 /** How many characters of a worker's first system text describe it when it has no `meta.description` (WRK-4). */
 export const WORKER_DESCRIPTION_CHARS = 200;
-
-/** What a worker's name, and so its tool's, must look like (WRK-2). */
-export const WORKER_NAME = /^[A-Za-z0-9_-]{1,64}$/;
 
 /** The parameters of a worker that declares no input schema (WRK-4). */
 const DEFAULT_WORKER_INPUT: JsonSchema = { type: 'object', properties: { input: { type: 'string' } }, required: ['input'] };
@@ -175,6 +173,11 @@ export function createWorkersPreparer(options: WorkersPreparerOptions): RunPrepa
               `${at}/allow/${position}`,
               `Expected a worker named "${name}" in "${workers.from}", found ${found.length === 0 ? 'none' : found.map((worker) => `"${worker.name}"`).join(', ')}.`,
             );
+      if (workers.create === true) {
+        // Every name defined so far, configured workers included: a created worker never shadows one (WRK-8).
+        const taken = [...new Set([...defined.keys(), ...Object.keys(tools)])].filter((name) => !isReservedToolName(name));
+        Object.assign(tools, creationTools(taken));
+      }
       context.push({ type: 'tool', tool: tools } as ToolMessage);
     }
     if (problems.length > 0) throw new RequestError(problems);
@@ -218,8 +221,8 @@ async function findWorkers(
     const named = resolved.document.meta?.name;
     const name = typeof named === 'string' && named !== '' ? named : byPath;
     if (!isAllowedWorker(message.allow, name)) continue;
-    if (WORKER_NAME.test(name)) found.push({ name, reference, resolved });
-    else problem(`Expected the worker of ${reference} to be named like a tool (${WORKER_NAME.source}), got "${name}".`);
+    if (WORKER_NAME_PATTERN.test(name)) found.push({ name, reference, resolved });
+    else problem(`Expected the worker of ${reference} to be named like a tool (${WORKER_NAME_PATTERN.source}), got "${name}".`);
   }
   return found;
 }

@@ -66,8 +66,10 @@ function treeShares(loaded: LoadedRequest, options: RunOptions): TreeShares {
 function runInfo(loaded: LoadedRequest, options: RunOptions, link: RunLink | undefined, catalog: TierCatalog | undefined): RunInfo {
   const name = options.name ?? loaded.name;
   const standsFor = catalog?.standsFor({ model: options.model, document: loaded.document, name });
+  const id = options.runId ?? newId('run');
   return {
-    id: options.runId ?? newId('run'),
+    id,
+    root: link?.parent?.root ?? id,
     name,
     location: loaded.location,
     depth: link?.parent ? link.parent.depth + 1 : 0,

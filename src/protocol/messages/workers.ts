@@ -10,7 +10,12 @@ export interface WorkersMessage extends BaseMessage {
   from: string;
   /** The worker names offered: exact names, `prefix-*` globs, or `"*"` for all (WRK-3). */
   allow: string[] | '*';
+  /** Offers `worker_create` and `worker_call` (WRK-7): workers the model makes for this run tree. */
+  create?: boolean;
 }
+
+/** What a worker's name, and so its tool's, must look like (WRK-2, WRK-7). */
+export const WORKER_NAME_PATTERN = /^[A-Za-z0-9_-]{1,64}$/;
 
 /** Whether a worker name is allowed by a `workers` message's `allow` (WRK-3): `*` matches any run of characters. */
 export function isAllowedWorker(allow: WorkersMessage['allow'], name: string): boolean {
