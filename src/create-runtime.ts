@@ -1,6 +1,14 @@
 /** The batteries-included Runtime: built-in handlers, the Delegation Activity, resolvers, up-front resolution. */
 import { createDelegateActivity, type ChildModelChooser } from './activities/delegate.js';
 import { createUpfrontPreparer } from './activities/upfront-preparer.js';
+import { createWorkersPreparer } from './activities/workers-preparer.js';
+import {
+  CreatedWorkers,
+  WORKER_CALL_ACTIVITY,
+  WORKER_CREATE_ACTIVITY,
+  createWorkerCallActivity,
+  createWorkerCreateActivity,
+} from './activities/created-workers.js';
 import { needContext } from './activities/need-context.js';
 import { createTierDelegateActivity } from './activities/tier-delegate.js';
 import { delegateScopes } from './activities/worker-request.js';
@@ -12,6 +20,7 @@ import type { HandlerRegistry } from './protocol/handlers.js';
 import { defaultHandlers } from './protocol/builtin-handlers.js';
 import { DELEGATE_ACTIVITY, Runtime, type Activity, type RuntimeOptions } from './protocol/runtime.js';
 import { DelegateRegistry, type DelegateTarget } from './resolvers/delegate-registry.js';
+import type { RequestDocument } from './protocol/types.js';
 import { createDefaultResolvers, type ResolverRegistry } from './resolvers/resolver-registry.js';
 import { readRequestFile } from './files/read-request-file.js';
 
@@ -41,6 +50,8 @@ export interface CreateRuntimeOptions {
   /** Fetch timeout and size cap of URL delegates. */
   fetchTimeoutMs?: number;
   maxBytes?: number;
+  /** Where workers created mid-run are also written, one `<name>.json` each, never overwriting (`--workers-dir`, WRK-8). */
+  workersDir?: string;
   /**
    * Names for delegates (DEL-21): `_delegate: "SummarizerAgent"` resolves through the document's
    * `config.delegates`, then these. A path is relative to `root`, a URL follows the host rules, a
@@ -101,7 +112,18 @@ export function createRuntime(options: CreateRuntimeOptions = {}): DelegatingRun
     }),
     { runsUntrusted: true, ownsCancellation: true, namesContext: ['context'], scopesOf: delegateScopes },
   );
+  // Workers created mid-run are kept per run tree and run as children on the same mechanism (WRK-7 to WRK-9).
+  const created = {
+    store: new CreatedWorkers(),
+    validate: (document: RequestDocument, location: string) => runtime.validate(document, location),
+    chooseModel,
+    ...(options.workersDir === undefined ? {} : { workersDir: options.workersDir }),
+  };
+  runtime.registerActivity(WORKER_CREATE_ACTIVITY, createWorkerCreateActivity(created), { runsUntrusted: true });
+  runtime.registerActivity(WORKER_CALL_ACTIVITY, createWorkerCallActivity(created), { runsUntrusted: true, ownsCancellation: true });
   runtime.registerActivity(NEED_CONTEXT_ACTIVITY, needContext, { runsUntrusted: true, namesContext: ['missing'] });
+  // Workers become delegating tools first, so up-front resolution sees them like any other (WRK-2).
+  runtime.registerPreparer(createWorkersPreparer({ resolvers, root: options.root ?? process.cwd() }));
   runtime.registerPreparer(createUpfrontPreparer(resolvers));
   return runtime;
 }

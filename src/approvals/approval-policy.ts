@@ -17,12 +17,26 @@ export function requiresApproval(tool: ToolSchema): boolean {
   return metaConst(tool, '_approval') === 'required';
 }
 
-/** What identifies a call for "approve for this session": its tool and parameters, reasons aside. */
+/** JSON with every object's keys sorted, at every depth: equal values give equal text whatever their key order. */
+function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
+  if (value !== null && typeof value === 'object') {
+    const entries = Object.entries(value as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    return `{${entries.map(([key, item]) => `${JSON.stringify(key)}:${canonicalJson(item)}`).join(',')}}`;
+  }
+  return JSON.stringify(value) ?? 'null';
+}
+
+/**
+ * What identifies a call for "approve for this session" (CALL-11): its tool and its canonical
+ * parameters (keys sorted at every depth), `_delegate`, `_scopes` and `_instance` included,
+ * reasons and other meta-properties aside.
+ */
 export function approvalKey(call: Call): string {
-  const parameters = Object.entries(call)
-    .filter(([key]) => !isMetaProperty(key) || key === '_delegate' || key === '_scopes' || key === '_instance')
-    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-  return `${call._tool}\u0000${JSON.stringify(parameters)}`;
+  const parameters = Object.fromEntries(
+    Object.entries(call).filter(([key]) => key !== '_tool' && (!isMetaProperty(key) || key === '_delegate' || key === '_scopes' || key === '_instance')),
+  );
+  return `${call._tool}\u0000${canonicalJson(parameters)}`;
 }
 
 /** Options of {@link createApprovalHook}. */
@@ -34,27 +48,19 @@ export interface ApprovalPolicyOptions {
 
 /**
  * The confirm hook of an approval policy. Only calls whose tool requires approval are asked
- * about. A call approved "for the session" is not asked again when an identical call comes; an
- * answer given inside a delegate holds for that child run only and never becomes a rule of the
- * caller. Interactive prompts are asked one at a time.
+ * about. A call approved "for the session" is not asked again when an identical call (CALL-11)
+ * comes anywhere in the run tree, whatever the mode; a one-off approval is not remembered. The
+ * hook is the session: create one per run tree (the CLI does, per run). Interactive prompts are
+ * asked one at a time.
  */
 export function createApprovalHook(options: ApprovalPolicyOptions): ConfirmHook {
   if (options.mode === 'interactive' && !options.prompt) throw new Error('The interactive approval mode needs a prompt.');
-  // Session approvals by run: the top run's are the session's; a child's stay with that child.
-  const approved = new Map<string, Set<string>>();
-  let topRun: string | undefined;
+  const approved = new Set<string>();
   let queue: Promise<unknown> = Promise.resolve();
-  const sessionOf = (request: ConfirmRequest): string => {
-    if (request.run.depth > 0) return request.run.id;
-    topRun ??= request.run.id;
-    return topRun;
-  };
-  const known = (request: ConfirmRequest) => approved.get(sessionOf(request))?.has(approvalKey(request.call)) ?? false;
+  const known = (request: ConfirmRequest) => approved.has(approvalKey(request.call));
 
   const hook = (async (request: ConfirmRequest): Promise<ConfirmDecision> => {
-    if (known(request) || (request.run.depth > 0 && topRun !== undefined && approved.get(topRun)?.has(approvalKey(request.call)))) {
-      return { decision: 'approved_session' };
-    }
+    if (known(request)) return { decision: 'approved_session' };
     if (options.mode === 'approve_all') return { decision: 'approved' };
     if (options.mode === 'strict') {
       return {
@@ -65,11 +71,7 @@ export function createApprovalHook(options: ApprovalPolicyOptions): ConfirmHook 
     const asked = queue.then(() => (known(request) ? { decision: 'approved_session' as const } : (options.prompt as ApprovalPrompt)(request)));
     queue = asked.catch(() => undefined);
     const decision = await asked;
-    if (decision.decision === 'approved_session') {
-      const session = sessionOf(request);
-      if (!approved.has(session)) approved.set(session, new Set());
-      approved.get(session)?.add(approvalKey(request.call));
-    }
+    if (decision.decision === 'approved_session') approved.add(approvalKey(request.call));
     return decision;
   }) as ConfirmHook;
   hook.appliesTo = (request) => requiresApproval(request.tool);

@@ -65,6 +65,7 @@ Options:
   --allow-host <host[:port]>   hosts URL delegates may be fetched from (repeatable)
   --trust-host <host[:port]>   URL delegates from this host may run local Activities (repeatable)
   --root <dir>                 file delegates are confined to this folder (default: the request's folder)
+  --workers-dir <dir>          also write workers created mid-run there, one <name>.json each, never overwriting
   --record <cassette.json>     with a live model, write what it answered as a replay cassette
   --tier <tier>=<spec>         the model of a tier (fast, balanced, deep) for delegate calls and config.tier,
                                e.g. --tier fast=openai:gpt-4.1-nano (repeatable; also DELEGATE_MODELS)
@@ -99,6 +100,8 @@ interface ParsedArguments {
   allowHosts: string[];
   trustHosts: string[];
   root?: string;
+  /** `--workers-dir`: where workers created mid-run are also written (WRK-8, CLI-19). */
+  workersDir?: string;
   record?: string;
   /** `--tier` overrides of the tier → model choice (DEL-28). */
   tiers: TierModels;
@@ -172,6 +175,7 @@ function parseWithOptions(argv: string[]) {
       'allow-host': { type: 'string', multiple: true },
       'trust-host': { type: 'string', multiple: true },
       root: { type: 'string' },
+      'workers-dir': { type: 'string' },
       record: { type: 'string' },
       tier: { type: 'string', multiple: true },
       'model-timeout': { type: 'string' },
@@ -213,6 +217,7 @@ export function parseArguments(argv: string[], cwd: string): ParsedArguments | '
     trustHosts: values['trust-host'] ?? [],
     ...(values.root === undefined ? {} : { root: values.root }),
     ...(values.record === undefined ? {} : { record: values.record }),
+    ...(values['workers-dir'] === undefined ? {} : { workersDir: resolve(cwd, values['workers-dir']) }),
     tiers: tierModels(values.tier ?? []),
     quiet: values.quiet ?? false,
     ...(values['model-timeout'] === undefined ? {} : { modelTimeoutMs: parseTimeoutSeconds(values['model-timeout'], '--model-timeout') }),
@@ -318,6 +323,7 @@ function runtimeFor(
     trustHosts: args.trustHosts,
     activities: setting.activities,
     models: { providers, options: factoryOptions, tiers: args.tiers },
+    ...(args.workersDir === undefined ? {} : { workersDir: args.workersDir }),
   });
 }
 

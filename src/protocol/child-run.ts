@@ -25,7 +25,7 @@ export interface TreeShares {
  * shares. A top run given a link without a parent uses the link's tree instead of creating one.
  */
 export interface RunLink {
-  parent?: { run: string; depth: number; callId: string };
+  parent?: { run: string; depth: number; callId: string; root?: string };
   tree: TreeShares;
   /** The run is a worker the built-in `delegate` tool started (DEL-24). */
   worker?: boolean;
@@ -66,7 +66,7 @@ export async function runChild(scope: CallScope, callId: string, child: ChildRun
     ...((child.model ?? scope.run.model) ? { model: child.model ?? scope.run.model } : {}),
   };
   const result = await runRequest(scope.runtime, child.request, options, {
-    parent: { run: scope.run.id, depth: scope.run.depth, callId },
+    parent: { run: scope.run.id, depth: scope.run.depth, callId, root: scope.run.root ?? scope.run.id },
     tree: scope.tree,
     ...(child.worker ? { worker: true } : {}),
     ...(child.files === undefined || child.files.length === 0 ? {} : { files: child.files }),

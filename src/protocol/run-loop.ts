@@ -72,8 +72,10 @@ function attachmentPolicy(policy: unknown): { attachments?: Record<string, unkno
 function runInfo(loaded: LoadedRequest, options: RunOptions, link: RunLink | undefined, catalog: TierCatalog | undefined): RunInfo {
   const name = options.name ?? loaded.name;
   const standsFor = catalog?.standsFor({ model: options.model, document: loaded.document, name });
+  const id = options.runId ?? newId('run');
   return {
-    id: options.runId ?? newId('run'),
+    id,
+    root: link?.parent?.root ?? id,
     name,
     location: loaded.location,
     depth: link?.parent ? link.parent.depth + 1 : 0,

@@ -23,6 +23,8 @@ export interface RunInfo {
   location: string;
   depth: number;
   parent: string | null;
+  /** The id of its tree's top run (its own id for a top run): what a run tree keeps together (WRK-8, CALL-11). Absent in a RunInfo built by hand. */
+  root?: string;
   /** False for documents fetched from hosts not trusted to run local Activities. */
   trusted: boolean;
   model: Model | undefined;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createApprovalHook, requiresApproval } from '../../src/approvals/approval-policy.js';
+import { approvalKey, createApprovalHook, requiresApproval } from '../../src/approvals/approval-policy.js';
 import { normalizeTool } from '../../src/protocol/normalize.js';
 import type { ConfirmDecision, ConfirmRequest, RunInfo } from '../../src/protocol/runtime.js';
 
@@ -45,7 +45,7 @@ describe('approval policy', () => {
     expect(asked).toEqual(['a@example.com', 'b@example.com']);
   });
 
-  it('keeps an approval answered inside a delegate to that child run', async () => {
+  it('reuses a session approval anywhere in the run tree, whichever run gave it (CALL-11)', async () => {
     let prompts = 0;
     const hook = createApprovalHook({
       mode: 'interactive',
@@ -54,16 +54,37 @@ describe('approval policy', () => {
         return { decision: 'approved_session' };
       },
     });
-    const top = run('top');
-    await hook(request(top, 'x@example.com')); // the session starts with the top run
-    await hook(request(run('child', 1), 'c@example.com'));
-    await hook(request(run('child', 1), 'c@example.com'));
-    expect(prompts).toBe(2);
-    await hook(request(top, 'c@example.com'));
-    expect(prompts).toBe(3);
-    // ...while the session's own approvals hold inside every child.
+    // Approved inside a nested worker, it holds for its caller and for a sibling...
+    expect(await hook(request(run('grandchild', 2), 'c@example.com'))).toEqual({ decision: 'approved_session' });
+    expect(await hook(request(run('top'), 'c@example.com'))).toEqual({ decision: 'approved_session' });
+    expect(await hook(request(run('sibling', 1), 'c@example.com'))).toEqual({ decision: 'approved_session' });
+    expect(prompts).toBe(1);
+    // ...and approved at the top, it holds inside every child.
+    await hook(request(run('top'), 'x@example.com'));
     await hook(request(run('other-child', 1), 'x@example.com'));
-    expect(prompts).toBe(3);
+    expect(prompts).toBe(2);
+  });
+
+  it('does not remember a one-off approval: an identical call is asked about again', async () => {
+    const asked: string[] = [];
+    const hook = createApprovalHook({
+      mode: 'interactive',
+      prompt: async (r) => {
+        asked.push(String(r.call.to));
+        return { decision: 'approved' };
+      },
+    });
+    expect(await hook(request(run('top')))).toEqual({ decision: 'approved' });
+    expect(await hook(request(run('child', 1)))).toEqual({ decision: 'approved' });
+    expect(asked).toEqual(['a@example.com', 'a@example.com']);
+  });
+
+  it('keys a call by its canonical parameters: nested key order does not matter, values do', () => {
+    const a = { _tool: 'send', to: { name: 'A', address: 'a@example.com' }, _reasoningForCall: 'one' };
+    const b = { _reasoningForCall: 'two', to: { address: 'a@example.com', name: 'A' }, _tool: 'send' };
+    expect(approvalKey(a)).toBe(approvalKey(b));
+    expect(approvalKey({ ...a, to: { name: 'B', address: 'a@example.com' } })).not.toBe(approvalKey(a));
+    expect(approvalKey({ ...a, _tool: 'post' })).not.toBe(approvalKey(a));
   });
 
   it('asks one question at a time when calls wait for approval in parallel', async () => {

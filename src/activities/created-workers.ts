@@ -1,0 +1,184 @@
+/** Workers created mid-run (WRK-7 to WRK-10): `worker_create` makes a tool-less Request kept for the run tree, `worker_call` runs one. */
+import { constants } from 'node:fs';
+import { mkdir, open } from 'node:fs/promises';
+import { join, resolve as resolvePath } from 'node:path';
+import { ActivityError, CallError, DelegateError, RequestError } from '../protocol/errors.js';
+import type { LoadedRequest } from '../protocol/load-request.js';
+import type { Activity, ActivityEnvironment } from '../protocol/runtime.js';
+import { isJsonObject, type RequestDocument, type ToolSchema } from '../protocol/types.js';
+import type { ChildModelChooser } from './delegate.js';
+import { WORKER_NAME_PATTERN } from '../protocol/messages/workers.js';
+
+/** The tool that creates a worker (WRK-7). */
+export const WORKER_CREATE_TOOL = 'worker_create';
+/** The tool that calls a created worker (WRK-9). */
+export const WORKER_CALL_TOOL = 'worker_call';
+/** The Activity behind {@link WORKER_CREATE_TOOL}. */
+export const WORKER_CREATE_ACTIVITY = '@worker-create';
+/** The Activity behind {@link WORKER_CALL_TOOL}. */
+export const WORKER_CALL_ACTIVITY = '@worker-call';
+
+/** The steps a created worker may take at most (WRK-8): a safe default, since no person wrote it. */
+export const CREATED_WORKER_MAX_STEPS = 8;
+
+/**
+ * The two tools a `workers` message with `"create": true` offers (WRK-7, WRK-9). `taken` are the
+ * names a created worker may not have: every tool of the document, configured workers included,
+ * so a created worker never shadows one (WRK-8).
+ */
+export function creationTools(taken: readonly string[]): Record<string, ToolSchema> {
+  const name: Record<string, unknown> = { type: 'string', pattern: WORKER_NAME_PATTERN.source, description: 'The new worker’s name.' };
+  if (taken.length > 0) name.not = { enum: [...taken] };
+  return {
+    [WORKER_CREATE_TOOL]: {
+      type: 'object',
+      description:
+        'Creates a specialised worker for this task: a Request with your instructions as its system text and no tools. A person approves it first. Call it afterwards with worker_call.',
+      properties: {
+        name,
+        instructions: { type: 'string', minLength: 1, description: 'Its system text: who it is and what it does.' },
+        description: { type: 'string', minLength: 1, description: 'One sentence saying what it is for.' },
+        schema: { type: 'object', description: 'JSON Schema of its output (default: a string).' },
+        model: { type: 'string', description: 'Its model, as <provider>:<model> (default: yours).' },
+        tier: { type: 'string', description: 'Its model tier (fast, balanced, deep), when no model is given.' },
+        _activity: { const: WORKER_CREATE_ACTIVITY },
+        _approval: { const: 'required' },
+      },
+      required: ['name', 'instructions', 'description'],
+    },
+    [WORKER_CALL_TOOL]: {
+      type: 'object',
+      description: 'Calls a worker created with worker_create in this task, with an input; it sees only that input.',
+      properties: {
+        worker: { type: 'string', description: 'The created worker’s name.' },
+        input: { description: 'What the worker is given as its input.' },
+        attachments: { type: 'array', items: { type: 'string' }, description: 'Paths of files to hand to the worker.' },
+        _activity: { const: WORKER_CALL_ACTIVITY },
+      },
+      required: ['worker', 'input'],
+    },
+  };
+}
+
+/** One created worker: its validated Request and where it was written, if anywhere. */
+interface CreatedWorker {
+  request: LoadedRequest;
+}
+
+/** The workers created in each run tree, by tree (the top run's id) and name (WRK-8). */
+export class CreatedWorkers {
+  private readonly trees = new Map<string, Map<string, CreatedWorker>>();
+
+  /** The workers of a run's tree. */
+  of(environment: ActivityEnvironment): Map<string, CreatedWorker> {
+    const tree = environment.run.root ?? environment.run.id;
+    let workers = this.trees.get(tree);
+    if (!workers) {
+      workers = new Map();
+      this.trees.set(tree, workers);
+    }
+    return workers;
+  }
+}
+
+/** The Request a `worker_create` call describes (WRK-8): a system text, no tools, bounded steps, no delegation. */
+export function createdWorkerDocument(call: Record<string, unknown>): RequestDocument {
+  const config: Record<string, unknown> = { maxSteps: CREATED_WORKER_MAX_STEPS, delegation: false };
+  if (typeof call.model === 'string') config.model = call.model;
+  else if (typeof call.tier === 'string') config.tier = call.tier;
+  return {
+    meta: { name: String(call.name), description: String(call.description) },
+    config,
+    context: [{ type: 'system', text: String(call.instructions) }],
+    schema: isJsonObject(call.schema) ? call.schema : { type: 'string' },
+  };
+}
+
+/** Options of the created-workers Activities. */
+export interface CreatedWorkersOptions {
+  store: CreatedWorkers;
+  /** Validates a document as the runtime loads one (throws RequestError). */
+  validate: (document: RequestDocument, location: string) => LoadedRequest;
+  /** Picks a created worker's model: its own `config.model` or tier, else the caller's (DEL-16). */
+  chooseModel?: ChildModelChooser;
+  /** Where created workers are also written, one `<name>.json` each, never overwriting (WRK-8). */
+  workersDir?: string;
+}
+
+/** Writes a created worker's document to `<dir>/<name>.json`, refusing to replace an existing file (WRK-8). */
+async function writeWorker(dir: string, name: string, document: RequestDocument): Promise<string> {
+  await mkdir(dir, { recursive: true });
+  const path = join(resolvePath(dir), `${name}.json`);
+  let handle: Awaited<ReturnType<typeof open>>;
+  try {
+    handle = await open(path, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | (constants.O_NOFOLLOW ?? 0), 0o644);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'EEXIST')
+      throw new ActivityError('activity_error', `Cannot write the worker "${name}": ${path} exists already, and created workers never overwrite a file.`, {
+        path,
+      });
+    throw error;
+  }
+  try {
+    await handle.writeFile(`${JSON.stringify(document, null, 2)}\n`);
+  } finally {
+    await handle.close();
+  }
+  return path;
+}
+
+/** The `worker_create` Activity (WRK-7, WRK-8): validates the new worker, keeps it for the run tree, writes it when asked. */
+export function createWorkerCreateActivity(options: CreatedWorkersOptions): Activity {
+  return async (call, _tool, _context, environment) => {
+    const name = String(call.name);
+    const workers = options.store.of(environment);
+    if (workers.has(name))
+      throw new CallError('invalid_params', `A worker named "${name}" was already created in this task; choose another name.`, {
+        toolName: WORKER_CREATE_TOOL,
+      });
+    const document = createdWorkerDocument(call);
+    let request: LoadedRequest;
+    try {
+      request = options.validate(document, `worker:${name}`);
+    } catch (error) {
+      if (!(error instanceof RequestError)) throw error;
+      throw new CallError(
+        'invalid_params',
+        `The worker "${name}" is not a valid Request: ${error.problems.map((problem) => `${problem.pointer}: ${problem.message}`).join(' ')}`,
+        {
+          toolName: WORKER_CREATE_TOOL,
+          problems: error.problems,
+        },
+      );
+    }
+    const path = options.workersDir === undefined ? undefined : await writeWorker(options.workersDir, name, document);
+    workers.set(name, { request: { ...request, name } });
+    return { created: name, ...(path === undefined ? {} : { path }) };
+  };
+}
+
+/** The `worker_call` Activity (WRK-9): runs a worker created in this run tree on the call's input, and nothing else. */
+export function createWorkerCallActivity(options: CreatedWorkersOptions): Activity {
+  return async (call, _tool, _context, environment) => {
+    const name = String(call.worker);
+    const worker = options.store.of(environment).get(name);
+    if (!worker) {
+      throw new DelegateError(
+        'delegate_forbidden',
+        `worker_call may only call a worker created in this task with worker_create, and "${name}" is not one; a configured worker is called by its own tool.`,
+        { worker: name },
+      );
+    }
+    const input = { input: call.input, ...(Array.isArray(call.attachments) ? { attachments: call.attachments } : {}) };
+    const model = options.chooseModel?.(worker.request.document, environment.run.model, environment);
+    const result = await environment.runChild({
+      request: worker.request,
+      input,
+      ...(model === undefined ? {} : { model }),
+      trusted: environment.run.trusted,
+      description: `Calling the created worker "${name}"`,
+    });
+    if (!result.ok) throw result.error;
+    return result.output;
+  };
+}

@@ -1,0 +1,121 @@
+/** Workers created mid-run (spec/workers.md WRK-7 to WRK-10): worker_create behind an approval, worker_call for created workers only. */
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { createApprovalHook } from '../../src/approvals/approval-policy.js';
+import { createRuntime } from '../../src/create-runtime.js';
+import type { ModelRequest } from '../../src/protocol/model.js';
+import type { ConfirmHook, ConfirmRequest } from '../../src/protocol/runtime.js';
+import { folderWith, tempDir } from '../helpers/cli.js';
+import { stepModel } from '../helpers/step-model.js';
+
+const team = {
+  'team/evaluator.json': { meta: { name: 'evaluator' }, context: [{ type: 'system', text: 'CONFIGURED-EVALUATOR' }], schema: { type: 'string' } },
+};
+
+const orchestrator = {
+  meta: { name: 'orchestrator' },
+  context: [
+    { type: 'user', text: 'CALLER-HISTORY' },
+    { type: 'workers', from: './team/', allow: ['evaluator'], create: true },
+  ],
+  schema: { type: 'string' },
+};
+
+const definition = { _tool: 'worker_create', name: 'critic', instructions: 'You are a harsh CRITIC-INSTRUCTIONS.', description: 'Criticises a pitch.' };
+
+/** Approves every call and keeps what it was asked. */
+function approving(): ConfirmHook & { asked: ConfirmRequest[] } {
+  const asked: ConfirmRequest[] = [];
+  const hook = Object.assign(
+    async (request: ConfirmRequest) => {
+      asked.push(request);
+      return { decision: 'approved' as const };
+    },
+    { asked },
+  );
+  return hook;
+}
+
+async function run(answers: ((request: ModelRequest) => unknown)[], options: { confirm?: ConfirmHook; workersDir?: string; root?: string } = {}) {
+  const root = options.root ?? folderWith({ ...team, 'orchestrator.json': orchestrator });
+  const runtime = createRuntime({ root, ...(options.workersDir ? { workersDir: options.workersDir } : {}) });
+  const model = stepModel(...answers);
+  const result = await runtime.run(await runtime.load(join(root, 'orchestrator.json')), {
+    model,
+    confirm: options.confirm ?? createApprovalHook({ mode: 'approve_all' }),
+  });
+  return { result, model, root };
+}
+
+/** Step 0 creates the critic; step 1 calls it; then the orchestrator ends with what it saw. */
+const createThenCall = [
+  (request: ModelRequest) => (request.requestName === 'orchestrator' ? { calls: [definition], output: null } : { calls: [], output: 'CRITIQUE' }),
+  (request: ModelRequest) =>
+    request.requestName === 'orchestrator'
+      ? { calls: [{ _tool: 'worker_call', worker: 'critic', input: 'PITCH-INPUT', _outputPath: '†state.critique' }], output: null }
+      : { calls: [], output: 'CRITIQUE' },
+  (request: ModelRequest) => ({ calls: [], output: JSON.stringify(request.messages).includes('CRITIQUE') ? 'got critique' : 'nothing' }),
+];
+
+describe('workers created mid-run (WRK-7 to WRK-10)', () => {
+  it('asks approval showing the whole definition, then worker_call runs the worker on its input alone', async () => {
+    const confirm = approving();
+    const workersDir = tempDir('created-workers-');
+    const { result, model } = await run(createThenCall, { confirm, workersDir });
+    expect(result.ok && result.output).toBe('got critique');
+    const asked = confirm.asked.find((request) => request.toolName === 'worker_create');
+    expect(asked?.call).toMatchObject({ name: 'critic', instructions: definition.instructions, description: definition.description });
+    const child = model.requests.find((request) => request.requestName === 'critic');
+    const seen = JSON.stringify(child?.messages);
+    expect(seen).toContain('CRITIC-INSTRUCTIONS');
+    expect(seen).toContain('PITCH-INPUT');
+    expect(seen).not.toContain('CALLER-HISTORY');
+    // A tool-less Request: the worker is offered no tool.
+    expect(JSON.stringify(child?.schema)).not.toContain('"_tool"');
+    const written = JSON.parse(readFileSync(join(workersDir, 'critic.json'), 'utf8'));
+    expect(written).toMatchObject({ meta: { name: 'critic' }, context: [{ type: 'system', text: definition.instructions }] });
+  });
+
+  it('never overwrites a file in --workers-dir: the create call fails and the file is kept', async () => {
+    const workersDir = tempDir('created-workers-');
+    writeFileSync(join(workersDir, 'critic.json'), 'KEEP');
+    const { model } = await run([createThenCall[0] as (request: ModelRequest) => unknown, () => ({ calls: [], output: 'done' })], { workersDir });
+    expect(readFileSync(join(workersDir, 'critic.json'), 'utf8')).toBe('KEEP');
+    expect(JSON.stringify(model.requests[1]?.messages)).toContain('never overwrite');
+  });
+
+  it('in strict mode a worker_create is refused: nothing is created or written', async () => {
+    const workersDir = tempDir('created-workers-');
+    const { model } = await run(createThenCall, { confirm: createApprovalHook({ mode: 'strict' }), workersDir });
+    expect(existsSync(join(workersDir, 'critic.json'))).toBe(false);
+    expect(model.requests.some((request) => request.requestName === 'critic')).toBe(false);
+    expect(JSON.stringify(model.requests[2]?.messages)).toContain('delegate_forbidden');
+  });
+
+  it('refuses worker_call to a configured worker with delegate_forbidden, so the allow-list cannot be bypassed', async () => {
+    const { model } = await run([
+      () => ({ calls: [{ _tool: 'worker_call', worker: 'evaluator', input: 'x' }], output: null }),
+      () => ({ calls: [], output: 'done' }),
+    ]);
+    expect(model.requests.some((request) => request.requestName === 'evaluator')).toBe(false);
+    expect(JSON.stringify(model.requests[1]?.messages)).toContain('delegate_forbidden');
+  });
+
+  it('never lets a created worker shadow a configured one: worker_create with its name is invalid', async () => {
+    let tried = false;
+    const { model } = await run([
+      (request) => {
+        if (request.requestName === 'evaluator') return { calls: [], output: 'E' };
+        if (tried) return { calls: [{ _tool: 'evaluator', input: 'x', _outputPath: '†state.e' }], output: null };
+        tried = true;
+        return { calls: [{ ...definition, name: 'evaluator' }], output: null };
+      },
+      () => ({ calls: [], output: 'done' }),
+    ]);
+    const second = JSON.stringify(model.requests[1]?.messages);
+    expect(second).toMatch(/does not match the Solution schema|invalid_params/);
+    const evaluator = model.requests.find((request) => request.requestName === 'evaluator');
+    expect(JSON.stringify(evaluator?.messages)).toContain('CONFIGURED-EVALUATOR');
+  });
+});
