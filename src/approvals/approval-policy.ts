@@ -1,4 +1,5 @@
 /** Approvals (human in the loop): which calls need one, and the modes that answer — as a confirm hook. */
+import { canonicalJson } from '../protocol/json.js';
 import type { ConfirmDecision, ConfirmHook, ConfirmRequest } from '../protocol/runtime.js';
 import { metaConst } from '../protocol/tools.js';
 import { isMetaProperty, type Call, type ToolSchema } from '../protocol/types.js';
@@ -15,16 +16,6 @@ export type ApprovalPrompt = (request: ConfirmRequest) => Promise<ConfirmDecisio
 /** True when the tool declares `_approval: "required"` (fixed by the tool's designer). */
 export function requiresApproval(tool: ToolSchema): boolean {
   return metaConst(tool, '_approval') === 'required';
-}
-
-/** JSON with every object's keys sorted, at every depth: equal values give equal text whatever their key order. */
-function canonicalJson(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
-  if (value !== null && typeof value === 'object') {
-    const entries = Object.entries(value as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-    return `{${entries.map(([key, item]) => `${JSON.stringify(key)}:${canonicalJson(item)}`).join(',')}}`;
-  }
-  return JSON.stringify(value) ?? 'null';
 }
 
 /**

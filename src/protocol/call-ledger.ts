@@ -4,6 +4,7 @@
  * calls the run itself finishes. A done call is never executed again.
  */
 import type { ErrorJson } from './errors.js';
+import { canonicalJson } from './json.js';
 import type { Call, Message } from './types.js';
 
 /** What became of a call. */
@@ -12,25 +13,22 @@ export type CallStatus = { status: 'done' } | { status: 'failed'; error?: ErrorJ
 /** The statuses a plan message keeps for its calls (PLAN-11): one per call, or per instance for a template. */
 export type PlanStatusEntry = 'done' | 'failed' | 'pending' | Record<string, 'done' | 'failed' | 'pending'>;
 
-/** Fields that say why a call is made, not what it does: two calls differing only there are one call. */
-const COMMENTARY = new Set(['_reasoningForCall', 'id']);
+// Calls are never changed once made, so their keys are cached by identity (as plan-graph.ts caches their references).
+const keys = new WeakMap<Call, string>();
 
 /**
- * The identity of a call (PLAN-10): its JSON with keys sorted, without its commentary. Two calls
- * with equal keys are the same action: the same tool, parameters (as written, references
- * included), output path, instance and `_id`.
+ * The identity of a call (PLAN-10): its JSON with keys sorted at every depth, leaving out
+ * `_reasoningForCall` (why it is made, not what it does). Two calls with equal keys are the same
+ * action: the same tool, parameters (as written, references included), output path, instance and `_id`.
  */
 export function callKey(call: Call): string {
-  return canonicalJson(call, true);
-}
-
-function canonicalJson(value: unknown, top = false): string {
-  if (Array.isArray(value)) return `[${value.map((item) => canonicalJson(item)).join(',')}]`;
-  if (typeof value !== 'object' || value === null) return JSON.stringify(value) ?? 'null';
-  const keys = Object.keys(value)
-    .filter((key) => !(top && COMMENTARY.has(key)) && (value as Record<string, unknown>)[key] !== undefined)
-    .sort();
-  return `{${keys.map((key) => `${JSON.stringify(key)}:${canonicalJson((value as Record<string, unknown>)[key])}`).join(',')}}`;
+  let key = keys.get(call);
+  if (key === undefined) {
+    const { _reasoningForCall: _why, ...action } = call;
+    key = canonicalJson(action);
+    keys.set(call, key);
+  }
+  return key;
 }
 
 /** A call as an instance runs it: a template's call (no `_instance`) targeted at `instance` (PLAN-12). */
@@ -61,7 +59,7 @@ export class CallLedger {
       return;
     }
     if (message.type === 'error') {
-      const failed = isCall(message._call) ? message._call : isCall(message.call) ? message.call : undefined;
+      const failed = isCall(message._call) ? message._call : withoutId(message.call);
       // The context is read in order, so the newest word on a call wins: a failure after a write of
       // the same call (its failure branch, VAR-19) leaves it failed; a success after a failure, done.
       if (failed) this.entries.set(callKey(failed), { status: { status: 'failed', error: message.error as ErrorJson }, batch });
@@ -80,7 +78,8 @@ export class CallLedger {
     for (const [instance, status] of statuses) {
       const key = callKey(forInstance(call, instance));
       if (status === 'done') this.entries.set(key, { status: { status: 'done' }, batch });
-      else if (status === 'failed' && !this.entries.has(key)) this.entries.set(key, { status: { status: 'failed' }, batch });
+      // A failure already known keeps its error; the plan only says that the call failed.
+      else if (status === 'failed' && this.entries.get(key)?.status.status !== 'failed') this.entries.set(key, { status: { status: 'failed' }, batch });
     }
   }
 
@@ -109,6 +108,17 @@ export class CallLedger {
   }
 }
 
-function isCall(value: unknown): value is Call {
+/**
+ * The call an error message written without `_call` (an older context) names: its `call`, less the
+ * `id` the runtime put beside the call's own fields (MSG-8).
+ */
+function withoutId(call: unknown): Call | undefined {
+  if (!isCall(call)) return undefined;
+  const { id: _id, ...written } = call;
+  return written as Call;
+}
+
+/** True for a call-shaped value: an object naming its tool in `_tool`. */
+export function isCall(value: unknown): value is Call {
   return typeof value === 'object' && value !== null && !Array.isArray(value) && typeof (value as Call)._tool === 'string';
 }

@@ -179,3 +179,17 @@ export function atPointer(value: unknown, at: string): { found: boolean; value?:
 export function pointer(...segments: (string | number)[]): string {
   return segments.map((segment) => `/${pointerSegment(segment)}`).join('');
 }
+
+/**
+ * JSON text with every object's keys sorted, at every depth, and keys holding `undefined` left out
+ * as JSON leaves them out: equal values give equal text whatever their key order. The identity of
+ * calls (PLAN-10) and of approvals for the session (CALL-11).
+ */
+export function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map((item) => (item === undefined ? 'null' : canonicalJson(item))).join(',')}]`;
+  if (typeof value !== 'object' || value === null) return JSON.stringify(value) ?? 'null';
+  const keys = Object.keys(value)
+    .filter((key) => (value as Record<string, unknown>)[key] !== undefined)
+    .sort();
+  return `{${keys.map((key) => `${JSON.stringify(key)}:${canonicalJson((value as Record<string, unknown>)[key])}`).join(',')}}`;
+}

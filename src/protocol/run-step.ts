@@ -6,6 +6,7 @@ import type { CallScope } from './execute-call.js';
 import { nestingProblem } from './json.js';
 import type { ProviderFile, ProviderMessage } from './model.js';
 import { approvePlan } from './approve-plan.js';
+import { isCall } from './call-ledger.js';
 import { adoptPlan, planProblems, plansOf, runEagerPlans } from './run-plans.js';
 import { batchFor, flushErrors } from './run-batch.js';
 import type { RunUsage } from './run-usage.js';
@@ -129,7 +130,7 @@ export async function runStep(run: RunState): Promise<StepOutcome> {
   batch?.close();
   await batch?.settled();
   // The answer's calls are the strategy the next step follows, extends or replaces (PLAN-11).
-  adoptPlan(scope, solution.calls.filter(isCallShaped));
+  adoptPlan(scope, solution.calls.filter(isCall));
   throwIfCancelled(scope.signal);
   const outcome: StepOutcome = solution.output !== null && solution.output !== undefined ? { kind: 'completed', output: solution.output } : run.output.check();
   flushErrors(scope);
@@ -144,7 +145,7 @@ function callStarter(batch: CallBatch | undefined, step: number): (call: Call, i
   const started = new Set<string>();
   return (call, index) => {
     // A call nested too deep cannot be part of a valid answer (DOC-10), and is never run.
-    if (!batch || !isCallShaped(call) || nestingProblem(call) !== undefined) return;
+    if (!batch || !isCall(call) || nestingProblem(call) !== undefined) return;
     const key = `${index}\u0000${JSON.stringify(call)}`;
     if (started.has(key)) return;
     started.add(key);
@@ -183,10 +184,6 @@ async function lazyOutcome(run: RunState, calls: Call[]): Promise<StepOutcome> {
   const outcome = run.output.check();
   flushErrors(scope);
   return outcome;
-}
-
-function isCallShaped(call: unknown): call is Call {
-  return typeof call === 'object' && call !== null && typeof (call as Call)._tool === 'string';
 }
 
 /** The rendered messages with the run's attachment files on the first user message, or on a user message of their own after them when there is none (ATT-6). */

@@ -198,6 +198,19 @@ describe('plans as the strategy so far (PLAN-2, PLAN-10, PLAN-11)', () => {
     expect(counts).toEqual({ step: 3 });
   });
 
+  it('tells calls apart by every parameter, one named `id` included', async () => {
+    const { activities, counts } = counting({ fetchUser: (call) => `user ${String(call.id)}` });
+    const runtime = new Runtime({ activities });
+    const fetchTools = { type: 'tool', tool: { fetchUser: { properties: { id: { type: 'number' } } } } };
+    const model = stepModel(
+      () => ({ calls: [{ _tool: 'fetchUser', id: 1, _outputPath: '†state.first' }], output: null }),
+      () => ({ calls: [{ _tool: 'fetchUser', id: 2, _outputPath: '†state.first' }], output: 'ok' }),
+    );
+    const result = await runtime.run(runtime.validate({ context: [fetchTools], schema: { type: 'string' } }), { model });
+    expect(result.ok).toBe(true);
+    expect(counts).toEqual({ fetchUser: 2 });
+  });
+
   it('records the call itself in `_call` (act 008), and a context written in that shape loads', async () => {
     const runtime = new Runtime({ activities: { step: (call) => `result ${String(call.n)}` } });
     const call = { _tool: 'step', n: '†input.n', _outputPath: '†state.result' };
