@@ -150,7 +150,8 @@ export class ContextStore {
   remove(drop: (message: Message) => boolean): void {
     let kept = 0;
     for (const message of this.messages) {
-      if (message.type !== 'tool' && recordOf(message, this.handlers) === undefined && drop(message)) continue;
+      // The cheap choice first: only what `drop` picks is looked at for data.
+      if (drop(message) && message.type !== 'tool' && recordOf(message, this.handlers) === undefined) continue;
       this.messages[kept++] = message;
     }
     this.messages.length = kept;

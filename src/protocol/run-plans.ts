@@ -8,7 +8,8 @@ import type { BatchEntry } from './call-batch.js';
 import { forInstance, type CallLedger, type PlanStatusEntry } from './call-ledger.js';
 import { throwIfCancelled } from './cancellation.js';
 import type { CallScope } from './execute-call.js';
-import { describeCycle, findCycle, overlaps, readsOf, writesOf } from './plan-graph.js';
+import { addWriter, describeCycle, findCycle, readsOf } from './plan-graph.js';
+import { ScopedReferenceIndex } from './reference-index.js';
 import { parseExpression, findReferences, type Reference } from './references.js';
 import { flushErrors, runBatch } from './run-batch.js';
 import { isTemplate } from './messages/plan.js';
@@ -93,9 +94,12 @@ export function planProblems(scope: CallScope, calls: Call[]): ErrorMessage[] {
   const cycle = findCycle(calls);
   if (cycle) problems.push(planError('unresolved_reference', `The plan cannot run: ${describeCycle(calls, cycle)}.`));
   const tools = scope.tools();
+  // The plan's writes, indexed once by path and instance, so the check stays linear (PLAN-9).
+  const writers = new ScopedReferenceIndex<Call>();
+  for (const call of calls) addWriter(writers, call, call);
   for (const [index, call] of calls.entries()) {
     if (!tools.has(call._tool)) problems.push(planError('unknown_tool', `Call #${index} names the tool "${call._tool}", which is not defined.`, call));
-    const missing = unprovided(scope, calls, call);
+    const missing = unprovided(scope, writers, call);
     if (missing.length > 0) {
       const names = missing.map((reference) => reference.text).join(', ');
       problems.push(
@@ -114,18 +118,21 @@ function planError(code: string, message: string, call: Call = { _tool: '(plan)'
  * The references a planned call reads that nothing provides: not in the context (for its
  * instance) and written by no call of the plan. Of alternatives (`†a || †b`) one is enough.
  */
-function unprovided(scope: CallScope, calls: readonly Call[], call: Call): Reference[] {
+function unprovided(scope: CallScope, writers: ScopedReferenceIndex<Call>, call: Call): Reference[] {
   // A plan may be written before its input is given (act 008): `†input` is then its parameter.
   const inputGiven = scope.store.count('input') > 0;
+  const written = (reference: Reference) => {
+    let found = false;
+    const visit = (writer: Call) => {
+      if (writer !== call) found = true;
+    };
+    // Global writes reach every instance; an instance's own only that instance (VAR-17).
+    writers.forEachIn(reference, undefined, visit);
+    if (!found && call._instance !== undefined) writers.forEachIn(reference, call._instance, visit);
+    return found;
+  };
   const provided = (reference: Reference) =>
-    (reference.kind === 'input' && !inputGiven) ||
-    scope.store.read(reference, call._instance).found ||
-    calls.some(
-      (writer) =>
-        writer !== call &&
-        (writer._instance === undefined || writer._instance === call._instance) &&
-        writesOf(writer).some((write) => overlaps(write, reference)),
-    );
+    (reference.kind === 'input' && !inputGiven) || scope.store.read(reference, call._instance).found || written(reference);
   const missing: Reference[] = [];
   const visit = (value: unknown) => {
     if (typeof value === 'string') {

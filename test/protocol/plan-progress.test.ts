@@ -322,6 +322,22 @@ describe('lazy planners (PLAN-7, PLAN-13, PLAN-14)', () => {
     expect(promptOf(model.requests[1])).toContain('†state.sumary, which neither the context nor any call of the plan provides');
   });
 
+  it("dry-runs by instance: another instance's write provides nothing, a global one provides for all", async () => {
+    const runtime = new Runtime();
+    const planned = (writerInstance: string | undefined): Call[] => [
+      { _tool: 'summarize', text: 'x', _outputPath: '†state.summary', ...(writerInstance === undefined ? {} : { _instance: writerInstance }) },
+      { _tool: 'publish', _instance: 'a', summary: '†state.summary', _outputPath: '†state.done' },
+    ];
+    const context = [tools, { type: 'state', _instance: 'a', ready: true }, { type: 'state', _instance: 'b', ready: true }, { type: 'plan', mode: 'lazy' }];
+    const model = stepModel(
+      () => ({ calls: planned('b'), output: null }),
+      () => ({ calls: planned(undefined), output: null }),
+    );
+    const result = await runtime.run(runtime.validate({ context, schema: { type: 'string' } }), { model });
+    expect(result.ok && result.output).toMatchObject({ calls: planned(undefined) });
+    expect(promptOf(model.requests[1])).toContain('Call #1 (publish) reads †state.summary, which neither the context nor any call of the plan provides');
+  });
+
   it('with execute: true, asks for approval and runs the approved plan as a plan message', async () => {
     const { activities, counts } = counting({ publish: (call) => `published: ${String(call.summary)}` });
     const runtime = new Runtime({ activities });
