@@ -1,10 +1,6 @@
 /** The `input` message (MSG-6, MSG-13, DOC-6): the Request's structured prompt, data of kind `input`; one without `input` is a template slot declaring its schema. */
-import { recordFor } from '../data-records.js';
-import { defineHandler } from '../handlers.js';
 import type { JsonSchema, Message, RequestDocument, BaseMessage } from '../types.js';
-import { DATA_LIKE_FIELDS, declaredSchemaProblems } from './data-like.js';
-import { foldFlat } from './flat-shorthand.js';
-import { messageSchema } from './message-schema.js';
+import { ownKindHandler } from './data-like.js';
 import { jsonBlock, pushUser } from './render-blocks.js';
 
 /** The Request's structured prompt; a data message of kind `input`. No `input` = a template slot. */
@@ -22,11 +18,7 @@ function isTemplateSlot(message: Message): message is InputMessage {
 }
 
 /** The handler of `input`. */
-export const inputHandler = defineHandler<InputMessage>({
-  type: 'input',
-  schema: messageSchema('input'),
-  normalize: (message) => foldFlat(message, 'input', DATA_LIKE_FIELDS),
-  check: declaredSchemaProblems,
+export const inputHandler = ownKindHandler<InputMessage>('input', {
   render(message, state) {
     if (!('input' in message)) return;
     const instance = typeof message._instance === 'string' ? ` (instance "${message._instance}")` : '';
@@ -38,14 +30,8 @@ export const inputHandler = defineHandler<InputMessage>({
     }
     pushUser(state, lines.join('\n'));
   },
-  data: {
-    kind: 'input',
-    kindOf: () => 'input',
-    // A template slot holds no record: nothing is given yet.
-    record: (message) => (message.input === undefined ? { ok: true } : recordFor('input', message.input, message)),
-    // A slot with nothing given still shows its schema: it tells what is expected.
-    show: (_kind, view, fields) => (view.found ? { type: 'input', input: view.value, ...fields } : { type: 'input', ...fields }),
-  },
+  // A slot with nothing given still shows its schema: it tells what is expected.
+  show: (_kind, view, fields) => (view.found ? { type: 'input', input: view.value, ...fields } : { type: 'input', ...fields }),
 });
 
 /**

@@ -1,10 +1,6 @@
 /** The `state` message (MSG-6, MSG-12, MSG-19): the workflow's scratchpad, data of kind `state`; one holding only a `schema` declares its intended shape. */
-import { recordFor } from '../data-records.js';
-import { defineHandler } from '../handlers.js';
 import type { BaseMessage, JsonSchema } from '../types.js';
-import { DATA_LIKE_FIELDS, declaredSchemaProblems } from './data-like.js';
-import { foldFlat } from './flat-shorthand.js';
-import { messageSchema } from './message-schema.js';
+import { ownKindHandler } from './data-like.js';
 import { pushUser, renderDataBlock, renderIntendedShape } from './render-blocks.js';
 
 /** The workflow's scratchpad; a data message of kind `state`. No `state` (only a `schema`) = its intended shape, no value yet. */
@@ -17,21 +13,11 @@ export interface StateMessage extends BaseMessage {
 }
 
 /** The handler of `state`. */
-export const stateHandler = defineHandler<StateMessage>({
-  type: 'state',
-  schema: messageSchema('state'),
-  normalize: (message) => foldFlat(message, 'state', DATA_LIKE_FIELDS),
-  check: declaredSchemaProblems,
+export const stateHandler = ownKindHandler<StateMessage>('state', {
   render(message, state) {
     pushUser(state, 'state' in message ? renderDataBlock('state', message.state, message) : renderIntendedShape('state', message));
   },
-  data: {
-    kind: 'state',
-    kindOf: () => 'state',
-    // A state holding only its schema holds no record: reads find nothing until a call writes (MSG-19).
-    record: (message) => (message.state === undefined ? { ok: true } : recordFor('state', message.state, message)),
-    // Nothing written yet: the schema alone still shows, as the shape the state is meant to take.
-    show: (_kind, view, fields) =>
-      view.found ? { type: 'state', state: view.value, ...fields } : fields.schema === undefined ? undefined : { type: 'state', ...fields },
-  },
+  // Nothing written yet: the schema alone still shows, as the shape the state is meant to take.
+  show: (_kind, view, fields) =>
+    view.found ? { type: 'state', state: view.value, ...fields } : fields.schema === undefined ? undefined : { type: 'state', ...fields },
 });
