@@ -64,6 +64,10 @@ function opinionId(schema: JsonSchema): unknown {
   return isJsonObject(schema) && isJsonObject(schema.properties) && isJsonObject(schema.properties.id) ? schema.properties.id.const : undefined;
 }
 
+function isAdvisor(message: BaseMessage): message is AdvisorMessage {
+  return message.type === 'advisor';
+}
+
 /** True for an advisor that speaks only when consulted (ADV-8). */
 function onDemand(advisor: AdvisorMessage): boolean {
   return advisor.on === null || advisor.on === undefined;
@@ -118,10 +122,12 @@ export const advisorHandler = defineHandler<AdvisorMessage>({
     return onDemand(message) ? { [CONSULT_TOOL]: consultTool(message, defined.get(CONSULT_TOOL)) } : {};
   },
   render(message, state) {
-    const advisors = state.context.filter((candidate): candidate is AdvisorMessage => candidate.type === 'advisor');
-    // The advisors speak as one council: the first of them renders it, for all (ADV-5, ADV-7).
-    if (advisors.length > 0 && advisors[0] !== message) return;
-    const council = new Council(advisors.length > 0 ? advisors : [message], state.step, instanceNames(state.context), [...state.tools.keys()]);
+    // The advisors speak as one council: the first of them renders it, for all (ADV-5, ADV-7); the
+    // others stop at the first, so the context is gathered once a step, not once an advisor.
+    const first = state.context.find(isAdvisor);
+    if (first !== undefined && first !== message) return;
+    const advisors = first === undefined ? [message] : state.context.filter(isAdvisor);
+    const council = new Council(advisors, state.step, state.instances ?? instanceNames(state.context), [...state.tools.keys()]);
     state.instructions.push(council.instruction());
     const part = council.solutionPart();
     if (!part) return;
