@@ -1,6 +1,6 @@
 /** The run's context with its data records kept beside it, indexed by kind, instance and path, so reads never rescan the messages. */
 import { defaultHandlers } from './builtin-handlers.js';
-import { instanceNames, recordOf } from './data-messages.js';
+import { recordOf } from './data-messages.js';
 import type { HandlerRegistry } from './handlers.js';
 import { CallError } from './errors.js';
 import { MAX_NESTING_DEPTH, nestingProblem } from './json.js';
@@ -95,6 +95,10 @@ export class ContextStore {
   /** Records by kind, then by instance (undefined = global). */
   private readonly trees = new Map<string, Map<string | undefined, RecordTree>>();
   private readonly counts = new Map<string, number>();
+  /** How many messages name each instance, so that the instances are known without a scan of the context each step. */
+  private readonly instanceCounts = new Map<string, number>();
+  /** `instances()` as last answered; dropped when an instance comes or goes. */
+  private sortedInstances: string[] | undefined;
   private readonly listeners = new Set<(record: DataRecord) => void>();
 
   /**
@@ -115,6 +119,7 @@ export class ContextStore {
     const record = recordOf(message, this.handlers);
     if (record) checkDepth(record);
     this.messages.push(message);
+    this.countInstance(message, 1);
     collectTools([message], this.tools, this.handlers);
     if (!record) return;
     const placed = { position: this.records.length, record };
@@ -143,7 +148,11 @@ export class ContextStore {
       throw new TypeError('Only messages that hold neither data nor tools can be replaced.');
     const index = this.messages.indexOf(previous);
     if (index < 0) this.messages.push(next);
-    else this.messages[index] = next;
+    else {
+      this.countInstance(previous, -1);
+      this.messages[index] = next;
+    }
+    this.countInstance(next, 1);
   }
 
   /** Removes the messages that `drop` picks among those that hold neither data nor tools (superseded plans, PLAN-11). */
@@ -151,7 +160,10 @@ export class ContextStore {
     let kept = 0;
     for (const message of this.messages) {
       // The cheap choice first: only what `drop` picks is looked at for data.
-      if (drop(message) && message.type !== 'tool' && recordOf(message, this.handlers) === undefined) continue;
+      if (drop(message) && message.type !== 'tool' && recordOf(message, this.handlers) === undefined) {
+        this.countInstance(message, -1);
+        continue;
+      }
       this.messages[kept++] = message;
     }
     this.messages.length = kept;
@@ -178,9 +190,19 @@ export class ContextStore {
     return () => this.listeners.delete(listener);
   }
 
-  /** Every instance name that occurs in the context, sorted. */
+  /** Every instance name that occurs in the context (DATA-1), sorted: what `instanceNames` finds in `messages`, kept as they change. */
   instances(): string[] {
-    return instanceNames(this.messages);
+    this.sortedInstances ??= [...this.instanceCounts.keys()].sort();
+    return [...this.sortedInstances];
+  }
+
+  private countInstance(message: Message, change: 1 | -1): void {
+    const name = message._instance;
+    if (typeof name !== 'string') return;
+    const count = (this.instanceCounts.get(name) ?? 0) + change;
+    if (count > 0) this.instanceCounts.set(name, count);
+    else this.instanceCounts.delete(name);
+    if (count === 0 || (change === 1 && count === 1)) this.sortedInstances = undefined;
   }
 
   /** `readPath` of data-records.ts, over the indexed records: the same answer, from the related records only. */

@@ -5,6 +5,7 @@ import { CallError } from '../../src/protocol/errors.js';
 import { MAX_NESTING_DEPTH } from '../../src/protocol/json.js';
 import type { Message } from '../../src/protocol/types.js';
 import { makeWrite } from '../../src/protocol/data-records.js';
+import { instanceNames } from '../../src/protocol/data-messages.js';
 import { parseReference, type Reference } from '../../src/protocol/references.js';
 
 const ref = (text: string) => parseReference(text) as Reference;
@@ -76,6 +77,30 @@ describe('ContextStore', () => {
     store.append(makeWrite(ref('†output.y'), 1, { instance: 'fr' }));
     expect(store.instances()).toEqual(['at', 'de', 'fr']);
     expect(new ContextStore([{ type: 'user', text: 'x' }]).instances()).toEqual([]);
+  });
+
+  it('keeps its instances as messages that name one are replaced and removed (DATA-1)', () => {
+    const plan = (instance: string, calls: number): Message => ({ type: 'plan', mode: 'eager', calls: Array(calls).fill({ _tool: 't' }), _instance: instance });
+    const first = plan('fr', 1);
+    const store = new ContextStore([first, { type: 'state', _instance: 'de', state: {} }]);
+    const seen = () => [store.instances(), instanceNames(store.messages)];
+    expect(store.instances()).toEqual(['de', 'fr']);
+    const second = plan('it', 1);
+    store.replace(first, second);
+    expect(seen()).toEqual([
+      ['de', 'it'],
+      ['de', 'it'],
+    ]);
+    store.replace(first, plan('it', 2));
+    store.remove((message) => message === second);
+    expect(seen()).toEqual([
+      ['de', 'it'],
+      ['de', 'it'],
+    ]);
+    store.remove((message) => message.type === 'plan' || message.type === 'state');
+    expect(seen()).toEqual([['de'], ['de']]);
+    store.instances().push('changed by a caller');
+    expect(store.instances()).toEqual(['de']);
   });
 
   it('reports every record appended to its watchers, until they stop watching, and counts records by kind', () => {
