@@ -72,7 +72,15 @@ function compileByText(schema: JsonSchema): ValidateFunction {
   if (cached) return cached;
   // Schemas are compiled without their $id so that two documents may reuse one id.
   const copy = typeof schema === 'object' ? stripIds(schema) : schema;
-  const validate = userAjv.compile(copy as object | boolean);
+  let validate: ValidateFunction;
+  try {
+    validate = userAjv.compile(copy as object | boolean);
+  } finally {
+    // ajv keeps every schema it compiles (a failed one too) for the life of the instance; the
+    // validator works without it, so this bounded cache alone keeps them. A Solution schema is
+    // composed anew each step, and a server runs for weeks.
+    if (typeof copy === 'object') userAjv.removeSchema(copy);
+  }
   if (byText.size >= MAX_TEXT_CACHE) byText.delete(byText.keys().next().value as string);
   byText.set(text, validate);
   return validate;
