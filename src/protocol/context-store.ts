@@ -1,11 +1,11 @@
 /** The run's context with its data records kept beside it, indexed by kind, instance and path, so reads never rescan the messages. */
 import { defaultHandlers } from './builtin-handlers.js';
-import { recordOf } from './data-messages.js';
-import type { HandlerRegistry } from './handlers.js';
+import { dataIdentityOf, recordOf } from './data-messages.js';
+import type { HandlerRegistry, ShownFields } from './handlers.js';
 import { CallError } from './errors.js';
 import { MAX_NESTING_DEPTH, nestingProblem } from './json.js';
 import { collectTools } from './tools.js';
-import type { Message, ToolSchema } from './types.js';
+import { isJsonObject, type JsonSchema, type Message, type ToolSchema } from './types.js';
 import { readRelated, stablePath, type DataRecord, type ReadResult } from './data-records.js';
 import { formatReference, type PathSegment, type Reference } from './references.js';
 
@@ -86,6 +86,13 @@ class RecordTree {
   }
 }
 
+/** The first message of one identity, and the newest `schema` and `description` of its messages, each with the position of its message. */
+interface IdentityMessages {
+  first: { at: number; value: Message };
+  schema?: { at: number; value: JsonSchema };
+  description?: { at: number; value: string };
+}
+
 /** The growing context of one run: messages in order, and the data records they hold. */
 export class ContextStore {
   readonly messages: Message[] = [];
@@ -100,6 +107,9 @@ export class ContextStore {
   /** `instances()` as last answered; dropped when an instance comes or goes. */
   private sortedInstances: string[] | undefined;
   private readonly listeners = new Set<(record: DataRecord) => void>();
+  /** Data-like messages by kind, then by instance (undefined: global), as far as showing a kind needs them (see `shownFields`). */
+  private readonly kinds = new Map<string, Map<string | undefined, IdentityMessages>>();
+  private appended = 0;
 
   /**
    * `handlers` say which messages are data and what each records (the built-in ones by default);
@@ -120,6 +130,7 @@ export class ContextStore {
     if (record) checkDepth(record);
     this.messages.push(message);
     this.countInstance(message, 1);
+    this.noteKind(message);
     collectTools([message], this.tools, this.handlers);
     if (!record) return;
     const placed = { position: this.records.length, record };
@@ -196,6 +207,45 @@ export class ContextStore {
     return [...this.sortedInstances];
   }
 
+  /**
+   * The fields that show a kind to `instance` (`latestFields` of the kind's messages it sees: the
+   * global ones and its own), and the kind's first message, whose handler shows a kind no type
+   * owns (`showKind`); undefined when no message holds the kind. Kept as messages arrive, so a
+   * call's scopes never scan the context.
+   */
+  shownFields(kind: string, instance: string | undefined): { fields: ShownFields; first: Message } | undefined {
+    const byInstance = this.kinds.get(kind);
+    const global = byInstance?.get(undefined);
+    const own = instance === undefined ? undefined : byInstance?.get(instance);
+    const first = older(global?.first, own?.first);
+    if (!first) return undefined;
+    const schema = newer(global?.schema, own?.schema);
+    const description = newer(global?.description, own?.description);
+    const fields: ShownFields = {};
+    if (schema) fields.schema = schema.value;
+    if (description) fields.description = description.value;
+    return { fields, first: first.value };
+  }
+
+  private noteKind(message: Message): void {
+    const identity = dataIdentityOf(message, this.handlers);
+    if (!identity) return;
+    let byInstance = this.kinds.get(identity.kind);
+    if (!byInstance) {
+      byInstance = new Map();
+      this.kinds.set(identity.kind, byInstance);
+    }
+    // Data-like messages are never removed or replaced, so the count of appends orders them.
+    const at = this.appended++;
+    let latest = byInstance.get(identity.instance);
+    if (!latest) {
+      latest = { first: { at, value: message } };
+      byInstance.set(identity.instance, latest);
+    }
+    if (typeof message.schema === 'boolean' || isJsonObject(message.schema)) latest.schema = { at, value: message.schema };
+    if (typeof message.description === 'string') latest.description = { at, value: message.description };
+  }
+
   private countInstance(message: Message, change: 1 | -1): void {
     const name = message._instance;
     if (typeof name !== 'string') return;
@@ -239,6 +289,16 @@ function formatReferenceSafely(record: DataRecord): string {
   } catch {
     return `†${record.kind} at ${JSON.stringify(record.path)}`;
   }
+}
+
+/** The newer of two noted fields. */
+function newer<T extends { at: number }>(a: T | undefined, b: T | undefined): T | undefined {
+  return a === undefined || (b !== undefined && b.at > a.at) ? b : a;
+}
+
+/** The older of two noted fields. */
+function older<T extends { at: number }>(a: T | undefined, b: T | undefined): T | undefined {
+  return a === undefined || (b !== undefined && b.at < a.at) ? b : a;
 }
 
 function records(placed: readonly Placed[]): DataRecord[] {

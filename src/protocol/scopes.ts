@@ -1,7 +1,7 @@
 /** Scopes: the allow-list of parent context a latent hint, an Activity or a delegate may see. */
 import { CallError } from './errors.js';
 import type { ContextStore } from './context-store.js';
-import { dataIdentityOf, latestFields, showKind } from './data-messages.js';
+import { showKind } from './data-messages.js';
 import { formatIssues, validateAgainst } from './schemas.js';
 import { metaConst, metaSchema } from './tools.js';
 import type { Call, Message, ToolSchema } from './types.js';
@@ -50,15 +50,18 @@ export function scopeContext(store: ContextStore, scopes: readonly string[] | un
     }
     const { kind, segments } = parseScope(scope);
     const found = segments.length === 0 ? store.view(kind, instance) : store.read({ kind, segments, path: '', text: '' }, instance);
-    if (!found.found) continue;
-    const members = store.messages.filter((message) => {
-      const identity = dataIdentityOf(message, store.handlers);
-      return identity?.kind === kind && (identity.instance === undefined || identity.instance === instance);
-    });
+    const kindMessages = store.shownFields(kind, instance);
+    if (!found.found || !kindMessages) continue;
     // A narrowed scope shows part of the kind, which its schema no longer describes.
-    const latest = latestFields(members);
-    const { schema: _whole, ...narrowed } = latest;
-    const shown = showKind(kind, { found: true, value: nest(segments, found.value) }, segments.length === 0 ? latest : narrowed, members, store.handlers);
+    const { fields } = kindMessages;
+    const { schema: _whole, ...narrowed } = fields;
+    const shown = showKind(
+      kind,
+      { found: true, value: nest(segments, found.value) },
+      segments.length === 0 ? fields : narrowed,
+      [kindMessages.first],
+      store.handlers,
+    );
     if (shown) selected.push(shown);
   }
   return selected;

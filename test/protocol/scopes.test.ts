@@ -151,4 +151,16 @@ describe('scopeContext: instances (SCOPE-7, DATA-3, DATA-5)', () => {
     expect(scopeContext(live, ['state'], 'fr')[0]?.description).toBe('french');
     expect(scopeContext(live, ['state'], undefined)[0]?.description).toBe('global');
   });
+
+  it("takes the newest description and schema whether global or the instance's own, as messages keep arriving", () => {
+    const live = new ContextStore([
+      { type: 'state', _instance: 'fr', state: { b: 2 }, description: 'french', schema: { type: 'object', title: 'fr' } },
+      { type: 'state', state: { a: 1 }, description: 'global' },
+    ]);
+    expect(scopeContext(live, ['state'], 'fr')[0]).toMatchObject({ description: 'global', schema: { title: 'fr' } });
+    live.append({ type: 'state', _instance: 'fr', state: { c: 3 }, description: 'french again' });
+    live.append({ type: 'state', state: {}, schema: { type: 'object', title: 'global' } });
+    expect(scopeContext(live, ['state'], 'fr')[0]).toMatchObject({ state: { a: 1, b: 2, c: 3 }, description: 'french again', schema: { title: 'global' } });
+    expect(scopeContext(live, ['state'], undefined)[0]).toMatchObject({ state: { a: 1 }, description: 'global', schema: { title: 'global' } });
+  });
 });
