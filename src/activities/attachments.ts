@@ -84,6 +84,12 @@ export function attachmentMessage(record: AttachmentRecord, content: Uint8Array)
   return { type: 'data', kind: 'attachment', data, _path: '', _outputMethod: 'push' };
 }
 
+/**
+ * Puts one attachment to the confirm hook (ATT-4). Whether to ask was decided by ATT-4, so the
+ * hook's `appliesTo`, which judges calls by their tool (CALL-8), is not consulted: the approval
+ * policy's says no to a tool without `_approval`, and would wave through every attachment a
+ * `config.attachments` policy wants approved.
+ */
 async function approve(call: AttachmentCall, record: AttachmentRecord): Promise<void> {
   if (call.confirm === undefined) return;
   const shown = { _tool: call.target, path: record.path, bytes: record.bytes, target: call.target };
@@ -95,7 +101,6 @@ async function approve(call: AttachmentCall, record: AttachmentRecord): Promise<
     run: call.run,
     signal: call.signal ?? new AbortController().signal,
   };
-  if (call.confirm.appliesTo !== undefined && !call.confirm.appliesTo(request)) return;
   const decision = await call.confirm(request);
   if (decision.decision === 'approved' || decision.decision === 'approved_session') return;
   const reason = 'reason' in decision && decision.reason ? `: ${decision.reason}` : '';

@@ -1,4 +1,5 @@
 /** The Delegation Activity: runs the Request a `_delegate` names in an isolated child run and returns its output. */
+import { requiresApproval } from '../approvals/approval-policy.js';
 import { isNativePartType, liveModelName, type Model, type ProviderFile } from '../protocol/model.js';
 import type { AttachmentLocator } from './attachment-path.js';
 import { attachmentPolicyOf } from './attachment-policy.js';
@@ -182,6 +183,8 @@ async function attachmentsOf(
       target: call._tool,
       callId: environment.callId,
       tool,
+      // A tool rule asking for approval of the delegating call asks for each attachment too (ATT-4).
+      approvalRequired: requiresApproval(tool),
       root: options.root ?? process.cwd(),
       signal: environment.signal,
       ...(options.locate === undefined ? {} : { locate: options.locate }),
