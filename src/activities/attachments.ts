@@ -1,6 +1,7 @@
 /** Attachments of a delegating call (ATT-1..ATT-7): confined, checked against the caller's then the callee's policy, approved one by one, and handed to the child as `attachment` data messages. */
 import { extname } from 'node:path';
-import { ProtocolError, UserError } from '../protocol/errors.js';
+import { abortable } from '../protocol/cancellation.js';
+import { cancelled, ProtocolError, UserError } from '../protocol/errors.js';
 import type { ConfirmHook, RunInfo } from '../protocol/runtime.js';
 import type { Message, RequestDocument, ToolSchema } from '../protocol/types.js';
 import { type AttachmentLocator, readAttachmentFile } from './attachment-path.js';
@@ -101,7 +102,8 @@ async function approve(call: AttachmentCall, record: AttachmentRecord): Promise<
     run: call.run,
     signal: call.signal ?? new AbortController().signal,
   };
-  const decision = await call.confirm(request);
+  // A cancelled run does not wait for an answer that may never come (as for a call, CALL-8).
+  const decision = await abortable(Promise.resolve(call.confirm(request)), call.signal, cancelled);
   if (decision.decision === 'approved' || decision.decision === 'approved_session') return;
   const reason = 'reason' in decision && decision.reason ? `: ${decision.reason}` : '';
   throw new UserError('rejected_by_user', `The attachment "${record.path}" for "${call.target}" was not approved${reason}.`, {
