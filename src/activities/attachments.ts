@@ -1,6 +1,7 @@
 /** Attachments of a delegating call (ATT-1..ATT-7): confined, checked against the caller's then the callee's policy, approved one by one, and handed to the child as `attachment` data messages. */
 import { extname } from 'node:path';
-import { ProtocolError, UserError } from '../protocol/errors.js';
+import { abortable } from '../protocol/cancellation.js';
+import { cancelled, ProtocolError, UserError } from '../protocol/errors.js';
 import type { ConfirmHook, RunInfo } from '../protocol/runtime.js';
 import type { Message, RequestDocument, ToolSchema } from '../protocol/types.js';
 import { type AttachmentLocator, readAttachmentFile } from './attachment-path.js';
@@ -84,6 +85,12 @@ export function attachmentMessage(record: AttachmentRecord, content: Uint8Array)
   return { type: 'data', kind: 'attachment', data, _path: '', _outputMethod: 'push' };
 }
 
+/**
+ * Puts one attachment to the confirm hook (ATT-4). Whether to ask was decided by ATT-4, so the
+ * hook's `appliesTo`, which judges calls by their tool (CALL-8), is not consulted: the approval
+ * policy's says no to a tool without `_approval`, and would wave through every attachment a
+ * `config.attachments` policy wants approved.
+ */
 async function approve(call: AttachmentCall, record: AttachmentRecord): Promise<void> {
   if (call.confirm === undefined) return;
   const shown = { _tool: call.target, path: record.path, bytes: record.bytes, target: call.target };
@@ -95,8 +102,8 @@ async function approve(call: AttachmentCall, record: AttachmentRecord): Promise<
     run: call.run,
     signal: call.signal ?? new AbortController().signal,
   };
-  if (call.confirm.appliesTo !== undefined && !call.confirm.appliesTo(request)) return;
-  const decision = await call.confirm(request);
+  // A cancelled run does not wait for an answer that may never come (as for a call, CALL-8).
+  const decision = await abortable(Promise.resolve(call.confirm(request)), call.signal, cancelled);
   if (decision.decision === 'approved' || decision.decision === 'approved_session') return;
   const reason = 'reason' in decision && decision.reason ? `: ${decision.reason}` : '';
   throw new UserError('rejected_by_user', `The attachment "${record.path}" for "${call.target}" was not approved${reason}.`, {

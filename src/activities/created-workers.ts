@@ -6,7 +6,7 @@ import { ActivityError, CallError, DelegateError, RequestError } from '../protoc
 import type { LoadedRequest } from '../protocol/load-request.js';
 import type { Activity, ActivityEnvironment } from '../protocol/runtime.js';
 import { isJsonObject, type RequestDocument, type ToolSchema } from '../protocol/types.js';
-import type { ChildModelChooser } from './delegate.js';
+import { type ChildModelChooser, runDelegation } from './delegate.js';
 import { WORKER_NAME_PATTERN } from '../protocol/messages/workers.js';
 
 /** The tool that creates a worker (WRK-7). */
@@ -171,13 +171,25 @@ export function createWorkerCallActivity(options: CreatedWorkersOptions): Activi
     }
     const input = { input: call.input, ...(Array.isArray(call.attachments) ? { attachments: call.attachments } : {}) };
     const model = options.chooseModel?.(worker.request.document, environment.run.model, environment);
-    const result = await environment.runChild({
-      request: worker.request,
-      input,
-      ...(model === undefined ? {} : { model }),
-      trusted: environment.run.trusted,
-      description: `Calling the created worker "${name}"`,
-    });
+    const { result } = await runDelegation(
+      environment,
+      {
+        request: worker.request,
+        input,
+        ...(model === undefined ? {} : { model }),
+        trusted: environment.run.trusted,
+        description: `Calling the created worker "${name}"`,
+      },
+      {
+        delegate: worker.request.location,
+        name,
+        reference: name,
+        registry: null,
+        resolution: 'runtime',
+        scopes: [],
+        tier: worker.request.document.config?.tier ?? null,
+      },
+    );
     if (!result.ok) throw result.error;
     return result.output;
   };

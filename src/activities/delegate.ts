@@ -1,11 +1,12 @@
 /** The Delegation Activity: runs the Request a `_delegate` names in an isolated child run and returns its output. */
+import { requiresApproval } from '../approvals/approval-policy.js';
 import { isNativePartType, liveModelName, type Model, type ProviderFile } from '../protocol/model.js';
 import type { AttachmentLocator } from './attachment-path.js';
 import { attachmentPolicyOf } from './attachment-policy.js';
 import { attachmentRecords, type PreparedAttachment, prepareAttachments } from './attachments.js';
 import { DelegateError, type ProtocolError } from '../protocol/errors.js';
-import type { Activity, ActivityEnvironment, RunResult } from '../protocol/runtime.js';
-import type { WorkerFailureFields } from '../protocol/trace-events.js';
+import type { Activity, ActivityEnvironment, ChildRunRequest, RunResult } from '../protocol/runtime.js';
+import type { TraceEventMap, WorkerFailureFields } from '../protocol/trace-events.js';
 import { metaValue } from '../protocol/tools.js';
 import type { Call, Message, RequestDocument, ToolSchema } from '../protocol/types.js';
 import { isMetaProperty } from '../protocol/types.js';
@@ -64,35 +65,28 @@ export function createDelegateActivity(options: DelegateActivityOptions): Activi
       context: [...isolatedContext(resolved.document, context), ...attached.map((attachment) => attachment.message)],
     };
     const model = options.chooseModel ? options.chooseModel(resolved.document, environment.run.model, environment) : environment.run.model;
-    const modelName = liveModelName(model);
-    const resolution = metaValue(call, tool, '_resolve') === 'upfront' ? 'upfront' : 'runtime';
     const scopes = metaValue(call, tool, '_scopes');
-    let child = '';
-    const result = await environment.runChild({
-      request: { document, location: resolved.location, name: resolved.name },
-      input: attached.length > 0 || takesAttachments(resolved.document) ? withoutAttachments(delegateInput(call)) : delegateInput(call),
-      ...(attached.length > 0 ? { files: attached.filter((attachment) => isNativePartType(attachment.mediaType)).map(providerFileOf) } : {}),
-      ...(model === undefined ? {} : { model }),
-      trusted: resolved.trusted,
-      description: `Delegating "${call._tool}" to ${resolved.location}`,
-      onStart: (id) => {
-        child = id;
-        environment.trace.emit('delegate.started', {
-          call: environment.callId,
-          child,
-          delegate: resolved.location,
-          name: resolved.name,
-          reference,
-          registry: resolved.registry ?? null,
-          resolution,
-          scopes: Array.isArray(scopes) ? scopes : [],
-          model: modelName,
-          tier: resolved.document.config?.tier ?? null,
-          ...(attached.length > 0 ? { attachments: attachmentRecords(attached) } : {}),
-        });
+    const { child, result } = await runDelegation(
+      environment,
+      {
+        request: { document, location: resolved.location, name: resolved.name },
+        input: attached.length > 0 || takesAttachments(resolved.document) ? withoutAttachments(delegateInput(call)) : delegateInput(call),
+        ...(attached.length > 0 ? { files: attached.filter((attachment) => isNativePartType(attachment.mediaType)).map(providerFileOf) } : {}),
+        ...(model === undefined ? {} : { model }),
+        trusted: resolved.trusted,
+        description: `Delegating "${call._tool}" to ${resolved.location}`,
       },
-    });
-    traceChildEnd(environment, child, result, modelName);
+      {
+        delegate: resolved.location,
+        name: resolved.name,
+        reference,
+        registry: resolved.registry ?? null,
+        resolution: metaValue(call, tool, '_resolve') === 'upfront' ? 'upfront' : 'runtime',
+        scopes: Array.isArray(scopes) ? scopes : [],
+        tier: resolved.document.config?.tier ?? null,
+        ...(attached.length > 0 ? { attachments: attachmentRecords(attached) } : {}),
+      },
+    );
     if (result.ok) return result.output;
     if (result.error.code === 'cancelled_by_user') throw result.error;
     throw new DelegateError(codeForParent(result.error), `The delegate "${resolved.name}" (${resolved.location}) failed: ${result.error.message}`, {
@@ -102,24 +96,39 @@ export function createDelegateActivity(options: DelegateActivityOptions): Activi
   };
 }
 
+/** What `delegate.started` says of a delegation besides its call, its child and the child's model (TRACE-7). */
+export type DelegationStart = Omit<TraceEventMap['delegate.started'], 'call' | 'child' | 'model'>;
+
 /**
- * Traces how a delegation's child ended (TRACE-7): `delegate.completed` with its total usage and
- * `model`, or `delegate.failed` with its error as data and the `failed` fields (a worker's failure
- * mode, TRACE-17).
+ * Runs a delegation's child (DEL-8) and traces it in the caller (TRACE-7): `delegate.started` once
+ * the child is admitted, then `delegate.completed` with its total usage and model, or
+ * `delegate.failed` with its error as data and what `failed` adds (a worker's failure mode,
+ * TRACE-17). The one way the Delegation Activity and its layers (the `delegate` tool, `worker_call`)
+ * start a child. Throws only what `runChild` throws before the child starts (a bound).
  */
-export function traceChildEnd(
+export async function runDelegation(
   environment: ActivityEnvironment,
-  child: string,
-  result: RunResult,
-  model: string | null,
-  failed: Partial<WorkerFailureFields> = {},
-): void {
+  request: Omit<ChildRunRequest, 'onStart'>,
+  started: DelegationStart,
+  failed: (error: ProtocolError) => Partial<WorkerFailureFields> = () => ({}),
+): Promise<{ child: string; result: RunResult }> {
+  const call = environment.callId;
+  const model = liveModelName(request.model ?? environment.run.model);
+  let child = '';
+  const result = await environment.runChild({
+    ...request,
+    onStart: (id) => {
+      child = id;
+      environment.trace.emit('delegate.started', { call, child, ...started, model });
+    },
+  });
   if (result.ok) {
-    environment.trace.emit('delegate.completed', { call: environment.callId, child, usage: { ...result.usageTotal, model } });
-    return;
+    environment.trace.emit('delegate.completed', { call, child, usage: { ...result.usageTotal, model } });
+  } else {
+    const { error } = result;
+    environment.trace.emit('delegate.failed', { call, child, code: error.code, message: error.message, error: error.toJSON(), ...failed(error) });
   }
-  const { error } = result;
-  environment.trace.emit('delegate.failed', { call: environment.callId, child, code: error.code, message: error.message, error: error.toJSON(), ...failed });
+  return { child, result };
 }
 
 /** Child failures keep their code where the parent can act on it; everything else is a worker error. */
@@ -182,6 +191,8 @@ async function attachmentsOf(
       target: call._tool,
       callId: environment.callId,
       tool,
+      // A tool rule asking for approval of the delegating call asks for each attachment too (ATT-4).
+      approvalRequired: requiresApproval(tool),
       root: options.root ?? process.cwd(),
       signal: environment.signal,
       ...(options.locate === undefined ? {} : { locate: options.locate }),

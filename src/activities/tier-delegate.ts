@@ -6,11 +6,11 @@
  */
 import { CallError, ProtocolError, RequestError } from '../protocol/errors.js';
 import type { LoadedRequest } from '../protocol/load-request.js';
-import { liveModelName, type Model } from '../protocol/model.js';
-import type { Activity, ActivityEnvironment, RunInfo } from '../protocol/runtime.js';
+import type { Model } from '../protocol/model.js';
+import type { Activity, ActivityEnvironment, RunInfo, RunResult } from '../protocol/runtime.js';
 import type { Call, Message, RequestDocument, ToolSchema } from '../protocol/types.js';
-import { traceChildEnd } from './delegate.js';
-import { type DelegateFailure, type DelegateOutcome, failureOf, succeeded } from './delegate-outcome.js';
+import { runDelegation } from './delegate.js';
+import { type DelegateOutcome, failureOf, succeeded } from './delegate-outcome.js';
 import { type DelegateCall, delegateCall, estimateTokens, lendTools, splitContext, WORKER_NAME, workerRequest } from './worker-request.js';
 
 /** Chooses a worker's model for a tier, fresh (the caller's model only says which provider to prefer); throws `no_model_available_for_tier`. */
@@ -31,6 +31,7 @@ export function createTierDelegateActivity(options: TierDelegateActivityOptions)
     const { included, tools: own } = splitContext(context);
     const lent = lendTools(own, asked.allowed_tools);
     const request = loadWorker(options, workerRequest(asked, included, lent.tools, environment.run.delegation), call._tool);
+    const schema = request.document.schema;
     const description = `Delegating a task to a worker of tier "${asked.tier}"`;
     let model: Model;
     try {
@@ -38,51 +39,36 @@ export function createTierDelegateActivity(options: TierDelegateActivityOptions)
       environment.checkChild(description);
       model = options.chooseModel(asked.tier, environment.run);
     } catch (error) {
-      return failureOf(asProtocolError(error), request.document.schema).outcome;
+      return failureOf(asProtocolError(error), schema).outcome;
     }
-    const modelName = liveModelName(model);
-    let child = '';
-    let result: Awaited<ReturnType<ActivityEnvironment['runChild']>>;
+    let result: RunResult;
     try {
-      result = await environment.runChild({
-        request,
-        model,
-        trusted: environment.run.trusted,
-        description,
-        worker: true,
-        onStart: (id) => {
-          child = id;
-          environment.trace.emit('delegate.started', {
-            call: environment.callId,
-            child,
-            delegate: WORKER_NAME,
-            name: WORKER_NAME,
-            reference: 'anonymous',
-            registry: null,
-            resolution: 'runtime',
-            scopes: asked.context.mode === 'explicit' ? [...asked.context.include] : [],
-            model: modelName,
-            tier: asked.tier,
-            contextMode: asked.context.mode,
-            contextReferenceCount: asked.context.mode === 'explicit' ? asked.context.include.length : 0,
-            taskTokens: estimateTokens(asked.task),
-            droppedTools: lent.dropped,
-          });
+      ({ result } = await runDelegation(
+        environment,
+        { request, model, trusted: environment.run.trusted, description, worker: true },
+        {
+          delegate: WORKER_NAME,
+          name: WORKER_NAME,
+          reference: 'anonymous',
+          registry: null,
+          resolution: 'runtime',
+          scopes: asked.context.mode === 'explicit' ? [...asked.context.include] : [],
+          tier: asked.tier,
+          contextMode: asked.context.mode,
+          contextReferenceCount: asked.context.mode === 'explicit' ? asked.context.include.length : 0,
+          taskTokens: estimateTokens(asked.task),
+          droppedTools: lent.dropped,
         },
-      });
+        (error) => {
+          const failure = failureOf(error, schema);
+          return { failureMode: failure.failureMode, ...(failure.request ? { insufficientContextRequest: failure.request } : {}) };
+        },
+      ));
     } catch (error) {
-      return failureOf(asProtocolError(error), request.document.schema).outcome;
+      // A bound reached between the check above and the child's start: an outcome too.
+      return failureOf(asProtocolError(error), schema).outcome;
     }
-    if (result.ok) {
-      traceChildEnd(environment, child, result, modelName);
-      return succeeded(result.output);
-    }
-    const failure: DelegateFailure = failureOf(result.error, request.document.schema);
-    traceChildEnd(environment, child, result, modelName, {
-      failureMode: failure.failureMode,
-      ...(failure.request ? { insufficientContextRequest: failure.request } : {}),
-    });
-    return failure.outcome;
+    return result.ok ? succeeded(result.output) : failureOf(result.error, schema).outcome;
   };
 }
 

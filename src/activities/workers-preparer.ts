@@ -9,9 +9,10 @@ import { declaredInputSchema } from '../protocol/messages/input.js';
 import { isAllowedWorker, WORKER_NAME_PATTERN, type WorkersMessage } from '../protocol/messages/workers.js';
 import { isReservedToolName } from '../protocol/reserved-tools.js';
 import type { RunOptions, RunPreparer, Runtime } from '../protocol/runtime.js';
-import { isJsonObject, type JsonSchema, type Message, type RequestDocument, type ToolMessage, type ToolSchema } from '../protocol/types.js';
+import type { JsonSchema, Message, RequestDocument, ToolMessage, ToolSchema } from '../protocol/types.js';
 import { isInside } from '../resolvers/reference-forms.js';
 import type { ResolvedRequest } from '../resolvers/resolver.js';
+import { acceptsAttachments } from './attachment-policy.js';
 import { creationTools } from './created-workers.js';
 import type { DelegateResolver } from './delegate.js';
 import { mergeDelegateContract } from './upfront-preparer.js';
@@ -44,12 +45,6 @@ export function workerDescription(document: RequestDocument): string | undefined
   const system = document.context.find((message) => message.type === 'system' && typeof (message as { text?: unknown }).text === 'string');
   const text = (system as { text?: string } | undefined)?.text;
   return text === undefined ? undefined : text.slice(0, WORKER_DESCRIPTION_CHARS);
-}
-
-/** Whether a worker accepts attachments (WRK-4): its `config.attachments.maxCount` is above 0. */
-function acceptsAttachments(document: RequestDocument): boolean {
-  const attachments = (document.config as Record<string, unknown> | undefined)?.attachments;
-  return isJsonObject(attachments) && typeof attachments.maxCount === 'number' && attachments.maxCount > 0;
 }
 
 /** The tool that delegates to a worker (WRK-4): its description, its input schema as parameters, its output schema as `_output`. */

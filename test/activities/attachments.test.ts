@@ -174,6 +174,17 @@ describe('approval per attachment (ATT-4)', () => {
     expect(none.asked).toHaveLength(0);
   });
 
+  it('stops waiting for an approval that never comes once the run is cancelled', async () => {
+    const { root } = fixture();
+    const controller = new AbortController();
+    const never: ConfirmHook = () => new Promise<ConfirmDecision>(() => undefined);
+    const preparing = prepareAttachments(callFor(root, { callee: callee({ maxCount: 5, approval: 'required' }), confirm: never, signal: controller.signal }), [
+      'input/deck.pdf',
+    ]);
+    setTimeout(() => controller.abort(), 10);
+    expect((await failure(preparing)).code).toBe('cancelled_by_user');
+  });
+
   it('a rejected attachment fails the call with rejected_by_user naming it', async () => {
     const { root } = fixture();
     const { hook } = recordingHook((request) =>

@@ -6,6 +6,7 @@ import { createApprovalHook } from '../../src/approvals/approval-policy.js';
 import { createRuntime } from '../../src/create-runtime.js';
 import type { ModelRequest } from '../../src/protocol/model.js';
 import type { ConfirmHook, ConfirmRequest } from '../../src/protocol/runtime.js';
+import { memorySink, Tracer } from '../../src/protocol/trace.js';
 import { folderWith, tempDir } from '../helpers/cli.js';
 import { stepModel } from '../helpers/step-model.js';
 
@@ -41,11 +42,13 @@ async function run(answers: ((request: ModelRequest) => unknown)[], options: { c
   const root = options.root ?? folderWith({ ...team, 'orchestrator.json': orchestrator });
   const runtime = createRuntime({ root, ...(options.workersDir ? { workersDir: options.workersDir } : {}) });
   const model = stepModel(...answers);
+  const sink = memorySink();
   const result = await runtime.run(await runtime.load(join(root, 'orchestrator.json')), {
     model,
     confirm: options.confirm ?? createApprovalHook({ mode: 'approve_all' }),
+    tracer: new Tracer([sink]),
   });
-  return { result, model, root };
+  return { result, model, root, events: sink.events };
 }
 
 /** Step 0 creates the critic; step 1 calls it; then the orchestrator ends with what it saw. */
@@ -75,6 +78,17 @@ describe('workers created mid-run (WRK-7 to WRK-10)', () => {
     expect(JSON.stringify(child?.schema)).not.toContain('"_tool"');
     const written = JSON.parse(readFileSync(join(workersDir, 'critic.json'), 'utf8'));
     expect(written).toMatchObject({ meta: { name: 'critic' }, context: [{ type: 'system', text: definition.instructions }] });
+  });
+
+  it("traces worker_call's child as a delegation (TRACE-7): delegate.started naming the worker, then delegate.completed", async () => {
+    const { events } = await run(createThenCall);
+    const call = events.find((event) => event.event === 'call.started' && event.tool === 'worker_call')?.call;
+    const started = events.find((event) => event.event === 'delegate.started');
+    expect(started).toMatchObject({ call, delegate: 'worker:critic', name: 'critic', reference: 'critic', registry: null, scopes: [], tier: null });
+    const child = events.find((event) => event.event === 'run.started' && event.name === 'critic')?.run;
+    expect(child).toEqual(expect.any(String));
+    expect(started?.child).toBe(child);
+    expect(events.find((event) => event.event === 'delegate.completed')).toMatchObject({ call, child });
   });
 
   it('never overwrites a file in --workers-dir: the create call fails and the file is kept', async () => {

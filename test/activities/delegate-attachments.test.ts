@@ -3,6 +3,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createRuntime } from '../../src/create-runtime.js';
+import { createApprovalHook } from '../../src/approvals/approval-policy.js';
 import type { ConfirmHook, ConfirmRequest } from '../../src/protocol/runtime.js';
 import { Tracer, memorySink } from '../../src/protocol/trace.js';
 import { folderWith } from '../helpers/cli.js';
@@ -11,7 +12,7 @@ import { stepModel } from '../helpers/step-model.js';
 const PDF = '%PDF-1.4 SECRET-PDF-BYTES';
 
 /** A root with a caller delegating to `./evaluator.json`, which accepts attachments by `policy`, and three files under `input/`. */
-function setup(policy: Record<string, unknown> | undefined, caller: Record<string, unknown> = {}) {
+function setup(policy: Record<string, unknown> | undefined, caller: Record<string, unknown> = {}, toolMeta: Record<string, unknown> = {}) {
   const root = folderWith({
     'caller.json': {
       meta: { name: 'caller' },
@@ -25,6 +26,7 @@ function setup(policy: Record<string, unknown> | undefined, caller: Record<strin
               type: 'object',
               properties: { focus: { type: 'string' }, attachments: { type: 'array', items: { type: 'string' } } },
               _delegate: './evaluator.json',
+              ...toolMeta,
             },
           },
         },
@@ -119,6 +121,28 @@ describe('attachments on a delegating call', () => {
       { _tool: 'evaluate', path: 'input/deck.pdf', bytes: PDF.length, target: 'evaluate' },
       { _tool: 'evaluate', path: 'input/notes.txt', bytes: 18, target: 'evaluate' },
     ]);
+  });
+
+  it("puts the attachments to the approval policy's hook even though the delegating tool asks no approval itself", async () => {
+    const root = setup({ maxCount: 2, approval: 'required' });
+    const { model, events } = await run(root, ['input/deck.pdf'], createApprovalHook({ mode: 'strict' }));
+    expect(events.find((event) => event.event === 'call.failed')?.error).toMatchObject({ code: 'rejected_by_user', path: 'input/deck.pdf' });
+    expect(model.requests.some((request) => request.requestName === 'evaluator')).toBe(false);
+  });
+
+  it('asks for each attachment when the delegating tool requires approval, after the call itself', async () => {
+    const root = setup({ maxCount: 2 }, {}, { _approval: 'required' });
+    const asked: ConfirmRequest[] = [];
+    const confirm: ConfirmHook = Object.assign(
+      (request: ConfirmRequest) => {
+        asked.push(request);
+        return { decision: 'approved' as const };
+      },
+      { appliesTo: createApprovalHook({ mode: 'approve_all' }).appliesTo },
+    );
+    const { result } = await run(root, ['input/deck.pdf', 'input/notes.txt'], confirm);
+    expect(result.ok).toBe(true);
+    expect(asked.map((request) => request.call.path ?? request.call._tool)).toEqual(['evaluate', 'input/deck.pdf', 'input/notes.txt']);
   });
 
   it('leaves attachments as plain input when the callee declares no config.attachments', async () => {

@@ -1,19 +1,20 @@
 /** Property test of attachment confinement (ATT-2): whatever the path — parent steps, encodings, NUL, symlinks — an attachment is read only from inside the caller's real root. */
-import { mkdir, symlink, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { writeFile } from 'node:fs/promises';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readAttachmentFile } from '../../src/activities/attachment-path.js';
 import { ProtocolError } from '../../src/protocol/errors.js';
 import { makeTempDir, type TempDir } from '../resolvers/helpers.js';
+import { buildConfinementMaze, mazeLastSegments } from './confinement-maze.js';
 
 /** Fixed seed so CI is deterministic; override with FC_SEED / FC_NUM_RUNS to explore. */
 const config = { seed: Number(process.env.FC_SEED ?? 42), numRuns: Number(process.env.FC_NUM_RUNS ?? 300) };
 
 /** Path segments: parent steps, encoded tricks, separators, NUL, empty, plain folders and symlinks in and out of the root. */
 const SEGMENTS = ['..', '.', '%2e%2e', '%2f', '..%2f', '%5c', '\\', '/', '', '\0', 'a', 'b', 'root', 'outside', 'link-in', 'link-out', 'link-up', 'link-above'];
+const FILES = { file: 'deck.pdf', secret: 'secret.pdf' };
 /** Last segments: files, symlinked files, a missing one, and names that are not plain files. */
-const LAST = ['deck.pdf', 'secret.pdf', 'link-in.pdf', 'link-out.pdf', 'missing.pdf', '..', 'a', 'deck.pdf%00', '..%2fsecret.pdf'];
+const LAST = mazeLastSegments(FILES);
 
 describe('attachment confinement (ATT-2)', () => {
   let dir: TempDir;
@@ -21,22 +22,7 @@ describe('attachment confinement (ATT-2)', () => {
 
   beforeAll(async () => {
     dir = await makeTempDir('attachment-paths-');
-    root = join(dir.path, 'root');
-    const outside = join(dir.path, 'outside');
-    await mkdir(outside, { recursive: true });
-    await writeFile(join(outside, 'secret.pdf'), 'OUTSIDE');
-    await writeFile(join(outside, 'deck.pdf'), 'OUTSIDE');
-    for (const folder of [root, join(root, 'a'), join(root, 'a', 'b')]) {
-      await mkdir(folder, { recursive: true });
-      await writeFile(join(folder, 'deck.pdf'), 'INSIDE');
-      await symlink(join(root, 'a'), join(folder, 'link-in'));
-      await symlink(outside, join(folder, 'link-out'));
-      await symlink(join(root, 'deck.pdf'), join(folder, 'link-in.pdf'));
-      await symlink(join(outside, 'secret.pdf'), join(folder, 'link-out.pdf'));
-    }
-    // Relative symlinks: one climbing to the root (inside), one climbing above it (outside).
-    await symlink('../..', join(root, 'a', 'b', 'link-up'));
-    await symlink('../..', join(root, 'a', 'link-above'));
+    ({ root } = await buildConfinementMaze(dir.path, { ...FILES, write: (path, inside) => writeFile(path, inside ? 'INSIDE' : 'OUTSIDE') }));
   });
   afterAll(async () => {
     await dir.cleanup();

@@ -1,5 +1,5 @@
 /** Property test of file-delegate confinement: whatever the relative path, a resolved document really lies inside the real root. */
-import { mkdir, realpath, symlink } from 'node:fs/promises';
+import { realpath } from 'node:fs/promises';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -7,14 +7,16 @@ import { DelegateError } from '../../src/protocol/errors.js';
 import { FileResolver } from '../../src/resolvers/file-resolver.js';
 import { isInside } from '../../src/resolvers/reference-forms.js';
 import { makeTempDir, validDocument, writeDocument, type TempDir } from '../resolvers/helpers.js';
+import { buildConfinementMaze, mazeLastSegments } from './confinement-maze.js';
 
 /** Fixed seed so CI is deterministic; override with FC_SEED / FC_NUM_RUNS to explore. */
 const config = { seed: Number(process.env.FC_SEED ?? 42), numRuns: Number(process.env.FC_NUM_RUNS ?? 100) };
 
 /** Path segments: parent steps, encoded tricks, separators, empty, plain folders and symlinks in and out of the root. */
 const SEGMENTS = ['..', '.', '%2e%2e', '%2f', '..%2f', '%5c', '\\', '/', '', 'a', 'b', 'root', 'outside', 'link-in', 'link-out', 'link-up', 'link-above'];
+const FILES = { file: 'doc.json', secret: 'secret.json' };
 /** Last segments: documents, symlinked documents, a missing one, and things that are not documents. */
-const LAST = ['doc.json', 'secret.json', 'link-in.json', 'link-out.json', 'missing.json', '..', 'a', 'doc.json%00', '..%2fsecret.json'];
+const LAST = mazeLastSegments(FILES);
 
 describe('file delegate confinement', () => {
   let dir: TempDir;
@@ -25,24 +27,16 @@ describe('file delegate confinement', () => {
 
   beforeAll(async () => {
     dir = await makeTempDir('confinement-');
-    root = join(dir.path, 'root');
-    const outside = join(dir.path, 'outside');
-    await writeDocument(join(outside, 'secret.json'), validDocument('secret'));
-    await writeDocument(join(outside, 'doc.json'), validDocument('outside-doc'));
-    for (const folder of [root, join(root, 'a'), join(root, 'a', 'b')]) {
-      await mkdir(folder, { recursive: true });
-      await writeDocument(join(folder, 'doc.json'), validDocument('inside'));
-      await symlink(join(root, 'a'), join(folder, 'link-in'));
-      await symlink(outside, join(folder, 'link-out'));
-      await symlink(join(root, 'doc.json'), join(folder, 'link-in.json'));
-      await symlink(join(outside, 'secret.json'), join(folder, 'link-out.json'));
-    }
-    // Relative symlinks: one climbing to the root (inside), one climbing above it (outside).
-    await symlink('../..', join(root, 'a', 'b', 'link-up'));
-    await symlink('../..', join(root, 'a', 'link-above'));
+    const maze = await buildConfinementMaze(dir.path, {
+      ...FILES,
+      write: async (path, inside) => {
+        await writeDocument(path, validDocument(inside ? 'inside' : 'outside'));
+      },
+    });
+    root = maze.root;
     realRoot = await realpath(root);
     resolver = new FileResolver({ root });
-    bases = [undefined, join(root, 'main.json'), join(root, 'a', 'main.json'), join(root, 'a', 'b', 'main.json'), join(outside, 'main.json')];
+    bases = [undefined, join(root, 'main.json'), join(root, 'a', 'main.json'), join(root, 'a', 'b', 'main.json'), join(maze.outside, 'main.json')];
   });
   afterAll(async () => {
     await dir.cleanup();
