@@ -2,7 +2,6 @@
 import type { TraceEvent, Tracer } from '../protocol/trace.js';
 import { knownTraceEvent } from '../protocol/trace-events.js';
 import type { Usage } from '../protocol/usage.js';
-import { ModelCatalog } from '../models/model-catalog.js';
 import { costReport } from './cost-report.js';
 import { CostTree } from './cost-tree.js';
 import { RunTree } from './run-tree.js';
@@ -67,23 +66,8 @@ export interface ProgressOptions {
   now?: () => number;
   /** Minimum time between live frames; default 100 ms. */
   frameMs?: number;
-  /** The tier of a model, for runs of the summary's cost table delegated at none; default: the model catalog's (DELEGATE_MODELS read from `env`). */
+  /** The tier of a model, for runs of the summary's cost table delegated at none (the command's model catalog); without it such runs show none. */
   tierOf?: (model: string) => string | undefined;
-}
-
-/** The model catalog's tier of a model, the catalog loaded once when first asked (a catalog that cannot load knows no tiers). */
-function catalogTiers(env: Record<string, string | undefined>): (model: string) => string | undefined {
-  let catalog: ModelCatalog | null | undefined;
-  return (model) => {
-    if (catalog === undefined) {
-      try {
-        catalog = ModelCatalog.load({ env, warn: () => undefined });
-      } catch {
-        catalog = null;
-      }
-    }
-    return catalog?.tierOf(model);
-  };
 }
 
 /** The progress view of one CLI run. */
@@ -146,7 +130,7 @@ export function createProgress(tracer: Tracer, stream: TerminalStream, options: 
       if (!result) return;
       const color = live !== undefined && colorEnabled(options.env);
       // Each answer as the run priced it; the catalog only names the tiers of runs not delegated at one.
-      const report = costReport(costs, { price: (answer) => answer.costUsd, tierOf: options.tierOf ?? catalogTiers(options.env) });
+      const report = costReport(costs, { price: (answer) => answer.costUsd, ...(options.tierOf ? { tierOf: options.tierOf } : {}) });
       const lines = formatSummary(summarize(tree, result, report), { color });
       stream.write(`\n${lines.join('\n')}\n`);
     },

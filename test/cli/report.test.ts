@@ -280,6 +280,16 @@ describe('delegate-run report', () => {
   });
 });
 
+describe('the end-of-run summary', () => {
+  it("labels its runs with the tiers of the command's own catalog: DELEGATE_MODELS relative to the command's folder", async () => {
+    const folder = folderWith({ 'tiers.json': { models: { 'openai:gpt-4.1': { tier: 'deep' } } } });
+    const stderr = fakePipe();
+    const status = await main([join(fixtures, 'planner.json')], { stdout: fakePipe(), stderr, env: { DELEGATE_MODELS: 'tiers.json' }, cwd: folder });
+    expect(status, stderr.text()).toBe(0);
+    expect(stderr.text()).toMatch(/^ {4}planner +openai:gpt-4\.1 +deep /m);
+  });
+});
+
 describe('delegate-run report through the binary', () => {
   it('is the subcommand `report`; a request file named report still runs as ./report', async () => {
     const folder = tempDir('report-bin-');
