@@ -91,20 +91,16 @@ export interface Progress {
 export function createProgress(tracer: Tracer, stream: TerminalStream, options: ProgressOptions): Progress {
   if (options.quiet) return { log: () => undefined, aside: (work) => work(), finish: () => undefined };
   const now = options.now ?? Date.now;
-  const tree = new RunTree();
-  // The summary's cost table: the same cost tree `delegate-run report` builds from the trace (CLI-17).
+  // The summary's one source: the same cost tree `delegate-run report` builds from the trace (CLI-17).
   const costs = new CostTree();
   const live = stream.isTTY
-    ? new LiveTreeWriter(stream, { env: options.env, now, tree, ...(options.frameMs === undefined ? {} : { frameMs: options.frameMs }) })
+    ? new LiveTreeWriter(stream, { env: options.env, now, tree: new RunTree(), ...(options.frameMs === undefined ? {} : { frameMs: options.frameMs }) })
     : undefined;
   const plain = plainProgress(stream);
   const unsubscribe = tracer.subscribe((event) => {
     costs.apply(event);
     if (live) live.listener(event);
-    else {
-      tree.apply(event);
-      plain(event);
-    }
+    else plain(event);
   });
   let finished = false;
   return {
@@ -125,13 +121,13 @@ export function createProgress(tracer: Tracer, stream: TerminalStream, options: 
       finished = true;
       unsubscribe();
       // The top run has ended: whatever still shows as running was abandoned with it.
-      if (result) tree.cancelRunning(Math.max(tree.lastEventAt, now()));
+      if (result && live) live.tree.cancelRunning(Math.max(live.tree.lastEventAt, now()));
       live?.stop();
       if (!result) return;
       const color = live !== undefined && colorEnabled(options.env);
       // Each answer as the run priced it; the catalog only names the tiers of runs not delegated at one.
       const report = costReport(costs, { price: (answer) => answer.costUsd, ...(options.tierOf ? { tierOf: options.tierOf } : {}) });
-      const lines = formatSummary(summarize(tree, result, report), { color });
+      const lines = formatSummary(summarize(result, report), { color });
       stream.write(`\n${lines.join('\n')}\n`);
     },
   };
