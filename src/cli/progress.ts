@@ -2,7 +2,6 @@
 import type { TraceEvent, Tracer } from '../protocol/trace.js';
 import { knownTraceEvent } from '../protocol/trace-events.js';
 import type { Usage } from '../protocol/usage.js';
-import { ModelCatalog } from '../models/model-catalog.js';
 import { costReport } from './cost-report.js';
 import { CostTree } from './cost-tree.js';
 import { RunTree } from './run-tree.js';
@@ -67,23 +66,8 @@ export interface ProgressOptions {
   now?: () => number;
   /** Minimum time between live frames; default 100 ms. */
   frameMs?: number;
-  /** The tier of a model, for runs of the summary's cost table delegated at none; default: the model catalog's (DELEGATE_MODELS read from `env`). */
+  /** The tier of a model, for runs of the summary's cost table delegated at none (the command's model catalog); without it such runs show none. */
   tierOf?: (model: string) => string | undefined;
-}
-
-/** The model catalog's tier of a model, the catalog loaded once when first asked (a catalog that cannot load knows no tiers). */
-function catalogTiers(env: Record<string, string | undefined>): (model: string) => string | undefined {
-  let catalog: ModelCatalog | null | undefined;
-  return (model) => {
-    if (catalog === undefined) {
-      try {
-        catalog = ModelCatalog.load({ env, warn: () => undefined });
-      } catch {
-        catalog = null;
-      }
-    }
-    return catalog?.tierOf(model);
-  };
 }
 
 /** The progress view of one CLI run. */
@@ -107,20 +91,16 @@ export interface Progress {
 export function createProgress(tracer: Tracer, stream: TerminalStream, options: ProgressOptions): Progress {
   if (options.quiet) return { log: () => undefined, aside: (work) => work(), finish: () => undefined };
   const now = options.now ?? Date.now;
-  const tree = new RunTree();
-  // The summary's cost table: the same cost tree `delegate-run report` builds from the trace (CLI-17).
+  // The summary's one source: the same cost tree `delegate-run report` builds from the trace (CLI-17).
   const costs = new CostTree();
   const live = stream.isTTY
-    ? new LiveTreeWriter(stream, { env: options.env, now, tree, ...(options.frameMs === undefined ? {} : { frameMs: options.frameMs }) })
+    ? new LiveTreeWriter(stream, { env: options.env, now, tree: new RunTree(), ...(options.frameMs === undefined ? {} : { frameMs: options.frameMs }) })
     : undefined;
   const plain = plainProgress(stream);
   const unsubscribe = tracer.subscribe((event) => {
     costs.apply(event);
     if (live) live.listener(event);
-    else {
-      tree.apply(event);
-      plain(event);
-    }
+    else plain(event);
   });
   let finished = false;
   return {
@@ -141,13 +121,13 @@ export function createProgress(tracer: Tracer, stream: TerminalStream, options: 
       finished = true;
       unsubscribe();
       // The top run has ended: whatever still shows as running was abandoned with it.
-      if (result) tree.cancelRunning(Math.max(tree.lastEventAt, now()));
+      if (result && live) live.tree.cancelRunning(Math.max(live.tree.lastEventAt, now()));
       live?.stop();
       if (!result) return;
       const color = live !== undefined && colorEnabled(options.env);
       // Each answer as the run priced it; the catalog only names the tiers of runs not delegated at one.
-      const report = costReport(costs, { price: (answer) => answer.costUsd, tierOf: options.tierOf ?? catalogTiers(options.env) });
-      const lines = formatSummary(summarize(tree, result, report), { color });
+      const report = costReport(costs, { price: (answer) => answer.costUsd, ...(options.tierOf ? { tierOf: options.tierOf } : {}) });
+      const lines = formatSummary(summarize(result, report), { color });
       stream.write(`\n${lines.join('\n')}\n`);
     },
   };

@@ -1,6 +1,6 @@
 /** Reading a trace file back (spec/trace.md): every line JSON, every line an event, the fields reports read of the right type. */
-import { readFileSync } from 'node:fs';
-import { UsageError } from '../protocol/errors.js';
+import { createReadStream } from 'node:fs';
+import { ProtocolError, UsageError } from '../protocol/errors.js';
 import { parseJson } from '../protocol/json.js';
 import type { TraceEventBase } from '../protocol/trace-events.js';
 import { isJsonObject } from '../protocol/types.js';
@@ -95,24 +95,41 @@ function lineValue(line: string, where: string): unknown {
   throw new UsageError(`${where}:${parsed.column}: this line is not JSON, so the file is not a trace (one JSON event per line): ${parsed.message}`);
 }
 
+/** The trace event of one non-blank line; `where` is `file:line`. */
+function lineEvent(line: string, where: string): TraceEventBase {
+  const value = lineValue(line, where);
+  const problem = traceEventProblem(value);
+  if (problem !== undefined) throw new UsageError(`${where}: this line is not a trace event: ${problem}.`);
+  return value as TraceEventBase;
+}
+
 /**
- * Reads a JSONL trace file. Blank lines are skipped. A file that cannot be read, a line that is not
- * JSON, or a line that is not a trace event is a UsageError naming the file and the line.
+ * Reads a JSONL trace file, event by event as it streams in, so a trace of any size is read in
+ * time linear in its length and never held whole. Blank lines are skipped. A file that cannot be
+ * read, a line that is not JSON, or a line that is not a trace event is a UsageError naming the
+ * file and the line. Stopping the iteration early closes the file.
  */
-export function readTraceFile(path: string): TraceEventBase[] {
-  let text: string;
+export async function* readTraceFile(path: string): AsyncGenerator<TraceEventBase> {
+  // A line longer than a chunk is gathered in parts and joined once, never re-scanned.
+  let parts: string[] = [];
+  let number = 0;
   try {
-    text = readFileSync(path, 'utf8');
+    for await (const chunk of createReadStream(path, { encoding: 'utf8' }) as AsyncIterable<string>) {
+      let start = 0;
+      for (let end = chunk.indexOf('\n'); end >= 0; end = chunk.indexOf('\n', start)) {
+        parts.push(chunk.slice(start, end));
+        const line = parts.join('');
+        parts = [];
+        start = end + 1;
+        number += 1;
+        if (line.trim() !== '') yield lineEvent(line, `${path}:${number}`);
+      }
+      parts.push(chunk.slice(start));
+    }
   } catch (error) {
+    if (error instanceof ProtocolError) throw error;
     throw new UsageError(`Cannot read the trace ${path}: ${(error as Error).message}`);
   }
-  const events: TraceEventBase[] = [];
-  for (const [index, line] of text.split('\n').entries()) {
-    if (line.trim() === '') continue;
-    const value = lineValue(line, `${path}:${index + 1}`);
-    const problem = traceEventProblem(value);
-    if (problem !== undefined) throw new UsageError(`${path}:${index + 1}: this line is not a trace event: ${problem}.`);
-    events.push(value as TraceEventBase);
-  }
-  return events;
+  const last = parts.join('');
+  if (last.trim() !== '') yield lineEvent(last, `${path}:${number + 1}`);
 }

@@ -15,6 +15,8 @@ export interface ReportIo {
   stderr: NodeJS.WritableStream;
   env: Record<string, string | undefined>;
   cwd: string;
+  /** Stops reading the trace: the report then prints nothing and resolves to 130 (CLI-13). */
+  signal?: AbortSignal;
 }
 
 /** The subcommand's name: `delegate-run report …` (CLI-17). */
@@ -22,6 +24,8 @@ export const REPORT_COMMAND = 'report';
 
 /** Bad usage, an unreadable trace or models file (CLI-5). */
 const USAGE_EXIT = 2;
+/** Stopped by a signal before the report was printed (CLI-5, CLI-13). */
+const CANCELLED_EXIT = 130;
 
 /** The usage text of the subcommand. */
 export const REPORT_USAGE = `Usage: delegate-run report <trace.jsonl> [options]
@@ -69,7 +73,8 @@ function parse(argv: string[]) {
 /**
  * Runs `delegate-run report` with the arguments after `report`; resolves to the exit status: 0
  * with the report printed (a truncated trace included, said on stderr), 2 for bad usage, a trace
- * that cannot be read or is not a trace, or a models file that is not valid.
+ * that cannot be read or is not a trace, or a models file that is not valid, 130 when `io.signal`
+ * stops it first (the executable then exits with the signal's own status, CLI-13).
  */
 export async function reportMain(argv: string[], io: ReportIo): Promise<number> {
   const say = (line: string) => io.stderr.write(`delegate-run report: ${line}\n`);
@@ -88,14 +93,22 @@ export async function reportMain(argv: string[], io: ReportIo): Promise<number> 
   let lines: string;
   let report: CostReport;
   try {
-    const tree = new CostTree();
-    for (const event of readTraceFile(path)) tree.apply(event);
+    // The catalog first: a models file that is not valid is said before a long trace is read.
     const catalog = ModelCatalog.load({
       env: io.env,
       cwd: io.cwd,
       warn: (message) => say(`warning: ${message}`),
       ...(args.models === undefined ? {} : { userFile: args.models }),
     });
+    const tree = new CostTree();
+    for await (const event of readTraceFile(path)) {
+      // Reading yields to the event loop between chunks, so a signal stops a long report here.
+      if (io.signal?.aborted) {
+        say('cancelled before the report was printed.');
+        return CANCELLED_EXIT;
+      }
+      tree.apply(event);
+    }
     report = costReport(tree, { price: (answer) => catalog.costOf(answerModel(answer), answer.usage), tierOf: (model) => catalog.tierOf(model) });
     lines = args.json
       ? JSON.stringify(reportJson(report, args.by))

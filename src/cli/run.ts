@@ -304,10 +304,9 @@ function chooseModel(args: ParsedArguments, loaded: LoadedRequest, chooser: Mode
 function runtimeFor(
   args: ParsedArguments,
   io: CliIo,
-  setting: { root: string; allowHosts: string[]; activities: Record<string, Activity> },
+  setting: { root: string; allowHosts: string[]; activities: Record<string, Activity>; catalog: ModelCatalog },
 ): DelegatingRuntime {
-  // The catalog honours DELEGATE_MODELS of the command's own environment (DEL-28).
-  const providers = new ModelProviders({ registry: ModelCatalog.load({ env: io.env, cwd: io.cwd }) });
+  const providers = new ModelProviders({ registry: setting.catalog });
   checkTierProviders(args.tiers, providers);
   const factoryOptions: ModelFactoryOptions = {
     cwd: io.cwd,
@@ -368,7 +367,9 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
     return EXIT.ok;
   }
   const tracer = new Tracer();
-  const progress = createProgress(tracer, io.stderr, { env: io.env, quiet: args.quiet });
+  // Loaded once, below: it prices the answers, chooses the models and names the summary's tiers.
+  let catalog: ModelCatalog | undefined;
+  const progress = createProgress(tracer, io.stderr, { env: io.env, quiet: args.quiet, tierOf: (model) => catalog?.tierOf(model) });
   // Said through the progress view, so a live tree on screen stays intact.
   io.signal?.addEventListener('abort', () => progress.log('Cancelling… (press Ctrl-C again to quit at once)'), { once: true });
   let result: RunResult | undefined;
@@ -381,7 +382,9 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
     if (isHttpUrl(args.request)) allowHosts.push(new URL(args.request).host);
     const activities = await loadActivities(args.activities, io.cwd);
     const confirm = approvalHook(args.approve, io, progress);
-    runtime = runtimeFor(args, io, { root, allowHosts, activities });
+    // The catalog honours DELEGATE_MODELS of the command's own environment and folder (DEL-28).
+    catalog = ModelCatalog.load({ env: io.env, cwd: io.cwd });
+    runtime = runtimeFor(args, io, { root, allowHosts, activities, catalog });
     const loaded = await loadEntry(runtime, requestPath);
     const model = chooseModel(args, loaded.loaded, runtime.models as ModelChooser, io, say);
     // The run's inputs have loaded: only now may the trace replace a file, and never one of them (CLI-15).

@@ -1,6 +1,5 @@
 /** The end-of-run summary on stderr: outcome, total tokens and cost, elapsed time, and where the dollars went per run when the run delegated. */
 import type { UsageSummary } from '../protocol/usage.js';
-import type { RunTree } from './run-tree.js';
 import type { Usage } from '../protocol/types.js';
 import { formatRunTable } from './cost-table.js';
 import type { CostReport } from './cost-report.js';
@@ -39,13 +38,13 @@ export interface Summary {
 }
 
 /**
- * Builds the summary from a run's result, the tree of its trace and the cost report of the same
- * trace. Totals come from the result's `usageTotal`, which counts the whole tree; the breakdown
- * per run from `costs`, kept only when the top run has delegations.
+ * Builds the summary from a run's result and the cost report of its trace. Totals come from the
+ * result's `usageTotal`, which counts the whole tree; the name and the number of runs from the
+ * report, and the breakdown per run, kept only when the top run has delegations.
  */
-export function summarize(tree: RunTree, outcome: RunOutcome, costs?: CostReport): Summary {
+export function summarize(outcome: RunOutcome, costs: CostReport): Summary {
   const total = outcome.usageTotal;
-  const root = tree.roots[0];
+  const root = costs.roots[0]?.run;
   return {
     ok: outcome.ok,
     ...(root && root.name !== root.run ? { name: root.name } : {}),
@@ -57,12 +56,12 @@ export function summarize(tree: RunTree, outcome: RunOutcome, costs?: CostReport
       cacheWriteTokens: total.cacheWriteTokens,
     },
     costUsd: total.costUsd,
-    replayed: costs?.total.replayed ?? false,
+    replayed: costs.total.replayed,
     ms: total.ms,
-    runs: Math.max(1, tree.nodes().length),
+    runs: Math.max(1, costs.runs.length),
     steps: total.steps,
     toolCalls: total.toolCalls,
-    ...(costs?.roots.some((cost) => cost.children.length > 0) ? { costs } : {}),
+    ...(costs.roots.some((cost) => cost.children.length > 0) ? { costs } : {}),
   };
 }
 

@@ -22,6 +22,8 @@ export class StreamedCalls {
   private readonly delivered = new Set<number>();
   private text = '';
   private blocked = false;
+  /** How many elements of `calls` have been judged and let through, so the index the next one must have. */
+  private judged = 0;
 
   /**
    * @param request whose `onCall` receives the calls (nothing happens without one); its `schema` judges them.
@@ -42,12 +44,14 @@ export class StreamedCalls {
     if (!this.request.onCall || this.blocked) return;
     this.text += delta;
     for (const completed of this.parser.push(delta)) {
-      if (this.blocked) return;
-      const call = completed.index === 0 ? this.firstCall(completed.end) : this.nextCall(completed.value, completed.index);
+      // The parser skips an element that is not JSON: what follows it belongs to an answer that cannot be valid.
+      const call =
+        completed.index !== this.judged ? undefined : completed.index === 0 ? this.firstCall(completed.end) : this.nextCall(completed.value, completed.index);
       if (call === undefined) {
         this.blocked = true;
         return;
       }
+      this.judged += 1;
       this.deliver(call, completed.index);
     }
   }

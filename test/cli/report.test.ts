@@ -248,6 +248,22 @@ describe('delegate-run report', () => {
     }
   });
 
+  it('reads a trace whose lines are longer than a read chunk, with CRLF line ends', async () => {
+    const long = join(tempDir('report-'), 'long.jsonl');
+    const events = readTrace(trace).map((event) => (event.event === 'run.started' && event.depth === 0 ? { ...event, note: 'x'.repeat(300_000) } : event));
+    writeFileSync(long, events.map((event) => `${JSON.stringify(event)}\r\n`).join(''));
+    expect(await jsonReport([long])).toEqual(await jsonReport([trace]));
+  });
+
+  it("stops when its signal is aborted: nothing on stdout, and 130 (the executable turns it into the signal's status, CLI-13)", async () => {
+    const stdout = fakePipe();
+    const stderr = fakePipe();
+    const status = await reportMain([trace], { stdout, stderr, env: {}, cwd: fixtures, signal: AbortSignal.abort() });
+    expect(status).toBe(130);
+    expect(stdout.text()).toBe('');
+    expect(stderr.text()).toBe('delegate-run report: cancelled before the report was printed.\n');
+  });
+
   it('reads an empty trace as no runs, and takes bad usage as bad usage', async () => {
     const empty = join(tempDir('report-'), 'empty.jsonl');
     writeFileSync(empty, '');
@@ -261,6 +277,16 @@ describe('delegate-run report', () => {
       expect(outcome.stderr).toContain('Usage: delegate-run report <trace.jsonl>');
     }
     expect((await report(['--help'])).stdout).toContain('--by run|model|tier|parent');
+  });
+});
+
+describe('the end-of-run summary', () => {
+  it("labels its runs with the tiers of the command's own catalog: DELEGATE_MODELS relative to the command's folder", async () => {
+    const folder = folderWith({ 'tiers.json': { models: { 'openai:gpt-4.1': { tier: 'deep' } } } });
+    const stderr = fakePipe();
+    const status = await main([join(fixtures, 'planner.json')], { stdout: fakePipe(), stderr, env: { DELEGATE_MODELS: 'tiers.json' }, cwd: folder });
+    expect(status, stderr.text()).toBe(0);
+    expect(stderr.text()).toMatch(/^ {4}planner +openai:gpt-4\.1 +deep /m);
   });
 });
 

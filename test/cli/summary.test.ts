@@ -1,6 +1,5 @@
 /** Tests of the end-of-run summary (src/cli/summary.ts). */
 import { describe, expect, it } from 'vitest';
-import { RunTree } from '../../src/cli/run-tree.js';
 import { costReport } from '../../src/cli/cost-report.js';
 import { CostTree } from '../../src/cli/cost-tree.js';
 import { formatCount, formatSummary, previewOutput, summarize, type RunOutcome } from '../../src/cli/summary.js';
@@ -8,12 +7,6 @@ import type { UsageSummary } from '../../src/protocol/usage.js';
 import type { TraceEvent } from '../../src/protocol/trace.js';
 import { hasAnsi } from './fake-terminal.js';
 import { musicEvents } from './music-events.js';
-
-function treeOf(events: TraceEvent[]): RunTree {
-  const tree = new RunTree();
-  for (const event of events) tree.apply(event);
-  return tree;
-}
 
 /** The cost report the progress view builds: each answer as the run priced it. */
 function costsOf(events: TraceEvent[]) {
@@ -66,7 +59,7 @@ function withFailingSoundDesigner(): TraceEvent[] {
 
 describe('summary', () => {
   it("gives the outcome, the whole tree's tokens, cost, steps and tool calls, and where the dollars went run by run", () => {
-    const lines = formatSummary(summarize(treeOf(liveMusicEvents), succeeded, costsOf(liveMusicEvents)));
+    const lines = formatSummary(summarize(succeeded, costsOf(liveMusicEvents)));
     expect(lines.slice(0, 4)).toEqual([
       '✓ producer done in 1.9s · output: {"title":"Rain on Empty Streets"}',
       '  tokens 3,515 in · 514 out · cache 0 read · 0 written',
@@ -86,7 +79,7 @@ describe('summary', () => {
   });
 
   it('takes steps and tool calls from usageTotal, which counts the whole tree (LOOP-15)', () => {
-    const summary = summarize(treeOf(musicEvents), succeeded, costsOf(musicEvents));
+    const summary = summarize(succeeded, costsOf(musicEvents));
     expect(summary).toMatchObject({ ok: true, tokens: { inputTokens: 3515, outputTokens: 514 }, costUsd: 0.0104, runs: 4, steps: 6, toolCalls: 4 });
     expect(summary.costs?.runs.map((cost) => [cost.run.name, cost.run.depth, cost.own.steps, cost.subtree.steps])).toEqual([
       ['producer', 0, 2, 6],
@@ -97,7 +90,7 @@ describe('summary', () => {
   });
 
   it('marks replayed costs as replayed, in the total and on every row they price (CAS-14)', () => {
-    const lines = formatSummary(summarize(treeOf(musicEvents), succeeded, costsOf(musicEvents)));
+    const lines = formatSummary(summarize(succeeded, costsOf(musicEvents)));
     expect(lines[2]).toBe('  cost $0.0104 (replayed) · 4 runs · 6 steps · 4 tool calls');
     expect(lines.at(-1)).toBe(
       '    total                4 runs                                   6  3,515     514           0            0  $0.0104 (replayed)',
@@ -108,7 +101,7 @@ describe('summary', () => {
   it('marks a failed delegate with its code, and keeps counting what it used', () => {
     const failure: RunOutcome = { ok: false, error: { code: 'worker_error', message: 'The delegate "sound-designer" failed.' }, usageTotal };
     const events = withFailingSoundDesigner();
-    const lines = formatSummary(summarize(treeOf(events), failure, costsOf(events)));
+    const lines = formatSummary(summarize(failure, costsOf(events)));
     expect(lines[0]).toBe('✗ producer failed after 1.9s: worker_error');
     expect(lines.at(-2)).toMatch(/^ {6}✗ sound-designer +replay:producer\.cassette\.json +- +1 +205 +66 +0 +0 +\$0\.0006 \(replayed\) {2}activity_error$/);
   });
@@ -120,14 +113,14 @@ describe('summary', () => {
       usageTotal: { ...usageTotal, costUsd: null },
     };
     const alone = musicEvents.filter((event) => event.run === 'run_producer' && !String(event.event).startsWith('delegate.'));
-    const lines = formatSummary(summarize(treeOf(alone), cancelled, costsOf(alone)));
+    const lines = formatSummary(summarize(cancelled, costsOf(alone)));
     expect(lines[0]).toBe('⊘ producer cancelled after 1.9s: cancelled_by_user');
     expect(lines[2]).toBe('  cost $? (replayed) (some model has no known price) · 1 run · 6 steps · 4 tool calls');
     expect(lines).toHaveLength(3);
   });
 
   it('colours only when asked', () => {
-    const lines = formatSummary(summarize(treeOf(musicEvents), succeeded), { color: true });
+    const lines = formatSummary(summarize(succeeded, costsOf(musicEvents)), { color: true });
     expect(lines[0]).toMatch(/^\u001b\[32m✓\u001b\[39m \u001b\[1mproducer done in 1\.9s\u001b\[22m/);
   });
 

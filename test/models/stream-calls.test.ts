@@ -59,6 +59,12 @@ describe('StreamedCalls', () => {
     ]);
   });
 
+  it('holds back every call after an element that is not JSON, the first included (that answer can never be valid)', () => {
+    const broken = '{"_tool": "synth", "sound": "piano",}';
+    expect(stream(`{"calls": [${broken}, ${JSON.stringify(mix)}], "output": null}`)).toEqual([]);
+    expect(stream(`{"calls": [${JSON.stringify(synth)}, ${broken}, ${JSON.stringify(mix)}], "output": null}`)).toEqual([[synth, 0]]);
+  });
+
   it('holds back a call of a tool the schema does not offer', () => {
     expect(stream('{"calls": [{"_tool": "delete_everything"}]')).toEqual([]);
   });

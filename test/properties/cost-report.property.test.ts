@@ -106,7 +106,7 @@ async function runAndReport(parents: number[], steps: Answer[][]) {
   const path = join(tempDir('cost-property-'), 'trace.jsonl');
   writeFileSync(path, `${sink.events.map((event) => JSON.stringify(event)).join('\n')}\n`);
   const tree = new CostTree();
-  for (const event of readTraceFile(path)) tree.apply(event);
+  for await (const event of readTraceFile(path)) tree.apply(event);
   const report = costReport(tree, { price: (answer) => catalog.costOf(answerModel(answer), answer.usage), tierOf: (name) => catalog.tierOf(name) });
   const completed = new Map(sink.events.filter((event) => event.event === 'run.completed').map((event) => [event.run, event.usageTotal as UsageSummary]));
   return { shape, result, report, completed };
