@@ -132,7 +132,12 @@ function groupAnswers(runs: readonly RunCost[], prices: ReadonlyMap<CostAnswer, 
   const groups = new Map<string, Tally>();
   for (const { run } of runs) {
     const byModel = new Map<string, CostAnswer[]>();
-    for (const answer of run.answers) byModel.set(answerModel(answer), [...(byModel.get(answerModel(answer)) ?? []), answer]);
+    for (const answer of run.answers) {
+      const model = answerModel(answer);
+      const answers = byModel.get(model);
+      if (answers) answers.push(answer);
+      else byModel.set(model, [answer]);
+    }
     for (const [model, answers] of byModel) groups.set(model, addTally(groups.get(model) ?? emptyTally(), tallyAnswers(answers, prices)));
   }
   return [...groups].map(([key, tally]) => ({ key, tally }));
