@@ -5,6 +5,8 @@ import { recordOf } from '../dist/protocol/data-messages.js';
 import { foldRecords, readPath, makeWrite } from '../dist/protocol/data-records.js';
 import { parseReference } from '../dist/protocol/references.js';
 import { StreamedCalls } from '../dist/models/stream-calls.js';
+import { CostTree } from '../dist/cli/cost-tree.js';
+import { costReport } from '../dist/cli/cost-report.js';
 
 function median(values) {
   const sorted = [...values].sort((a, b) => a - b);
@@ -104,6 +106,20 @@ async function delegation() {
   });
 }
 
+// 5. The cost report (CLI-17) of a run with N answers: priced and grouped by model in time linear in N.
+async function costReportOf(answers) {
+  const tree = new CostTree();
+  tree.apply({ event: 'run.started', run: 'top', parent: null, depth: 0, request: 'top.json', model: 'openai:gpt-4.1' });
+  for (let step = 0; step < answers; step++) {
+    const usage = { inputTokens: 10, outputTokens: 1, cacheReadTokens: 0, cacheWriteTokens: 0 };
+    tree.apply({ event: 'model.response', run: 'top', parent: null, depth: 0, step, model: 'openai:gpt-4.1', usage, costUsd: 0 });
+  }
+  return measure(`report: one run of ${answers} answers, priced and grouped`, 5, () => {
+    const report = costReport(tree, { price: () => 0 });
+    if (report.models[0].tally.steps !== answers) throw new Error('wrong report');
+  });
+}
+
 // 4. Plan scheduling (PLAN-9): load (parse and validate) and run a plan of N latent calls, either
 // independent or a chain where each call reads what the one before wrote. Time should grow
 // linearly with N; a model step renders the independent results once.
@@ -148,6 +164,9 @@ await delegation();
 const streamedSmall = await streamedAnswer(1000);
 const streamedLarge = await streamedAnswer(10000);
 process.stdout.write(`${'streaming: 10,000 / 1,000 calls'.padEnd(58)} ratio ${(streamedLarge / streamedSmall).toFixed(1)}× (linear: 10×)\n`);
+const reportSmall = await costReportOf(1000);
+const reportLarge = await costReportOf(50000);
+process.stdout.write(`${'report: 50,000 / 1,000 answers'.padEnd(58)} ratio ${(reportLarge / reportSmall).toFixed(1)}× (linear: 50×)\n`);
 for (const shape of ['independent', 'chain']) {
   const totals = [];
   for (const size of [1000, 10000, 50000]) totals.push(await planScheduling(shape, size));

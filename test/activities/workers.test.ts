@@ -88,6 +88,30 @@ describe('the workers message (WRK-1 to WRK-6)', () => {
     expect(Object.keys(offered(model.requests[0] as ModelRequest)).sort()).toEqual(['evaluator', 'review-a', 'review-b', 'secret']);
   });
 
+  it('reads a folder of 1,000 workers, offers those its allow list names or globs, and delegates to the last of them', async () => {
+    const many: Record<string, unknown> = {};
+    for (let index = 0; index < 1_000; index++) {
+      const name = `worker-${String(index).padStart(4, '0')}`;
+      many[`crowd/file-${index}.json`] = {
+        meta: { name, description: `Worker ${index}.` },
+        context: [{ type: 'system', text: name }],
+        schema: { type: 'string' },
+      };
+    }
+    const last = (request: ModelRequest) =>
+      request.requestName === 'orchestrator'
+        ? { calls: [{ _tool: 'worker-0999', input: 'go', _outputPath: '†output' }], output: null }
+        : { calls: [], output: `answered by ${request.requestName}` };
+    // Names come from meta.name, not the file names: every file is read to find them.
+    const one = await run({ ...many, 'orchestrator.json': orchestrator({ from: 'crowd', allow: ['worker-0999'] }) }, [last, done]);
+    expect(Object.keys(offered(one.model.requests[0] as ModelRequest))).toEqual(['worker-0999']);
+    expect(one.result.ok && one.result.output).toBe('answered by worker-0999');
+    const hundred = await run({ ...many, 'orchestrator.json': orchestrator({ from: 'crowd', allow: ['worker-09*'] }) }, [last, done]);
+    const names = Object.keys(offered(hundred.model.requests[0] as ModelRequest)).sort();
+    expect(names).toEqual(Array.from({ length: 100 }, (_, index) => `worker-09${String(index).padStart(2, '0')}`));
+    expect(hundred.result.ok && hundred.result.output).toBe('answered by worker-0999');
+  });
+
   it('delegates a call to its worker, which sees exactly its input and none of the caller’s history', async () => {
     const { result, model } = await run({ ...team, 'orchestrator.json': orchestrator({ from: './team/', allow: ['review-b'] }) }, [
       (request) =>

@@ -264,6 +264,47 @@ describe('delegate-run report', () => {
     expect(stderr.text()).toBe('delegate-run report: cancelled before the report was printed.\n');
   });
 
+  it('reads a trace 100 times the examples: a top run of 1,600 answers (maxSteps 1,600) and 1,000 delegated runs, every figure exact', async () => {
+    const lines: string[] = [];
+    const add = (event: Record<string, unknown>) => lines.push(JSON.stringify(event));
+    const usage = (inputTokens: number, outputTokens: number) => ({ inputTokens, outputTokens, cacheReadTokens: 0, cacheWriteTokens: 0 });
+    add({ event: 'run.started', run: 'top', parent: null, depth: 0, request: 'top.json', name: 'top', model: 'openai:gpt-4.1' });
+    for (let step = 0; step < 1_600; step++)
+      add({ event: 'model.response', run: 'top', parent: null, depth: 0, step, model: 'openai:gpt-4.1', usage: usage(10, 1), costUsd: 0 });
+    for (let index = 0; index < 1_000; index++) {
+      const run = `worker-${index}`;
+      add({ event: 'delegate.started', run: 'top', parent: null, depth: 0, child: run, name: 'worker', model: 'openai:gpt-4.1-nano', tier: 'fast' });
+      add({ event: 'run.started', run, parent: 'top', depth: 1, request: 'anonymous:delegate', name: 'worker', model: 'openai:gpt-4.1-nano' });
+      for (const step of [0, 1])
+        add({ event: 'model.response', run, parent: 'top', depth: 1, step, model: 'openai:gpt-4.1-nano', usage: usage(100, 10), costUsd: 0 });
+      add({ event: 'run.completed', run, parent: 'top', depth: 1 });
+    }
+    add({ event: 'run.completed', run: 'top', parent: null, depth: 0 });
+    const big = join(tempDir('report-'), 'big.jsonl');
+    writeFileSync(big, `${lines.join('\n')}\n`);
+
+    const top = { steps: 1_600, inputTokens: 16_000, outputTokens: 1_600, cacheReadTokens: 0, cacheWriteTokens: 0 };
+    const workers = { steps: 2_000, inputTokens: 200_000, outputTokens: 20_000, cacheReadTokens: 0, cacheWriteTokens: 0 };
+    const topCost = (1_600 * (10 * 2 + 1 * 8)) / 1e6;
+    const workersCost = (2_000 * (100 * 0.1 + 10 * 0.4)) / 1e6;
+    const byRun = await jsonReport([big]);
+    expect(byRun.rows).toHaveLength(1_001);
+    expect(byRun.rows[0]).toMatchObject({ run: 'top', ...top });
+    expect(byRun.total).toMatchObject({ runs: 1_001, steps: 3_600, inputTokens: 216_000, outputTokens: 21_600 });
+    expect(byRun.total.costUsd).toBeCloseTo(topCost + workersCost, 9);
+    const byModel = await jsonReport([big, '--by', 'model']);
+    expect(byModel.rows.map(({ costUsd, ...row }) => row)).toEqual([
+      { model: 'openai:gpt-4.1', runs: 1, ...top },
+      { model: 'openai:gpt-4.1-nano', runs: 1_000, ...workers },
+    ]);
+    expect(byModel.rows.map((row) => row.costUsd)).toEqual([expect.closeTo(topCost, 9), expect.closeTo(workersCost, 9)]);
+    const byTier = await jsonReport([big, '--by', 'tier']);
+    expect(byTier.rows.map((row) => [row.tier, row.runs, row.steps])).toEqual([
+      ['balanced', 1, 1_600],
+      ['fast', 1_000, 2_000],
+    ]);
+  });
+
   it('reads an empty trace as no runs, and takes bad usage as bad usage', async () => {
     const empty = join(tempDir('report-'), 'empty.jsonl');
     writeFileSync(empty, '');

@@ -2,7 +2,7 @@ import { PassThrough, Writable } from 'node:stream';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { main } from '../../src/cli/run.js';
-import { readTrace, runCli, tempDir } from '../helpers/cli.js';
+import { readTrace, runCli, tempDir, waitFor } from '../helpers/cli.js';
 
 const fixture = ['test/fixtures/approval/request.json', '--activities', 'test/fixtures/approval/activities.mjs'];
 
@@ -107,14 +107,6 @@ describe('approvals from the command line', () => {
     expect(result.stderr).toContain('needs a terminal');
   });
 });
-
-async function waitFor(condition: () => boolean, timeoutMs = 10_000): Promise<void> {
-  const started = Date.now();
-  while (!condition()) {
-    if (Date.now() - started > timeoutMs) throw new Error('Timed out waiting for a condition.');
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-}
 
 describe('cancelling while an approval is asked', () => {
   it('stops asking and ends the run cancelled', async () => {

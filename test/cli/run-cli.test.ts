@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { offlineEnv, readTrace, runCli, startCli, tempDir } from '../helpers/cli.js';
+import { offlineEnv, readTrace, runCli, startCli, tempDir, waitFor } from '../helpers/cli.js';
 
 describe('delegate-run, end to end through the built binary', () => {
   it('runs as `npx delegate-run` from the project folder (the bin is linked and executable)', async () => {
@@ -267,11 +267,3 @@ describe('delegation, end to end', () => {
     expect(readTrace(trace).find((event) => event.event === 'call.failed')).toMatchObject({ error: { code: 'delegate_forbidden' } });
   });
 });
-
-async function waitFor(condition: () => boolean, timeoutMs = 10_000): Promise<void> {
-  const started = Date.now();
-  while (!condition()) {
-    if (Date.now() - started > timeoutMs) throw new Error('Timed out waiting for a condition.');
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
-}

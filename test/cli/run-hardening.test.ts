@@ -7,7 +7,7 @@ import { copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { joinNegativeNumbers, parseArguments } from '../../src/cli/run.js';
-import { type CliResult, readTrace, runCli, startCli, tempDir } from '../helpers/cli.js';
+import { exited, readTrace, runCli, startCli, tempDir, waitFor } from '../helpers/cli.js';
 
 /** The weather example copied to a fresh folder, with a delegate and an input file beside it. */
 function weatherCopy() {
@@ -19,27 +19,6 @@ function weatherCopy() {
   writeFileSync(input, '{"city":"Lisbon","activity":"cycling"}\n');
   const args = (...extra: string[]) => [join(folder, 'forecast.json'), '--activities', join(folder, 'activities.mjs'), '--input', `@${input}`, ...extra];
   return { folder, delegate, input, args };
-}
-
-/** Fails the test instead of hanging when the CLI does not exit: a generous bound, not a timing claim. */
-async function exited(done: Promise<CliResult>, what: string): Promise<CliResult> {
-  let timer: NodeJS.Timeout | undefined;
-  const hang = new Promise<never>((_resolve, reject) => {
-    timer = setTimeout(() => reject(new Error(`${what}: the CLI had not exited after 10 s`)), 10_000);
-  });
-  try {
-    return await Promise.race([done, hang]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
-
-async function waitFor(condition: () => boolean): Promise<void> {
-  const started = Date.now();
-  while (!condition()) {
-    if (Date.now() - started > 10_000) throw new Error('Timed out waiting for a condition.');
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
 }
 
 describe('--trace and --record never replace an input of the run (CLI-15)', () => {

@@ -3,8 +3,8 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { main, tierModels } from '../../src/cli/run.js';
-import { readTrace, tempDir } from '../helpers/cli.js';
-import { sse, startServer, type LoopbackServer } from '../models/support/loopback.js';
+import { exited, readTrace, startCli, tempDir, waitFor } from '../helpers/cli.js';
+import { type Handler, sse, stall, startServer, type LoopbackServer } from '../models/support/loopback.js';
 import { openAIStreamEvents, openAIUsage } from '../models/support/openai-wire.js';
 import { fakePipe } from './fake-terminal.js';
 
@@ -104,5 +104,55 @@ describe('a live planner and worker (DEL-28)', () => {
     // The live planner's Solution schema offered the tool; the worker's did not.
     expect(JSON.stringify(server.requests[0]?.body)).toContain('delegate');
     expect(JSON.stringify(server.requests[1]?.body.response_format)).not.toContain('"delegate"');
+  });
+
+  /** The planner's answers by what it has seen (retries and order do not matter); the worker's model stalls. */
+  const stalledWorker: Handler = (request, response) => {
+    if (request.body.model === 'gpt-4.1-nano') return stall()(request, response);
+    const seenOutcome = JSON.stringify(request.body.messages).includes('worker_error');
+    const solution = seenOutcome ? { calls: [], output: 'done' } : plannerAnswer;
+    return sse(openAIStreamEvents([JSON.stringify(solution)], openAIUsage(100, 10), 'gpt-5'))(request, response);
+  };
+
+  it("answers worker_error when the worker's server never answers, and the planner goes on (DEL-26, MODEL-2)", async () => {
+    server = await startServer([stalledWorker]);
+    const { folder, request } = plannerFolder();
+    const trace = join(folder, 'trace.jsonl');
+    const argv = [request, '--model', 'openai:gpt-5', '--base-url', server.url, '--tier', 'fast=openai:gpt-4.1-nano'];
+    const result = await run([...argv, '--model-timeout', '1', '--model-retries', '0', '--trace', trace, '--json'], { OPENAI_API_KEY: 'sk-test' }, folder);
+    expect(result.status, result.stderr).toBe(0);
+    expect(JSON.parse(result.stdout)).toMatchObject({ ok: true, output: 'done' });
+    const events = readTrace(trace);
+    expect(events.find((event) => event.event === 'delegate.failed')).toMatchObject({ failureMode: 'worker_error' });
+    const completed = events.find((event) => event.event === 'call.completed' && event.tool === 'delegate');
+    expect(completed?.result).toEqual({
+      success: false,
+      output: null,
+      error: 'worker_error: model_error: The OpenAI request failed: No complete answer within the model timeout of 1 s.',
+    });
+    const worker = server.requests.filter((received) => received.body.model === 'gpt-4.1-nano');
+    expect(worker).toHaveLength(1);
+    // The worker's connection was dropped when its attempt timed out (a hang here is a leaked connection).
+    await worker[0]?.closed;
+  });
+
+  it('ends every run cancelled on SIGTERM while the worker waits on its server, and drops the connection (CLI-13)', async () => {
+    server = await startServer([stalledWorker]);
+    const { folder, request } = plannerFolder();
+    const trace = join(folder, 'trace.jsonl');
+    const { child, done } = startCli([request, '--model', 'openai:gpt-5', '--base-url', server.url, '--tier', 'fast=openai:gpt-4.1-nano', '--trace', trace], {
+      cwd: folder,
+      env: { OPENAI_API_KEY: 'sk-test' },
+    });
+    await waitFor(() => server?.requests.some((received) => received.body.model === 'gpt-4.1-nano') === true);
+    child.kill('SIGTERM');
+    const result = await exited(done, 'SIGTERM during a delegation');
+    expect(result.code, result.stderr).toBe(143);
+    const events = readTrace(trace);
+    const runs = new Set(events.map((event) => event.run));
+    expect(runs.size).toBe(2);
+    for (const run of runs) expect(events.filter((event) => event.run === run).at(-1)).toMatchObject({ event: 'run.failed', code: 'cancelled_by_user' });
+    expect(events.find((event) => event.event === 'delegate.failed')).toMatchObject({ failureMode: 'cancelled_by_user' });
+    await server.requests.find((received) => received.body.model === 'gpt-4.1-nano')?.closed;
   });
 });

@@ -24,11 +24,14 @@ export function offlineEnv(extra: Record<string, string> = {}): NodeJS.ProcessEn
   return { ...env, ...extra };
 }
 
-/** Starts the CLI; `done` resolves when it exits. */
-export function startCli(args: string[], options: { cwd?: string; bin?: string } = {}): { child: ChildProcess; done: Promise<CliResult> } {
+/** Starts the CLI, offline but for the variables in `env`; `done` resolves when it exits. */
+export function startCli(
+  args: string[],
+  options: { cwd?: string; bin?: string; env?: Record<string, string> } = {},
+): { child: ChildProcess; done: Promise<CliResult> } {
   const child = spawn(process.execPath, [options.bin ?? BIN, ...args], {
     cwd: options.cwd ?? process.cwd(),
-    env: offlineEnv(),
+    env: offlineEnv(options.env),
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let stdout = '';
@@ -39,6 +42,28 @@ export function startCli(args: string[], options: { cwd?: string; bin?: string }
     child.on('close', (code, signal) => resolvePromise({ code, signal, stdout, stderr }));
   });
   return { child, done };
+}
+
+/** Waits until `condition` holds, polling; fails instead of hanging after `timeoutMs` (a generous bound, not a timing claim). */
+export async function waitFor(condition: () => boolean, timeoutMs = 10_000): Promise<void> {
+  const started = Date.now();
+  while (!condition()) {
+    if (Date.now() - started > timeoutMs) throw new Error('Timed out waiting for a condition.');
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
+/** Fails the test instead of hanging when the CLI does not exit: a generous bound, not a timing claim. */
+export async function exited(done: Promise<CliResult>, what: string): Promise<CliResult> {
+  let timer: NodeJS.Timeout | undefined;
+  const hang = new Promise<never>((_resolve, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what}: the CLI had not exited after 10 s`)), 10_000);
+  });
+  try {
+    return await Promise.race([done, hang]);
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 /** Runs the CLI to completion. */

@@ -283,6 +283,54 @@ describe('a plan without _instance is a template over the instances (PLAN-12)', 
   });
 });
 
+describe('a template over 100 instances whose Activity hangs on one (PLAN-12, LOOP-10)', () => {
+  it('runs the 99 others, and on cancellation ends the run with every call settled, the hung one cancelled', async () => {
+    const controller = new AbortController();
+    let started = 0;
+    const sink = memorySink();
+    const runtime = new Runtime({
+      activities: {
+        // Instance i42 never answers and never looks at its signal.
+        shout: (call) => (call._instance === 'i42' ? new Promise(() => undefined) : `${String(call.word)}!`),
+      },
+    });
+    const instances = Array.from({ length: 100 }, (_, index) => ({ type: 'state', _instance: `i${index}`, word: `w${index}` }));
+    const document = {
+      context: [
+        { type: 'tool', tool: { shout: { properties: { word: { type: 'string' } } } } },
+        ...instances,
+        { type: 'plan', calls: [{ _id: 'loud', _tool: 'shout', word: '†state.word', _outputPath: '†state.loud' }] },
+      ],
+      schema: { type: 'string' },
+    };
+    const tracer = new Tracer([
+      sink,
+      (event) => {
+        if (event.event === 'call.started') started += 1;
+        const completed = sink.events.filter((seen) => seen.event === 'call.completed').length;
+        // Cancel once all 100 started and the 99 that can answer have.
+        if (started === 100 && completed === 99 && !controller.signal.aborted) controller.abort();
+      },
+    ]);
+    const result = await runtime.run(runtime.validate(document), {
+      model: stepModel(() => ({ calls: [], output: 'done' })),
+      tracer,
+      signal: controller.signal,
+    });
+    expect(!result.ok && result.error.code).toBe('cancelled_by_user');
+    const events = sink.events;
+    const ends = (name: string) => events.filter((event) => event.event === name).map((event) => event.call);
+    expect(ends('call.started')).toHaveLength(100);
+    expect(ends('call.completed')).toHaveLength(99);
+    expect(ends('call.completed')).not.toContain('loud@i42');
+    expect(events.filter((event) => event.event === 'call.failed')).toEqual([
+      expect.objectContaining({ call: 'loud@i42', error: expect.objectContaining({ code: 'cancelled_by_user' }) }),
+    ]);
+    expect(events.some((event) => event.event === 'model.request')).toBe(false);
+    expect(events.at(-1)).toMatchObject({ event: 'run.failed', code: 'cancelled_by_user' });
+  });
+});
+
 describe('lazy planners (PLAN-7, PLAN-13, PLAN-14)', () => {
   const tools = {
     type: 'tool',

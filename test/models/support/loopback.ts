@@ -97,6 +97,18 @@ export function cutAfter(events: string[], count: number): Handler {
   };
 }
 
+/**
+ * How many requests reached the server, once the client has left each of them (a hang here is a
+ * leaked connection). A model deadline also covers sending (MODEL-2), so on a loaded machine an
+ * attempt, the first above all (it pays for the fetch client's lazy start), can time out before
+ * its bytes arrive: against stall() this is only an upper bound on the attempts, which the
+ * provider's error and retries count.
+ */
+export async function requestsLeft(server: LoopbackServer): Promise<number> {
+  await Promise.all(server.requests.map((request) => request.closed));
+  return server.requests.length;
+}
+
 /** A promise with its resolver, for servers that wait on the test. */
 export function deferred<T = void>(): { promise: Promise<T>; resolve: (value: T) => void } {
   let resolve!: (value: T) => void;
