@@ -1,6 +1,7 @@
 /** The Runtime: owns the registries (message handlers, Activities, run preparers) and starts runs. */
 import { ActivityRegistry, type ActivityOptions } from './activity-registry.js';
 import { CONSULT_ACTIVITY } from './advisors.js';
+import type { ToolRule } from './tool-rules.js';
 import { consultAdvisor } from './consult-advisor.js';
 import type { Model } from './model.js';
 import type { Budget } from './budget.js';
@@ -37,6 +38,8 @@ export interface RunInfo {
   standsFor?: string;
   /** The run's document's `config.delegation`, if set: its workers carry it (DEL-24). */
   delegation?: boolean | { recursive?: boolean };
+  /** The run's document's `config.toolRules` (TOOL-21): tools it lends a worker are the tools as the rules leave them. */
+  toolRules?: readonly ToolRule[];
 }
 
 /** A run an Activity starts on behalf of its call (the Delegation Activity's child, DEL-8). */
