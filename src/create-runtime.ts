@@ -23,6 +23,8 @@ import { DelegateRegistry, type DelegateTarget } from './resolvers/delegate-regi
 import type { RequestDocument } from './protocol/types.js';
 import { createDefaultResolvers, type ResolverRegistry } from './resolvers/resolver-registry.js';
 import { readRequestFile } from './files/read-request-file.js';
+import { createFileActivities } from './files/file-toolset.js';
+import { LIST_FILES_ACTIVITY, READ_FILE_ACTIVITY, WRITE_FILE_ACTIVITY } from './protocol/file-tools.js';
 
 /** Options of {@link createRuntime}. */
 export interface CreateRuntimeOptions {
@@ -124,6 +126,11 @@ export function createRuntime(options: CreateRuntimeOptions = {}): DelegatingRun
   runtime.registerActivity(NEED_CONTEXT_ACTIVITY, needContext, { runsUntrusted: true, namesContext: ['missing'] });
   // Workers become delegating tools first, so up-front resolution sees them like any other (WRK-2).
   runtime.registerPreparer(createWorkersPreparer({ resolvers, root: options.root ?? process.cwd() }));
+  // The files toolset's Activities touch the file system, so they live here, confined to the root (FILES-2).
+  const files = createFileActivities(options.root ?? process.cwd());
+  runtime.registerActivity(LIST_FILES_ACTIVITY, files.list);
+  runtime.registerActivity(READ_FILE_ACTIVITY, files.read);
+  runtime.registerActivity(WRITE_FILE_ACTIVITY, files.write);
   runtime.registerPreparer(createUpfrontPreparer(resolvers));
   return runtime;
 }

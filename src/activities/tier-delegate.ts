@@ -7,6 +7,7 @@
 import { CallError, ProtocolError, RequestError } from '../protocol/errors.js';
 import type { LoadedRequest } from '../protocol/load-request.js';
 import type { Model } from '../protocol/model.js';
+import { applyToolRules } from '../protocol/tool-rules.js';
 import type { Activity, ActivityEnvironment, RunInfo, RunResult } from '../protocol/runtime.js';
 import type { Call, Message, RequestDocument, ToolSchema } from '../protocol/types.js';
 import { runDelegation } from './delegate.js';
@@ -29,6 +30,8 @@ export function createTierDelegateActivity(options: TierDelegateActivityOptions)
   return async (call: Call, _tool: ToolSchema, context: Message[], environment: ActivityEnvironment): Promise<DelegateOutcome> => {
     const asked = delegateCall(call);
     const { included, tools: own } = splitContext(context);
+    // The caller's tool rules hold for what it lends: a forbidden tool is not its to lend (TOOL-21).
+    applyToolRules(own, environment.run.toolRules ?? []);
     const lent = lendTools(own, asked.allowed_tools);
     const request = loadWorker(options, workerRequest(asked, included, lent.tools, environment.run.delegation), call._tool);
     const schema = request.document.schema;

@@ -1,4 +1,4 @@
-/** The built-in message handlers, one file per type in messages/: turns, text, data/input/state, tools, plans, errors, meta, advisors, workers. */
+/** The built-in message handlers, one file per type in messages/: turns, text, data/input/state, tools, plans, errors, meta, advisors, workers, toolsets. */
 import { HandlerRegistry, type MessageHandler } from './handlers.js';
 import { advisorHandler } from './messages/advisor.js';
 import { dataHandler } from './messages/data.js';
@@ -9,6 +9,7 @@ import { planHandler } from './messages/plan.js';
 import { stateHandler } from './messages/state.js';
 import { textHandler } from './messages/text.js';
 import { toolHandler } from './messages/tool.js';
+import { toolsetHandler } from './messages/toolset.js';
 import { turnHandler } from './messages/turn.js';
 import { workersHandler } from './messages/workers.js';
 
@@ -28,6 +29,7 @@ export function builtinHandlers(): MessageHandler[] {
     metaHandler,
     advisorHandler,
     workersHandler,
+    toolsetHandler,
   ];
   return handlers.map((handler) => ({ ...handler }));
 }

@@ -5,6 +5,7 @@ import type { HandlerRegistry, ShownFields } from './handlers.js';
 import { CallError } from './errors.js';
 import { MAX_NESTING_DEPTH, nestingProblem } from './json.js';
 import { collectTools } from './tools.js';
+import { applyToolRules, type ToolRule } from './tool-rules.js';
 import { isJsonObject, type JsonSchema, type Message, type ToolSchema } from './types.js';
 import { readRelated, stablePath, type DataRecord, type ReadResult } from './data-records.js';
 import { formatReference, type PathSegment, type Reference } from './references.js';
@@ -113,14 +114,18 @@ export class ContextStore {
 
   /**
    * `handlers` say which messages are data and what each records (the built-in ones by default);
-   * `builtinTools` are defined before the messages' tools, which may redefine them (DEL-24).
+   * `builtinTools` are defined before the messages' tools, which may redefine them (DEL-24);
+   * `toolRules` then forbid tools or set their approval (TOOL-21).
    */
   constructor(
     messages: readonly Message[] = [],
     readonly handlers: HandlerRegistry = defaultHandlers(),
     builtinTools: Readonly<Record<string, ToolSchema>> = {},
+    /** The document's `config.toolRules` (TOOL-21), applied to every tool as it is defined. */
+    private readonly toolRules: readonly ToolRule[] = [],
   ) {
     for (const [name, tool] of Object.entries(builtinTools)) this.tools.set(name, tool);
+    applyToolRules(this.tools, toolRules);
     for (const message of messages) this.append(message);
   }
 
@@ -132,6 +137,7 @@ export class ContextStore {
     this.countInstance(message, 1);
     this.noteKind(message);
     collectTools([message], this.tools, this.handlers);
+    applyToolRules(this.tools, this.toolRules);
     if (!record) return;
     const placed = { position: this.records.length, record };
     this.records.push(record);

@@ -21,6 +21,7 @@ import { TreeBounds, treeLimits } from './tree-bounds.js';
 import type { RunLink, TreeShares } from './child-run.js';
 import { CallLedger } from './call-ledger.js';
 import { isJsonObject, type Message } from './types.js';
+import { applyToolRules } from './tool-rules.js';
 import { DELEGATE_TOOL, delegationInstructions, offeredDelegateTool, type TierCatalog } from './delegate-tool.js';
 
 /** Runs a loaded Request to completion; every failure ends as a typed error with a complete trace (LOOP-14). */
@@ -87,6 +88,7 @@ function runInfo(loaded: LoadedRequest, options: RunOptions, link: RunLink | und
     ...(standsFor === undefined ? {} : { standsFor }),
     ...(loaded.document.config?.delegation === undefined ? {} : { delegation: loaded.document.config.delegation }),
     ...attachmentPolicy(loaded.document.config?.attachments),
+    ...(loaded.document.config?.toolRules === undefined ? {} : { toolRules: loaded.document.config.toolRules }),
   };
 }
 
@@ -105,7 +107,11 @@ async function openRun(
   const document = request.document;
   // The built-in delegate tool, when offered, is defined before the document's own tools (DEL-24).
   const delegateTool = offeredDelegateTool(runtime.tierCatalog, document, info);
-  const store = new ContextStore(document.context, runtime.handlers, delegateTool ? { [DELEGATE_TOOL]: delegateTool } : {});
+  // Tool rules apply to it as to every tool (TOOL-21): forbidden, it is not offered.
+  const rules = document.config?.toolRules ?? [];
+  const builtins = new Map(delegateTool ? [[DELEGATE_TOOL, delegateTool]] : []);
+  applyToolRules(builtins, rules);
+  const store = new ContextStore(document.context, runtime.handlers, Object.fromEntries(builtins), rules);
   if (options.input !== undefined) store.append(givenInput(document, options.input));
   const scope: CallScope = {
     runtime,
@@ -124,7 +130,7 @@ async function openRun(
   scope.ledger.learn(store.messages);
   const { lazy } = plansOf(scope);
   // Said in the prompt too, unless the document's own `delegate` tool replaced the built-in one.
-  const offered = delegateTool !== undefined && store.tools.get(DELEGATE_TOOL) === delegateTool;
+  const offered = builtins.has(DELEGATE_TOOL) && store.tools.get(DELEGATE_TOOL) === builtins.get(DELEGATE_TOOL);
   const instructions = offered && runtime.tierCatalog ? [delegationInstructions(runtime.tierCatalog.tiers())] : [];
   return { scope, document, usage, lazy, output: new OutputCheck(scope, document.schema), parts: new SolutionParts(scope), instructions, files: run.files };
 }

@@ -1,6 +1,7 @@
 /** The Runtime: owns the registries (message handlers, Activities, run preparers) and starts runs. */
 import { ActivityRegistry, type ActivityOptions } from './activity-registry.js';
 import { CONSULT_ACTIVITY } from './advisors.js';
+import type { ToolRule } from './tool-rules.js';
 import { consultAdvisor } from './consult-advisor.js';
 import type { Model, ProviderFile } from './model.js';
 import type { Budget } from './budget.js';
@@ -41,6 +42,8 @@ export interface RunInfo {
   delegation?: boolean | { recursive?: boolean };
   /** The run's document's `config.attachments`, if set: the caller's policy of its delegations (ATT-3). */
   attachments?: Record<string, unknown>;
+  /** The run's document's `config.toolRules` (TOOL-21): tools it lends a worker are the tools as the rules leave them. */
+  toolRules?: readonly ToolRule[];
 }
 
 /** A run an Activity starts on behalf of its call (the Delegation Activity's child, DEL-8). */

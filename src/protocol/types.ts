@@ -1,4 +1,5 @@
 /** The protocol's document vocabulary as TypeScript types: Request, Message, Tool, Call, Solution. */
+import type { ToolRule } from './tool-rules.js';
 import type { AdvisorMessage } from './messages/advisor.js';
 import type { DataMessage } from './messages/data.js';
 import type { ErrorMessage } from './messages/error.js';
@@ -112,6 +113,8 @@ export interface RequestConfig {
    * lets the workers it starts be offered it too. Absent or `true`: offered when the model may delegate.
    */
   delegation?: boolean | { recursive?: boolean };
+  /** Rules on the tools this run offers (TOOL-21): by glob on the name, first match wins. */
+  toolRules?: ToolRule[];
   [field: string]: unknown;
 }
 

@@ -285,6 +285,18 @@ describe('what a worker gets (DEL-25)', () => {
     expect(eventsOf(events, 'delegate.started')[0]).toMatchObject({ droppedTools: ['delegate', 'nope'] });
   });
 
+  it("lends no tool the caller's tool rules forbid, and the built-in delegate tool obeys them too (TOOL-21)", async () => {
+    const rules = { model: 'openai:gpt-5', toolRules: [{ tool: 'form*', allowed: false }] };
+    const { events } = await replayRun(tierRuntime(), planner(rules), [...plannerEntries(minimal), worker({ output: 'ok' })]);
+    expect(offeredTools(eventsOf(events, 'model.request')[0])).toEqual(['delegate', 'lookup']);
+    expect(offeredTools(eventsOf(events, 'model.request').find((event) => event.depth === 1))).toEqual(['lookup', 'need_context']);
+    const forbidden = await replayRun(tierRuntime(), planner({ model: 'openai:gpt-5', toolRules: [{ tool: 'delegate', allowed: false }] }), [
+      { match: { request: 'planner' }, solution: { calls: [], output: 'x' } },
+    ]);
+    expect(offeredTools(eventsOf(forbidden.events, 'model.request')[0])).toEqual(['lookup', 'format']);
+    expect(promptOf(eventsOf(forbidden.events, 'model.request')[0])).not.toContain('with the tool "delegate"');
+  });
+
   it("lends all the caller's own tools when allowed_tools is absent", async () => {
     const { events } = await replayRun(tierRuntime(), planner(), [...plannerEntries(minimal), worker({ output: 'ok' })]);
     expect(offeredTools(eventsOf(events, 'model.request').find((event) => event.depth === 1))).toEqual(['lookup', 'format', 'need_context']);

@@ -8,8 +8,23 @@ import { builtins as handlers, normalize, render } from '../helpers/builtin-mess
 
 describe('the built-in registry (MSG-1)', () => {
   it('has exactly one handler for each built-in type', () => {
-    expect(handlers.types()).toEqual(['advisor', 'assistant', 'data', 'error', 'input', 'meta', 'plan', 'state', 'system', 'text', 'tool', 'user', 'workers']);
-    expect(builtinHandlers()).toHaveLength(13);
+    expect(handlers.types()).toEqual([
+      'advisor',
+      'assistant',
+      'data',
+      'error',
+      'input',
+      'meta',
+      'plan',
+      'state',
+      'system',
+      'text',
+      'tool',
+      'toolset',
+      'user',
+      'workers',
+    ]);
+    expect(builtinHandlers()).toHaveLength(14);
   });
 
   it('gives every built-in handler a schema, so documents are validated against it', () => {
@@ -21,7 +36,7 @@ describe('the built-in registry (MSG-1)', () => {
     const replacement: MessageHandler = { type: 'user' };
     registry.register(replacement);
     expect(registry.get('user')).toBe(replacement);
-    expect(registry.types()).toHaveLength(13);
+    expect(registry.types()).toHaveLength(14);
   });
 
   it('treats data, input and state as data-like, and nothing else', () => {

@@ -71,7 +71,7 @@ describe('validateRequest: messages (MSG-1, DOC-5 step 3)', () => {
     expect(rest).toEqual([]);
     expect(problem?.pointer).toBe('/context/1/type');
     expect(problem?.message).toContain('"weird"');
-    expect(problem?.message).toContain('assistant, data, error, input, meta, plan, state, system, text, tool, user');
+    expect(problem?.message).toContain('assistant, data, error, input, meta, plan, state, system, text, tool, toolset, user');
   });
 
   it('lists a custom registered type among the alternatives', () => {

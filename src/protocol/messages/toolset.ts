@@ -1,0 +1,47 @@
+/** The `toolset` message (FILES-1 to FILES-3): a built-in set of tools; `files` offers confined sandboxes to list, read and write. */
+import { fileTools, LIST_FILES_ACTIVITY, SANDBOXES_PROPERTY, type SandboxSpec } from '../file-tools.js';
+import { defineHandler, type MessageProblem } from '../handlers.js';
+import { pointer } from '../json.js';
+import { metaConst } from '../tools.js';
+import { isJsonObject, type BaseMessage, type ToolSchema } from '../types.js';
+import { messageSchema } from './message-schema.js';
+
+/** A toolset: `files` with named sandboxes (FILES-2). */
+export interface ToolsetMessage extends BaseMessage {
+  type: 'toolset';
+  toolset: 'files';
+  /** Sandboxes by name: each a folder relative to the document's folder. */
+  sandboxes: Record<string, SandboxSpec>;
+}
+
+const SANDBOX_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,63}$/;
+
+/** Problems of a sandbox's path its schema cannot say (FILES-2): it must be a plain relative path. */
+function pathProblem(path: string): string | undefined {
+  if (path.includes('\0') || path.includes('\\') || path.includes('%')) return 'a plain relative path with "/" between folders (no NUL, backslash or "%")';
+  if (path.startsWith('/') || /^[a-z]:/i.test(path)) return "a path relative to the document's folder, not an absolute one";
+  return undefined;
+}
+
+/** The handler of `toolset`. */
+export const toolsetHandler = defineHandler<ToolsetMessage>({
+  type: 'toolset',
+  schema: messageSchema('toolset'),
+  check(message) {
+    const problems: MessageProblem[] = [];
+    for (const [name, sandbox] of Object.entries(message.sandboxes)) {
+      if (!SANDBOX_NAME.test(name)) {
+        problems.push({ pointer: pointer('sandboxes', name), message: `Expected a sandbox name to be an identifier (letters, digits, "_"), got "${name}".` });
+      }
+      const problem = pathProblem(sandbox.path);
+      if (problem) problems.push({ pointer: pointer('sandboxes', name, 'path'), message: `Expected ${problem}, got "${sandbox.path}".` });
+    }
+    return problems;
+  },
+  tools(message, defined): Record<string, ToolSchema> {
+    // Sandboxes of an earlier files toolset stay reachable; a later one of the same name wins (FILES-2).
+    const previous = defined.get('list_files');
+    const earlier = previous !== undefined && metaConst(previous, '_activity') === LIST_FILES_ACTIVITY ? metaConst(previous, SANDBOXES_PROPERTY) : undefined;
+    return fileTools({ ...(isJsonObject(earlier) ? (earlier as unknown as Record<string, SandboxSpec>) : {}), ...message.sandboxes });
+  },
+});
