@@ -119,6 +119,7 @@ export function createRuntime(options: CreateRuntimeOptions = {}): DelegatingRun
     store: new CreatedWorkers(),
     validate: (document: RequestDocument, location: string) => runtime.validate(document, location),
     chooseModel,
+    root: options.root ?? process.cwd(),
     ...(options.workersDir === undefined ? {} : { workersDir: options.workersDir }),
   };
   runtime.registerActivity(WORKER_CREATE_ACTIVITY, createWorkerCreateActivity(created), { runsUntrusted: true });

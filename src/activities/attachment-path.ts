@@ -11,13 +11,15 @@ export interface AttachmentPlace {
   root: string;
   /** The segments below `root`. */
   segments: string[];
+  /** The most bytes one file read from this place may have, and whose rule that is (a sandbox's `maxBytes`, ATT-2). */
+  limit?: { maxBytes: number; rule: string };
 }
 
 /**
  * Finds the place of a path's segments other than the caller's root: a sandbox named by the first
  * segment (`<sandbox>/…`) answers its folder and the rest; undefined leaves the path to the root.
  */
-export type AttachmentLocator = (segments: readonly string[]) => AttachmentPlace | undefined;
+export type AttachmentLocator = (segments: readonly string[]) => AttachmentPlace | undefined | Promise<AttachmentPlace | undefined>;
 
 /** A read attachment file: the path as asked and its bytes. */
 export interface AttachmentFile {
@@ -60,7 +62,7 @@ function isAbsent(error: unknown): boolean {
  */
 export async function readAttachmentFile(root: string, path: string, locate?: AttachmentLocator): Promise<AttachmentFile> {
   const segments = attachmentSegments(path);
-  const place = locate?.(segments) ?? { root, segments };
+  const place = (await locate?.(segments)) ?? { root, segments };
   const folder = resolvePath(place.root);
   const missing = (): never => {
     throw new ProtocolError('invalid_params', `Attachment "${path}" names no readable file.`, { path });
@@ -83,7 +85,18 @@ export async function readAttachmentFile(root: string, path: string, locate?: At
     throw error;
   }
   try {
-    if (!(await handle.stat()).isFile()) return missing();
+    const stats = await handle.stat();
+    if (!stats.isFile()) return missing();
+    if (place.limit !== undefined && stats.size > place.limit.maxBytes)
+      throw new ProtocolError(
+        'invalid_params',
+        `Attachment "${path}" has ${stats.size} bytes, more than the ${place.limit.maxBytes} that ${place.limit.rule} allows.`,
+        {
+          path,
+          bytes: stats.size,
+          maxBytes: place.limit.maxBytes,
+        },
+      );
     return { path, content: await handle.readFile() };
   } finally {
     await handle.close();

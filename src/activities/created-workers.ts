@@ -6,6 +6,7 @@ import { ActivityError, CallError, DelegateError, RequestError } from '../protoc
 import type { LoadedRequest } from '../protocol/load-request.js';
 import type { Activity, ActivityEnvironment } from '../protocol/runtime.js';
 import { isJsonObject, type RequestDocument, type ToolSchema } from '../protocol/types.js';
+import { type AttachmentPlaces, callAttachments, handOver, takesAttachments } from './call-attachments.js';
 import { type ChildModelChooser, runDelegation } from './delegate.js';
 import { WORKER_NAME_PATTERN } from '../protocol/messages/workers.js';
 
@@ -20,6 +21,9 @@ export const WORKER_CALL_ACTIVITY = '@worker-call';
 
 /** The steps a created worker may take at most (WRK-8): a safe default, since no person wrote it. */
 export const CREATED_WORKER_MAX_STEPS = 8;
+
+/** The attachments a created worker accepts (WRK-8, ATT-3): a few files, 20 MB in all; the caller's own policy is checked first. */
+export const CREATED_WORKER_ATTACHMENTS = { maxCount: 10, maxBytes: 20_000_000 } as const;
 
 /**
  * The two tools a `workers` message with `"create": true` offers (WRK-7, WRK-9). `taken` are the
@@ -83,7 +87,7 @@ export class CreatedWorkers {
 
 /** The Request a `worker_create` call describes (WRK-8): a system text, no tools, bounded steps, no delegation. */
 export function createdWorkerDocument(call: Record<string, unknown>): RequestDocument {
-  const config: Record<string, unknown> = { maxSteps: CREATED_WORKER_MAX_STEPS, delegation: false };
+  const config: Record<string, unknown> = { maxSteps: CREATED_WORKER_MAX_STEPS, delegation: false, attachments: { ...CREATED_WORKER_ATTACHMENTS } };
   if (typeof call.model === 'string') config.model = call.model;
   else if (typeof call.tier === 'string') config.tier = call.tier;
   return {
@@ -94,8 +98,8 @@ export function createdWorkerDocument(call: Record<string, unknown>): RequestDoc
   };
 }
 
-/** Options of the created-workers Activities. */
-export interface CreatedWorkersOptions {
+/** Options of the created-workers Activities; `root` and `locate` place `worker_call`'s attachments (ATT-2). */
+export interface CreatedWorkersOptions extends AttachmentPlaces {
   store: CreatedWorkers;
   /** Validates a document as the runtime loads one (throws RequestError). */
   validate: (document: RequestDocument, location: string) => LoadedRequest;
@@ -159,7 +163,7 @@ export function createWorkerCreateActivity(options: CreatedWorkersOptions): Acti
 
 /** The `worker_call` Activity (WRK-9): runs a worker created in this run tree on the call's input, and nothing else. */
 export function createWorkerCallActivity(options: CreatedWorkersOptions): Activity {
-  return async (call, _tool, _context, environment) => {
+  return async (call, tool, _context, environment) => {
     const name = String(call.worker);
     const worker = options.store.of(environment).get(name);
     if (!worker) {
@@ -169,13 +173,20 @@ export function createWorkerCallActivity(options: CreatedWorkersOptions): Activi
         { worker: name },
       );
     }
-    const input = { input: call.input, ...(Array.isArray(call.attachments) ? { attachments: call.attachments } : {}) };
-    const model = options.chooseModel?.(worker.request.document, environment.run.model, environment);
+    const { document } = worker.request;
+    // Its attachments are prepared as for any delegation: confined, caller's then its policy, approved (ATT-1 to ATT-7).
+    const attached = handOver(await callAttachments(call, tool, document, environment, options, name));
+    const request =
+      attached.messages.length === 0 ? worker.request : { ...worker.request, document: { ...document, context: [...document.context, ...attached.messages] } };
+    const model = options.chooseModel?.(document, environment.run.model, environment);
     const { result } = await runDelegation(
       environment,
       {
-        request: worker.request,
-        input,
+        request,
+        input: takesAttachments(document)
+          ? { input: call.input }
+          : { input: call.input, ...(call.attachments === undefined ? {} : { attachments: call.attachments }) },
+        ...(attached.files === undefined ? {} : { files: attached.files }),
         ...(model === undefined ? {} : { model }),
         trusted: environment.run.trusted,
         description: `Calling the created worker "${name}"`,
@@ -187,7 +198,8 @@ export function createWorkerCallActivity(options: CreatedWorkersOptions): Activi
         registry: null,
         resolution: 'runtime',
         scopes: [],
-        tier: worker.request.document.config?.tier ?? null,
+        tier: document.config?.tier ?? null,
+        ...(attached.records === undefined ? {} : { attachments: attached.records }),
       },
     );
     if (!result.ok) throw result.error;

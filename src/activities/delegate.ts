@@ -1,9 +1,6 @@
 /** The Delegation Activity: runs the Request a `_delegate` names in an isolated child run and returns its output. */
-import { requiresApproval } from '../approvals/approval-policy.js';
-import { isNativePartType, liveModelName, type Model, type ProviderFile } from '../protocol/model.js';
-import type { AttachmentLocator } from './attachment-path.js';
-import { attachmentPolicyOf } from './attachment-policy.js';
-import { attachmentRecords, type PreparedAttachment, prepareAttachments } from './attachments.js';
+import { liveModelName, type Model } from '../protocol/model.js';
+import { type AttachmentPlaces, callAttachments, handOver, takesAttachments } from './call-attachments.js';
 import { DelegateError, type ProtocolError } from '../protocol/errors.js';
 import type { Activity, ActivityEnvironment, ChildRunRequest, RunResult } from '../protocol/runtime.js';
 import type { TraceEventMap, WorkerFailureFields } from '../protocol/trace-events.js';
@@ -21,13 +18,9 @@ export interface DelegateResolver {
 export type ChildModelChooser = (document: RequestDocument, inherited: Model | undefined, environment: ActivityEnvironment) => Model | undefined;
 
 /** What the Delegation Activity needs. */
-export interface DelegateActivityOptions {
+export interface DelegateActivityOptions extends AttachmentPlaces {
   resolvers: DelegateResolver;
   chooseModel?: ChildModelChooser;
-  /** The folder attachment paths are confined to (ATT-2; default: the working directory). */
-  root?: string;
-  /** Places `<sandbox>/…` attachment paths in the caller's sandboxes (ATT-2). */
-  locate?: AttachmentLocator;
 }
 
 /** The call's parameters without meta-properties: what the child receives as input. */
@@ -59,19 +52,16 @@ export function createDelegateActivity(options: DelegateActivityOptions): Activi
       trusted: environment.run.trusted,
       ...(environment.run.delegates === undefined ? {} : { delegates: environment.run.delegates }),
     });
-    const attached = await attachmentsOf(call, tool, resolved.document, environment, options);
-    const document: RequestDocument = {
-      ...resolved.document,
-      context: [...isolatedContext(resolved.document, context), ...attached.map((attachment) => attachment.message)],
-    };
+    const attached = handOver(await callAttachments(call, tool, resolved.document, environment, options));
+    const document: RequestDocument = { ...resolved.document, context: [...isolatedContext(resolved.document, context), ...attached.messages] };
     const model = options.chooseModel ? options.chooseModel(resolved.document, environment.run.model, environment) : environment.run.model;
     const scopes = metaValue(call, tool, '_scopes');
     const { child, result } = await runDelegation(
       environment,
       {
         request: { document, location: resolved.location, name: resolved.name },
-        input: attached.length > 0 || takesAttachments(resolved.document) ? withoutAttachments(delegateInput(call)) : delegateInput(call),
-        ...(attached.length > 0 ? { files: attached.filter((attachment) => isNativePartType(attachment.mediaType)).map(providerFileOf) } : {}),
+        input: takesAttachments(resolved.document) ? withoutAttachments(delegateInput(call)) : delegateInput(call),
+        ...(attached.files === undefined ? {} : { files: attached.files }),
         ...(model === undefined ? {} : { model }),
         trusted: resolved.trusted,
         description: `Delegating "${call._tool}" to ${resolved.location}`,
@@ -84,7 +74,7 @@ export function createDelegateActivity(options: DelegateActivityOptions): Activi
         resolution: metaValue(call, tool, '_resolve') === 'upfront' ? 'upfront' : 'runtime',
         scopes: Array.isArray(scopes) ? scopes : [],
         tier: resolved.document.config?.tier ?? null,
-        ...(attached.length > 0 ? { attachments: attachmentRecords(attached) } : {}),
+        ...(attached.records === undefined ? {} : { attachments: attached.records }),
       },
     );
     if (result.ok) return result.output;
@@ -131,6 +121,12 @@ export async function runDelegation(
   return { child, result };
 }
 
+/** The input without the `attachments` parameter, which the child receives as messages instead (ATT-5). */
+export function withoutAttachments(input: Record<string, unknown>): Record<string, unknown> {
+  const { attachments: _files, ...rest } = input;
+  return rest;
+}
+
 /** Child failures keep their code where the parent can act on it; everything else is a worker error. */
 function codeForParent(error: ProtocolError): ProtocolError['code'] {
   switch (error.code) {
@@ -150,54 +146,4 @@ function codeForParent(error: ProtocolError): ProtocolError['code'] {
     default:
       return 'worker_error';
   }
-}
-
-/** True when the callee declares `config.attachments`: its calls' `attachments` are files, not input (ATT-1). */
-function takesAttachments(document: RequestDocument): boolean {
-  return attachmentPolicyOf(document) !== undefined;
-}
-
-/** The input without the `attachments` parameter, which the child receives as messages instead (ATT-5). */
-function withoutAttachments(input: Record<string, unknown>): Record<string, unknown> {
-  const { attachments: _files, ...rest } = input;
-  return rest;
-}
-
-/** What a provider receives of a prepared image or PDF (ATT-6). */
-function providerFileOf(attachment: PreparedAttachment): ProviderFile {
-  return { path: attachment.path, mediaType: attachment.mediaType, data: attachment.content };
-}
-
-/**
- * The call's attachments, prepared before the child starts (ATT-1 to ATT-5): only when the callee
- * declares `config.attachments` and the call passes `attachments`; none otherwise.
- */
-async function attachmentsOf(
-  call: Call,
-  tool: ToolSchema,
-  callee: RequestDocument,
-  environment: ActivityEnvironment,
-  options: DelegateActivityOptions,
-): Promise<PreparedAttachment[]> {
-  const paths = call.attachments;
-  if (paths === undefined || !takesAttachments(callee)) return [];
-  const caller = environment.run.attachments === undefined ? undefined : { context: [], schema: true, config: { attachments: environment.run.attachments } };
-  const confirm = environment.options.confirm;
-  return prepareAttachments(
-    {
-      run: environment.run,
-      caller,
-      callee,
-      target: call._tool,
-      callId: environment.callId,
-      tool,
-      // A tool rule asking for approval of the delegating call asks for each attachment too (ATT-4).
-      approvalRequired: requiresApproval(tool),
-      root: options.root ?? process.cwd(),
-      signal: environment.signal,
-      ...(options.locate === undefined ? {} : { locate: options.locate }),
-      ...(confirm === undefined ? {} : { confirm }),
-    },
-    paths as string[],
-  );
 }

@@ -22,6 +22,8 @@ import type { RunLink, TreeShares } from './child-run.js';
 import { CallLedger } from './call-ledger.js';
 import { isJsonObject, type Message } from './types.js';
 import { applyToolRules } from './tool-rules.js';
+import type { SandboxSpec } from './file-tools.js';
+import { contextSandboxes } from './messages/toolset.js';
 import { DELEGATE_TOOL, delegationInstructions, offeredDelegateTool, type TierCatalog } from './delegate-tool.js';
 
 /** Runs a loaded Request to completion; every failure ends as a typed error with a complete trace (LOOP-14). */
@@ -69,6 +71,12 @@ function attachmentPolicy(policy: unknown): { attachments?: Record<string, unkno
   return isJsonObject(policy) ? { attachments: policy } : {};
 }
 
+/** The run's `files` sandboxes as RunInfo carries them (ATT-2): only when it declares any. */
+function sandboxesOf(context: readonly Message[]): { sandboxes?: Record<string, SandboxSpec> } {
+  const sandboxes = contextSandboxes(context);
+  return Object.keys(sandboxes).length === 0 ? {} : { sandboxes };
+}
+
 /** Facts about the run that Activities and the trace see. */
 function runInfo(loaded: LoadedRequest, options: RunOptions, link: RunLink | undefined, catalog: TierCatalog | undefined): RunInfo {
   const name = options.name ?? loaded.name;
@@ -89,6 +97,7 @@ function runInfo(loaded: LoadedRequest, options: RunOptions, link: RunLink | und
     ...(loaded.document.config?.delegation === undefined ? {} : { delegation: loaded.document.config.delegation }),
     ...attachmentPolicy(loaded.document.config?.attachments),
     ...(loaded.document.config?.toolRules === undefined ? {} : { toolRules: loaded.document.config.toolRules }),
+    ...sandboxesOf(loaded.document.context),
   };
 }
 

@@ -2,6 +2,7 @@
 import { ActivityRegistry, type ActivityOptions } from './activity-registry.js';
 import { CONSULT_ACTIVITY } from './advisors.js';
 import type { ToolRule } from './tool-rules.js';
+import type { SandboxSpec } from './file-tools.js';
 import { consultAdvisor } from './consult-advisor.js';
 import type { Model, ProviderFile } from './model.js';
 import type { Budget } from './budget.js';
@@ -44,6 +45,8 @@ export interface RunInfo {
   attachments?: Record<string, unknown>;
   /** The run's document's `config.toolRules` (TOOL-21): tools it lends a worker are the tools as the rules leave them. */
   toolRules?: readonly ToolRule[];
+  /** The run's `files` sandboxes (FILES-2), if it declares any: its attachments may be read from them (ATT-2). */
+  sandboxes?: Readonly<Record<string, SandboxSpec>>;
 }
 
 /** A run an Activity starts on behalf of its call (the Delegation Activity's child, DEL-8). */

@@ -3,7 +3,7 @@ import { fileTools, LIST_FILES_ACTIVITY, SANDBOXES_PROPERTY, type SandboxSpec } 
 import { defineHandler, type MessageProblem } from '../handlers.js';
 import { pointer } from '../json.js';
 import { metaConst } from '../tools.js';
-import { isJsonObject, type BaseMessage, type ToolSchema } from '../types.js';
+import { isJsonObject, type BaseMessage, type Message, type ToolSchema } from '../types.js';
 import { messageSchema } from './message-schema.js';
 
 /** A toolset: `files` with named sandboxes (FILES-2). */
@@ -45,3 +45,15 @@ export const toolsetHandler = defineHandler<ToolsetMessage>({
     return fileTools({ ...(isJsonObject(earlier) ? (earlier as unknown as Record<string, SandboxSpec>) : {}), ...message.sandboxes });
   },
 });
+
+/**
+ * The `files` sandboxes a context declares, merged in order as the tools merge them (a later
+ * sandbox of one name wins, FILES-2): where a delegating call's `<sandbox>/…` attachment paths
+ * are read from (ATT-2).
+ */
+export function contextSandboxes(context: readonly Message[]): Record<string, SandboxSpec> {
+  const sandboxes: Record<string, SandboxSpec> = {};
+  for (const message of context)
+    if (message.type === 'toolset' && (message as ToolsetMessage).toolset === 'files') Object.assign(sandboxes, (message as ToolsetMessage).sandboxes);
+  return sandboxes;
+}
