@@ -7,11 +7,13 @@ import type { TraceEventMap, WorkerFailureFields } from '../protocol/trace-event
 import { metaValue } from '../protocol/tools.js';
 import type { Call, Message, RequestDocument, ToolSchema } from '../protocol/types.js';
 import { isMetaProperty } from '../protocol/types.js';
-import type { ResolvedRequest, ResolveContext } from '../resolvers/resolver.js';
+import type { CatalogEntry, ResolvedRequest, ResolveContext } from '../resolvers/resolver.js';
 
 /** Resolves references (the ResolverRegistry satisfies this). */
 export interface DelegateResolver {
   resolve(reference: string, context: ResolveContext): Promise<ResolvedRequest>;
+  /** Reads a `delegate-serve` catalog (WRK-2); the ResolverRegistry has it. */
+  catalog?(reference: string, context: ResolveContext): Promise<CatalogEntry[]>;
 }
 
 /** Chooses a child run's model (DEL-16): own model, else own tier, else the caller's. */

@@ -1,7 +1,7 @@
 /** The workers preparer (WRK-2 to WRK-5): before a run starts, each `workers` message becomes the tools that delegate to its allowed workers. */
 import { readdir, realpath } from 'node:fs/promises';
 import { dirname, isAbsolute, join, relative, resolve as resolvePath, sep } from 'node:path';
-import { RequestError, type Problem } from '../protocol/errors.js';
+import { DelegateError, RequestError, type Problem } from '../protocol/errors.js';
 import type { HandlerRegistry } from '../protocol/handlers.js';
 import { pointer } from '../protocol/json.js';
 import type { LoadedRequest } from '../protocol/load-request.js';
@@ -10,7 +10,7 @@ import { isAllowedWorker, WORKER_NAME_PATTERN, type WorkersMessage } from '../pr
 import { isReservedToolName } from '../protocol/reserved-tools.js';
 import type { RunOptions, RunPreparer, Runtime } from '../protocol/runtime.js';
 import type { JsonSchema, Message, RequestDocument, ToolMessage, ToolSchema } from '../protocol/types.js';
-import { isInside } from '../resolvers/reference-forms.js';
+import { isHttpUrl, isInside } from '../resolvers/reference-forms.js';
 import type { ResolvedRequest } from '../resolvers/resolver.js';
 import { acceptsAttachments } from './attachment-policy.js';
 import { creationTools } from './created-workers.js';
@@ -180,6 +180,51 @@ export function createWorkersPreparer(options: WorkersPreparerOptions): RunPrepa
   };
 }
 
+/** A worker a `workers` message may offer, before it is resolved: the name its place gives it and its `_delegate` reference. */
+interface Candidate {
+  byPlace: string;
+  reference: string;
+}
+
+/** The `.json` files of a `workers` folder (WRK-2), each with its reference relative to the referring document. */
+async function folderCandidates(message: WorkersMessage, request: LoadedRequest, root: string, problem: (message: string) => void): Promise<Candidate[]> {
+  const folder = await workersFolder(message.from, request, root);
+  if (typeof folder !== 'string') {
+    problem(folder.problem);
+    return [];
+  }
+  const base = isAbsolute(request.location) ? dirname(request.location) : root;
+  return (await jsonFilesIn(folder)).map((path) => {
+    const relativePath = relative(base, join(folder, path)).split(sep).join('/');
+    return { byPlace: path.slice(0, -'.json'.length), reference: relativePath.startsWith('.') ? relativePath : `./${relativePath}` };
+  });
+}
+
+/** The Requests a `delegate-serve` catalog lists (WRK-2), read under the URL rules (host allow-list, limits); a problem when it cannot be read. */
+async function catalogCandidates(
+  message: WorkersMessage,
+  resolvers: DelegateResolver,
+  runOptions: RunOptions,
+  problem: (message: string) => void,
+): Promise<Candidate[]> {
+  if (resolvers.catalog === undefined) {
+    problem(`Expected "from" to be a folder: this runtime reads no catalogs, got "${message.from}".`);
+    return [];
+  }
+  try {
+    const entries = await resolvers.catalog(message.from, {
+      toolName: 'workers',
+      tool: { type: 'object', properties: { _delegate: { const: message.from } } },
+      ...(runOptions.signal ? { signal: runOptions.signal } : {}),
+    });
+    return entries.map((entry) => ({ byPlace: entry.name, reference: entry.reference }));
+  } catch (error) {
+    if (!(error instanceof DelegateError)) throw error;
+    problem(`Expected "from" to name a delegate-serve catalog that can be read: ${error.message}`);
+    return [];
+  }
+}
+
 /** The allowed workers of one `workers` message, by name, each resolved as a `_delegate` reference (WRK-2, WRK-3). */
 async function findWorkers(
   message: WorkersMessage,
@@ -189,32 +234,26 @@ async function findWorkers(
   resolvers: DelegateResolver,
   problem: (message: string) => void,
 ): Promise<FoundWorker[]> {
-  const folder = await workersFolder(message.from, request, root);
-  if (typeof folder !== 'string') {
-    problem(folder.problem);
-    return [];
-  }
-  const base = isAbsolute(request.location) ? dirname(request.location) : root;
+  const candidates = isHttpUrl(message.from)
+    ? await catalogCandidates(message, resolvers, runOptions, problem)
+    : await folderCandidates(message, request, root, problem);
   const found: FoundWorker[] = [];
-  for (const path of await jsonFilesIn(folder)) {
-    const relativePath = relative(base, join(folder, path)).split(sep).join('/');
-    const reference = relativePath.startsWith('.') ? relativePath : `./${relativePath}`;
-    const byPath = path.slice(0, -'.json'.length);
+  for (const { byPlace, reference } of candidates) {
     let resolved: ResolvedRequest;
     try {
       resolved = await resolvers.resolve(reference, {
         ...(isAbsolute(request.location) ? { base: request.location } : {}),
-        toolName: byPath,
+        toolName: byPlace,
         tool: { type: 'object', properties: { _delegate: { const: reference } } },
         ...(runOptions.signal ? { signal: runOptions.signal } : {}),
       });
     } catch (error) {
-      // A file that is not a valid Request stops the run only when the workers would offer it.
-      if (isAllowedWorker(message.allow, byPath)) throw error;
+      // A document that is not a valid Request stops the run only when the workers would offer it.
+      if (isAllowedWorker(message.allow, byPlace)) throw error;
       continue;
     }
     const named = resolved.document.meta?.name;
-    const name = typeof named === 'string' && named !== '' ? named : byPath;
+    const name = typeof named === 'string' && named !== '' ? named : byPlace;
     if (!isAllowedWorker(message.allow, name)) continue;
     if (WORKER_NAME_PATTERN.test(name)) found.push({ name, reference, resolved });
     else problem(`Expected the worker of ${reference} to be named like a tool (${WORKER_NAME_PATTERN.source}), got "${name}".`);

@@ -7,7 +7,7 @@ import { DelegateRegistry } from './delegate-registry.js';
 import { FileResolver } from './file-resolver.js';
 import { NameResolver } from './name-resolver.js';
 import { readLocatedRequest } from './read-located-request.js';
-import type { ResolveContext, ResolvedRequest, Resolver } from './resolver.js';
+import type { CatalogEntry, ResolveContext, ResolvedRequest, Resolver } from './resolver.js';
 import { UrlResolver } from './url-resolver.js';
 
 /** The human description of the references a resolver understands: its `form` when it has one, else its name. */
@@ -92,6 +92,14 @@ export class ResolverRegistry implements Resolver {
     }
     const found = await resolver.resolve(reference, context);
     return 'document' in found ? found : readLocatedRequest(reference, found, this.handlers);
+  }
+
+  /** Reads the catalog a reference names with the first accepting resolver, when it reads catalogs (WRK-2); `delegate_not_found` otherwise. */
+  async catalog(reference: string, context: ResolveContext): Promise<CatalogEntry[]> {
+    const resolver = this.find(reference, context);
+    if (resolver?.catalog === undefined)
+      throw new DelegateError('delegate_not_found', `"${reference}" names no catalog a resolver can read: catalogs are delegate-serve URLs.`, { reference });
+    return resolver.catalog(reference, context);
   }
 }
 

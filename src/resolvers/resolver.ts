@@ -61,6 +61,18 @@ export interface Resolver {
    * resolver that returns a ResolvedRequest, already read and validated, is taken at its word.
    */
   resolve(reference: string, context: ResolveContext): Promise<LocatedRequest | ResolvedRequest>;
+  /**
+   * Reads the catalog a reference names (a `delegate-serve` catalog, SERVE-4): the Requests it
+   * lists, each with the absolute reference that resolves it (WRK-2). Only resolvers of served
+   * documents have one.
+   */
+  catalog?(reference: string, context: ResolveContext): Promise<CatalogEntry[]>;
   /** Releases what the resolver holds open (the URL resolver's keep-alive connections). */
   close?(): Promise<void>;
+}
+
+/** One Request a catalog lists (SERVE-4): its name (DOC-4) and the reference that resolves it. */
+export interface CatalogEntry {
+  name: string;
+  reference: string;
 }

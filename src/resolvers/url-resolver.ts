@@ -6,7 +6,7 @@ import { parseJson } from '../protocol/json.js';
 import { HostList } from './host-list.js';
 import { splitIntegrity } from './integrity.js';
 import { hasScheme, isAnonymousReference, isHttpUrl } from './reference-forms.js';
-import type { LocatedRequest, ResolveContext, Resolver } from './resolver.js';
+import type { CatalogEntry, LocatedRequest, ResolveContext, Resolver } from './resolver.js';
 
 /** Default timeout of each phase of a fetch (connect, headers, idle body), in milliseconds. */
 export const DEFAULT_FETCH_TIMEOUT_MS = 10_000;
@@ -147,6 +147,31 @@ export class UrlResolver implements Resolver {
       throw new DelegateError(error.code, `Delegate ${named} ${error.message}`, { reference, url: location, ...error.data }, { cause: error.cause });
     }
     return { location, content: bytes, trusted: this.trustHosts.matches(url) };
+  }
+
+  /**
+   * Reads the `delegate-serve` catalog at `reference` (SERVE-4, WRK-2) under the rules of a
+   * document (host allow-list, no redirects, JSON media type, size cap, timeouts, ETag cache): a
+   * JSON array of `{path, name}` entries, each path resolved against the catalog's URL.
+   * `delegate_not_found` when the answer is not such an array.
+   */
+  async catalog(reference: string, context: ResolveContext): Promise<CatalogEntry[]> {
+    const located = await this.resolve(reference, context);
+    const wrong = (what: string): never => {
+      throw new DelegateError('delegate_not_found', `The catalog ${located.location} is not a delegate-serve catalog: ${what}.`, { url: located.location });
+    };
+    let entries: unknown;
+    try {
+      entries = JSON.parse(Buffer.from(located.content).toString('utf8'));
+    } catch {
+      return wrong('its answer is not JSON');
+    }
+    if (!Array.isArray(entries)) return wrong('expected a JSON array of {path, name} entries');
+    return entries.map((entry, index) => {
+      const { path, name } = (entry ?? {}) as { path?: unknown; name?: unknown };
+      if (typeof path !== 'string' || typeof name !== 'string') return wrong(`expected entry ${index} to have a string path and name`);
+      return { name, reference: new URL(path, located.location).href };
+    });
   }
 
   /** Forgets every cached document (the next load of each URL downloads again). */
