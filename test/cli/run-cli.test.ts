@@ -1,4 +1,4 @@
-import { existsSync } from 'node:fs';
+import { cpSync, existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { offlineEnv, readTrace, runCli, startCli, tempDir, waitFor } from '../helpers/cli.js';
@@ -61,6 +61,39 @@ describe('delegate-run, end to end through the built binary', () => {
     // The planner itself stands for the deep model it names, which may delegate.
     const plannerAsk = events.find((event) => event.event === 'model.request' && event.depth === 0);
     expect(JSON.stringify(plannerAsk?.schema)).toContain('"_tool":{"const":"delegate"}');
+  });
+
+  it('runs the pitch-deck example offline: decks listed in a ro sandbox, each handed to the locked evaluator as a PDF attachment, evaluations written after approval (WRK-1, ATT-1 to ATT-7, FILES-1 to FILES-6, TOOL-21)', async () => {
+    // A copy, so that the run's writes land in a temp folder and never in the repository.
+    const folder = tempDir('pitch-deck-');
+    cpSync('requests/pitch-deck', join(folder, 'pitch-deck'), { recursive: true, filter: (source) => !source.endsWith('.md') });
+    const trace = join(folder, 'trace.jsonl');
+    const result = await runCli(['pitch-deck/orchestrator.json', '--approve', 'approve_all', '--json', '--trace', trace], { cwd: folder });
+    expect(result.code, result.stderr).toBe(0);
+    expect(JSON.parse(result.stdout).output.screened.map((deck: { verdict: string }) => deck.verdict)).toEqual(['meet', 'pass']);
+    expect(readFileSync(join(folder, 'pitch-deck', 'evaluations', 'aurora-grid.md'), 'utf8')).toMatch(/^# Aurora Grid\n\nScore: 8\/10/);
+    const events = readTrace(trace);
+    expect(events.filter((event) => event.event === 'delegate.started').map((event) => event.attachments)).toEqual([
+      [{ path: 'input/aurora-grid.pdf', mediaType: 'application/pdf', bytes: statSync('requests/pitch-deck/pipeline/aurora-grid.pdf').size }],
+      [{ path: 'input/tidewater.pdf', mediaType: 'application/pdf', bytes: statSync('requests/pitch-deck/pipeline/tidewater.pdf').size }],
+    ]);
+    expect(events.filter((event) => event.event === 'approval.decided').map((event) => [event.tool, event.decision])).toEqual([
+      ['write_file', 'approved'],
+      ['write_file', 'approved'],
+    ]);
+    // The evaluator's model got the deck as a file, and the trace names it without its bytes (ATT-6, ATT-7).
+    const evaluatorAsk = events.find((event) => event.event === 'model.request' && event.depth === 1);
+    expect(JSON.stringify(evaluatorAsk?.messages)).toMatch(
+      /"files":\[\{"path":"input\/(aurora-grid|tidewater)\.pdf","mediaType":"application\/pdf","bytes":\d+\}\]/,
+    );
+    expect(readFileSync(trace, 'utf8')).not.toContain('%PDF-1.4');
+
+    // Under strict approvals the gated writes are refused and nothing is written (FILES-6).
+    const strict = tempDir('pitch-deck-');
+    cpSync('requests/pitch-deck', join(strict, 'pitch-deck'), { recursive: true, filter: (source) => !source.endsWith('.md') });
+    const refused = await runCli(['pitch-deck/orchestrator.json', '--approve', 'strict', '--json'], { cwd: strict });
+    expect(refused.code, refused.stderr).toBe(0);
+    expect(readdirSync(join(strict, 'pitch-deck', 'evaluations'))).toEqual(['.gitignore']);
   });
 
   it("runs act 012's refund example: the model repeats its plan, the refund is issued once (PLAN-10)", async () => {
