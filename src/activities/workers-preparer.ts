@@ -202,19 +202,19 @@ async function folderCandidates(message: WorkersMessage, request: LoadedRequest,
 
 /** The Requests a `delegate-serve` catalog lists (WRK-2), read under the URL rules (host allow-list, limits); a problem when it cannot be read. */
 async function catalogCandidates(
-  message: WorkersMessage,
+  catalog: string,
   resolvers: DelegateResolver,
   runOptions: RunOptions,
   problem: (message: string) => void,
 ): Promise<Candidate[]> {
   if (resolvers.catalog === undefined) {
-    problem(`Expected "from" to be a folder: this runtime reads no catalogs, got "${message.from}".`);
+    problem(`Expected "from" to be a folder: this runtime reads no catalogs, got "${catalog}".`);
     return [];
   }
   try {
-    const entries = await resolvers.catalog(message.from, {
+    const entries = await resolvers.catalog(catalog, {
       toolName: 'workers',
-      tool: { type: 'object', properties: { _delegate: { const: message.from } } },
+      tool: { type: 'object', properties: { _delegate: { const: catalog } } },
       ...(runOptions.signal ? { signal: runOptions.signal } : {}),
     });
     return entries.map((entry) => ({ byPlace: entry.name, reference: entry.reference }));
@@ -222,6 +222,15 @@ async function catalogCandidates(
     if (!(error instanceof DelegateError)) throw error;
     problem(`Expected "from" to name a delegate-serve catalog that can be read: ${error.message}`);
     return [];
+  }
+}
+
+/** `from` resolved against a served document's URL (WRK-2); the text as it is when it is no URL reference. */
+function catalogUrl(from: string, location: string): string {
+  try {
+    return new URL(from, location).href;
+  } catch {
+    return from;
   }
 }
 
@@ -234,9 +243,10 @@ async function findWorkers(
   resolvers: DelegateResolver,
   problem: (message: string) => void,
 ): Promise<FoundWorker[]> {
-  const candidates = isHttpUrl(message.from)
-    ? await catalogCandidates(message, resolvers, runOptions, problem)
-    : await folderCandidates(message, request, root, problem);
+  // A served document has no folders to list, only its server's catalog, so its `from` is a catalog's URL relative to it.
+  const catalog = isHttpUrl(message.from) ? message.from : isHttpUrl(request.location) ? catalogUrl(message.from, request.location) : undefined;
+  const candidates =
+    catalog === undefined ? await folderCandidates(message, request, root, problem) : await catalogCandidates(catalog, resolvers, runOptions, problem);
   const found: FoundWorker[] = [];
   for (const { byPlace, reference } of candidates) {
     let resolved: ResolvedRequest;
