@@ -1,6 +1,8 @@
 /** A delegating call's attachments, from its parameters to what its child gets (ATT-1 to ATT-7): one way for the Delegation Activity and `worker_call`. */
 import { requiresApproval } from '../approvals/approval-policy.js';
-import { sandboxLocator } from '../files/sandbox-path.js';
+import { sandboxFolder, suffixAllowed } from '../files/sandbox-path.js';
+import type { SandboxSpec } from '../protocol/file-tools.js';
+import { DelegateError } from '../protocol/errors.js';
 import { isNativePartType, type ProviderFile } from '../protocol/model.js';
 import type { ActivityEnvironment } from '../protocol/runtime.js';
 import type { Call, Message, RequestDocument, ToolSchema } from '../protocol/types.js';
@@ -19,6 +21,28 @@ export interface AttachmentPlaces {
 /** True when the callee declares `config.attachments`: its calls' `attachments` are files, not input (ATT-1). */
 export function takesAttachments(document: RequestDocument): boolean {
   return attachmentPolicyOf(document) !== undefined;
+}
+
+/**
+ * Places attachment paths whose first segment names one of the caller's sandboxes in that
+ * sandbox's real folder (ATT-2): the folder confined as for the file tools (FILES-2), the file's
+ * suffix allowed by the sandbox (else `delegate_forbidden`), and no file above its `maxBytes`.
+ * Any other path is left to the caller's root.
+ */
+export function sandboxLocator(sandboxes: Readonly<Record<string, SandboxSpec>>, root: string, location: string): AttachmentLocator {
+  return async (segments) => {
+    const [name = '', ...rest] = segments;
+    if (!Object.hasOwn(sandboxes, name)) return undefined;
+    const spec = sandboxes[name] as SandboxSpec;
+    const folder = await sandboxFolder(name, spec, root, location);
+    const path = segments.join('/');
+    if (!suffixAllowed(spec, rest.join('/')))
+      throw new DelegateError('delegate_forbidden', `Attachment "${path}" is forbidden: the sandbox "${name}" does not allow this file's suffix.`, {
+        path,
+        sandbox: name,
+      });
+    return { root: folder, segments: rest, ...(spec.maxBytes === undefined ? {} : { limit: { maxBytes: spec.maxBytes, rule: `the sandbox "${name}"` } }) };
+  };
 }
 
 /** The locator of a call: the one given, else the caller's sandboxes, else none (ATT-2). */

@@ -4,7 +4,6 @@ import { dirname, isAbsolute, join, resolve as resolvePath } from 'node:path';
 import { DelegateError, CallError } from '../protocol/errors.js';
 import type { SandboxSpec } from '../protocol/file-tools.js';
 import { isInside } from '../resolvers/reference-forms.js';
-import type { AttachmentLocator } from '../activities/attachment-path.js';
 
 /** A path addressed in a sandbox, once confined. */
 export interface SandboxTarget {
@@ -101,26 +100,4 @@ export function suffixAllowed(spec: SandboxSpec, name: string): boolean {
   const lower = name.toLowerCase();
   if ((spec.denySuffixes ?? []).some((suffix) => lower.endsWith(suffix.toLowerCase()))) return false;
   return spec.allowSuffixes === undefined || spec.allowSuffixes.some((suffix) => lower.endsWith(suffix.toLowerCase()));
-}
-
-/**
- * Places attachment paths whose first segment names one of the caller's sandboxes in that
- * sandbox's real folder (ATT-2): the folder confined as for the file tools (FILES-2), the file's
- * suffix allowed by the sandbox (else `delegate_forbidden`), and no file above its `maxBytes`.
- * Any other path is left to the caller's root.
- */
-export function sandboxLocator(sandboxes: Readonly<Record<string, SandboxSpec>>, root: string, location: string): AttachmentLocator {
-  return async (segments) => {
-    const [name = '', ...rest] = segments;
-    if (!Object.hasOwn(sandboxes, name)) return undefined;
-    const spec = sandboxes[name] as SandboxSpec;
-    const folder = await sandboxFolder(name, spec, root, location);
-    const path = segments.join('/');
-    if (!suffixAllowed(spec, rest.join('/')))
-      throw new DelegateError('delegate_forbidden', `Attachment "${path}" is forbidden: the sandbox "${name}" does not allow this file's suffix.`, {
-        path,
-        sandbox: name,
-      });
-    return { root: folder, segments: rest, ...(spec.maxBytes === undefined ? {} : { limit: { maxBytes: spec.maxBytes, rule: `the sandbox "${name}"` } }) };
-  };
 }
