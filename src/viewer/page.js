@@ -303,6 +303,20 @@
       return `<div class="lane-row${run?.failedPath ? ' failed-path' : ''}" data-run="${esc(runBar.run)}"><div class="label" style="padding-left:${(run?.depth ?? 0) * 12 + 4}px">${esc(runBar.label)}</div><div class="track" style="height:${height}px">${barHtml(runBar, 0)}${inner}</div></div>`;
     })
     .join('')}`;
+  /** What a bar stands for, in a line: the run, the model call or the call. @param {ViewSpan} view */
+  const barDetail = (view) => {
+    if (view.kind === 'run') {
+      const run = /** @type {ViewRun} */ (data.runs[view.ref]);
+      const tokens = run.own.inputTokens + run.own.outputTokens;
+      return `${run.name} (${run.run}) · ${run.modelLabel} · ${run.status}${run.code ? ` ${run.code}` : ''} · ${count(run.own.steps)} steps · ${count(tokens)} tokens · ${dollars(run.own.costUsd)}`;
+    }
+    if (view.kind === 'model') {
+      const exchange = /** @type {ViewExchange} */ (data.exchanges[view.ref]);
+      return `model call, step ${exchange.step}, attempt ${exchange.attempt}${exchangeSummary(exchange)}`;
+    }
+    const call = /** @type {ViewCall} */ (data.calls[view.ref]);
+    return `call ${call.call} of ${call.tool} · ${callEnding(call)}`;
+  };
   const tooltip = byId('tooltip');
   const timeline = byId('timeline');
   timeline.addEventListener('mouseover', (event) => {
@@ -311,7 +325,7 @@
     const view = barList[Number(/** @type {HTMLElement} */ (bar).dataset.bar)];
     if (!view) return;
     const end = view.end === null ? 'still running' : `${duration(view.end - view.start)}`;
-    tooltip.innerHTML = `<b>${esc(view.label)}</b><br>${esc(view.detail)}<br>from ${duration(view.start)} · ${end}${view.critical ? '<br>on the critical path' : ''}`;
+    tooltip.innerHTML = `<b>${esc(view.label)}</b><br>${esc(barDetail(view))}<br>from ${duration(view.start)} · ${end}${view.critical ? '<br>on the critical path' : ''}`;
     tooltip.hidden = false;
   });
   timeline.addEventListener('mousemove', (event) => {

@@ -205,10 +205,9 @@ export class TraceView {
   private spans(runs: readonly ViewRun[], critical: ReadonlySet<string>, origin: number): ViewSpan[] {
     const at = (index: number | null | undefined) => (index === null || index === undefined ? null : (this.times[index] ?? origin) - origin);
     const spans: ViewSpan[] = [];
-    for (const run of runs) {
+    for (const [index, run] of runs.entries()) {
       const events = this.runEvents.get(run.run);
       if (!events) continue;
-      const f = figuresText(run.own);
       spans.push({
         kind: 'run',
         run: run.run,
@@ -216,17 +215,14 @@ export class TraceView {
         start: at(events.start) ?? 0,
         end: at(events.end),
         status: run.status === 'completed' ? 'ok' : run.status,
-        detail: `${run.name} (${run.run}) · ${run.model ?? 'no model'} · ${run.status}${run.code ? ` ${run.code}` : ''} · ${f}`,
+        ref: index,
         event: events.start,
         critical: run.critical,
       });
     }
-    for (const exchange of this.exchanges.values()) {
+    for (const [index, exchange] of [...this.exchanges.values()].entries()) {
       const first = exchange.request ?? exchange.response ?? exchange.retries[0] ?? 0;
       const response = exchange.response === null ? undefined : (this.events[exchange.response] as unknown as Record<string, unknown>);
-      const usage = response?.usage as Record<string, unknown> | undefined;
-      const tokens = usage === undefined ? '' : ` · ${numberField(usage, 'inputTokens')} in / ${numberField(usage, 'outputTokens')} out`;
-      const model = response === undefined ? '' : ` · ${stringField(response, 'model', '')}`;
       spans.push({
         kind: 'model',
         run: exchange.run,
@@ -234,12 +230,12 @@ export class TraceView {
         start: at(first) ?? 0,
         end: at(exchange.response),
         status: exchange.response === null ? 'running' : response?.solution === null ? 'failed' : 'ok',
-        detail: `model call, step ${exchange.step}, attempt ${exchange.attempt}${model}${tokens}${response ? ` · ${numberField(response, 'ms')} ms` : ''}`,
+        ref: index,
         event: first,
         critical: false,
       });
     }
-    for (const call of this.calls.values()) {
+    for (const [index, call] of [...this.calls.values()].entries()) {
       const first = call.events[0] ?? 0;
       const end = call.events.find((index) => /^call\.(completed|failed|skipped)$/.test(this.events[index]?.event ?? ''));
       const ending = end === undefined ? undefined : this.events[end]?.event;
@@ -251,7 +247,7 @@ export class TraceView {
         start: at(first) ?? 0,
         end: at(end),
         status,
-        detail: `call ${call.call} of ${call.tool}${call.child ? ` → ${call.child}` : ''} · ${status}`,
+        ref: index,
         event: first,
         critical: call.child !== null && critical.has(call.child),
       });
@@ -298,10 +294,4 @@ function usageFigures(value: unknown, runs: number): ViewFigures {
     cacheWriteTokens: numberField(usage, 'cacheWriteTokens'),
     costUsd: usage.costUsd === null ? null : numberField(usage, 'costUsd'),
   };
-}
-
-/** Tokens and dollars in a few words. */
-function figuresText(figures: ViewFigures): string {
-  const cost = figures.costUsd === null ? 'price unknown' : `$${figures.costUsd.toFixed(4)}`;
-  return `${figures.steps} steps · ${figures.inputTokens + figures.outputTokens} tokens · ${cost}`;
 }

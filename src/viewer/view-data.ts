@@ -66,8 +66,8 @@ export interface ViewSpan {
   end: number | null;
   /** `ok`, `failed`, `cancelled`, `running`, or `skipped`. */
   status: string;
-  /** Details shown on hover. */
-  detail: string;
+  /** What it stands for: its index in `runs`, `exchanges` or `calls`, by its kind. */
+  ref: number;
   /** The index in `events` of the event that started it. */
   event: number;
   critical: boolean;

@@ -8,9 +8,10 @@ import { type ExampleName, writeExampleTraces } from '../helpers/example-traces.
 
 let traces: Record<ExampleName, string>;
 
+// Four runs of the CLI: generous on a busy machine.
 beforeAll(async () => {
   traces = await writeExampleTraces();
-});
+}, 120_000);
 
 async function eventsOf(path: string): Promise<TraceEventBase[]> {
   const events: TraceEventBase[] = [];
@@ -122,11 +123,11 @@ describe('the trace view', () => {
     expect(data.spans.filter((span) => span.kind === 'call' && span.critical).map((span) => span.label)).toEqual(['compose 0.0', 'synth 0.1']);
   });
 
-  it('lists approvals with their decisions and reasons', async () => {
+  it('lists approvals with their decisions, who decided, and why', async () => {
     const data = viewOf(await eventsOf(traces.approvals));
     expect(data.approvals).toHaveLength(2);
     for (const approval of data.approvals) {
-      expect(approval).toMatchObject({ tool: 'send', decision: 'rejected' });
+      expect(approval).toMatchObject({ tool: 'send', decision: 'rejected', by: 'policy:strict' });
       expect(approval.reason).toMatch(/strict mode/);
       expect(approval.params).toMatchObject({ to: expect.any(String) });
     }
