@@ -6,7 +6,7 @@ import { ModelCatalog } from '../models/model-catalog.js';
 import { ProtocolError, UsageError } from '../protocol/errors.js';
 import { renderPage } from '../viewer/render-page.js';
 import { TraceView } from '../viewer/trace-view.js';
-import { onePositional, parseOrUsageError } from './command-line.js';
+import { onePositional, parseOrUsageError, subcommandArguments } from './command-line.js';
 import { openFile } from './open-file.js';
 import { type BadTraceLine, readTraceFile } from './read-trace.js';
 import type { ReportIo } from './report.js';
@@ -60,17 +60,8 @@ export function defaultPagePath(trace: string): string {
  */
 export async function viewMain(argv: string[], io: ReportIo): Promise<number> {
   const say = (line: string) => io.stderr.write(`delegate-run view: ${line}\n`);
-  let args: ViewArguments | 'help';
-  try {
-    args = parseViewArguments(argv);
-  } catch (error) {
-    say(`${(error as Error).message}\n\n${VIEW_USAGE}`);
-    return USAGE_EXIT;
-  }
-  if (args === 'help') {
-    io.stdout.write(VIEW_USAGE);
-    return 0;
-  }
+  const args = subcommandArguments(() => parseViewArguments(argv), VIEW_USAGE, io.stdout, say);
+  if (typeof args === 'number') return args;
   const trace = resolve(io.cwd, args.trace);
   const out = resolve(io.cwd, args.out ?? defaultPagePath(args.trace));
   const badLines: BadTraceLine[] = [];

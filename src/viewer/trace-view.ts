@@ -1,5 +1,5 @@
 /** Builds the viewer's data from a trace, event by event: the report's cost tree for the figures, and the bars, model calls, calls and approvals beside it (spec/viewer.md). */
-import { type CostReport, type GroupCost, type RunCost, type Tally, costReport } from '../cli/cost-report.js';
+import { type CostReport, type GroupCost, type RunCost, type Tally, costReport, tallyFigures } from '../cli/cost-report.js';
 import { CostTree, type CostRunStatus } from '../cli/cost-tree.js';
 import type { BadTraceLine } from '../cli/read-trace.js';
 import { formatModel } from '../cli/tree-renderer.js';
@@ -15,15 +15,7 @@ const STATUS: Record<CostRunStatus, ViewRunStatus> = { done: 'completed', failed
 
 /** The figures of a tally. */
 function figuresOf(tally: Tally): ViewFigures {
-  return {
-    runs: tally.runs,
-    steps: tally.steps,
-    inputTokens: tally.inputTokens,
-    outputTokens: tally.outputTokens,
-    cacheReadTokens: tally.cacheReadTokens,
-    cacheWriteTokens: tally.cacheWriteTokens,
-    costUsd: tally.costUsd,
-  };
+  return { runs: tally.runs, ...tallyFigures(tally) };
 }
 
 /** A number field of an event, or 0. */

@@ -109,6 +109,25 @@ describe('delegate-run view', () => {
     expect(result.stderr).toMatch(/Cannot write the page .*page\.html/);
   });
 
+  it('exits 2 naming the file when DELEGATE_MODELS is not a valid models file', async () => {
+    const folder = tempDir('view-models-');
+    writeFileSync(join(folder, 'bad.models.json'), '{"models": 3}');
+    const out = join(folder, 'page.html');
+    const result = await view([music, '--out', out], { DELEGATE_MODELS: join(folder, 'bad.models.json') });
+    expect(result).toMatchObject({ status: 2, stdout: '' });
+    expect(result.stderr).toContain('bad.models.json');
+    expect(existsSync(out)).toBe(false);
+  });
+
+  it('exits 130 without writing the page when stopped by a signal', async () => {
+    const out = join(tempDir('view-'), 'page.html');
+    const stderr = fakePipe();
+    const status = await main(['view', music, '--out', out], { stdout: fakePipe(), stderr, env: {}, cwd: process.cwd(), signal: AbortSignal.abort() });
+    expect(status).toBe(130);
+    expect(stderr.text()).toContain('cancelled before the page was written');
+    expect(existsSync(out)).toBe(false);
+  });
+
   it('exits 2 with the usage for a missing trace argument, two traces or an unknown option', async () => {
     for (const args of [[], [music, music], [music, '--bogus']]) {
       const result = await view(args);

@@ -233,10 +233,12 @@ describe.skipIf(!available)(title, () => {
       expect.stringMatching(/^step 0 · re-ask 2 · .* not JSON$/),
     ]);
     const reask = eventOf<{ messages: { content: string }[] }>(traces.editor, (event) => event.event === 'model.request' && event.attempt === 1);
-    await page.locator('#details details.exchange summary').nth(1).click();
-    expect(await page.locator('#details details.exchange[open] .reask pre').textContent()).toBe(reask.messages.at(-1)?.content);
-    await page.locator('#details details.exchange summary').nth(0).click();
-    expect(await page.locator('#details details.exchange[open] pre.answer').first().textContent()).toBe('It holds, I think.');
+    // A body is drawn on the toggle event, after the click: the locators wait for it.
+    const attempts = page.locator('#details details.exchange');
+    await attempts.nth(1).locator('summary').click();
+    expect(await attempts.nth(1).locator('.reask pre').textContent()).toBe(reask.messages.at(-1)?.content);
+    await attempts.nth(0).locator('summary').click();
+    expect(await attempts.nth(0).locator('pre.answer').textContent()).toBe('It holds, I think.');
     await page.screenshot({ path: join(ARTIFACTS, 'viewer-editor.png'), fullPage: true });
     await page.close();
   });
