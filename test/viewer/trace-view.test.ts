@@ -143,6 +143,16 @@ describe('the trace view', () => {
     expect(data.spans.some((span) => span.kind === 'call' && span.status === 'running' && span.end === null)).toBe(true);
   });
 
+  it('shows a run failed with cancelled_by_user as cancelled, on the failed path', () => {
+    const at = { run: 'run_top', parent: null, depth: 0 };
+    const data = viewOf([
+      { ts: '2026-01-01T12:00:00.000Z', event: 'run.started', ...at, request: 'top.json', name: 'top', model: null, input: null } as TraceEventBase,
+      { ts: '2026-01-01T12:00:01.000Z', event: 'run.failed', ...at, code: 'cancelled_by_user', message: 'Cancelled.', error: {} } as TraceEventBase,
+    ]);
+    expect(data.runs[0]).toMatchObject({ status: 'cancelled', code: 'cancelled_by_user', message: 'Cancelled.', failedPath: true });
+    expect(data.spans[0]).toMatchObject({ kind: 'run', status: 'cancelled', start: 0, end: 1000 });
+  });
+
   it('holds no runs and no figures for an empty trace', () => {
     const data = viewOf([]);
     expect(data).toMatchObject({ runs: [], spans: [], startedAt: null, durationMs: 0, usageTotal: null, total: { costUsd: 0 } });
