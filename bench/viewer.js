@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { pathToFileURL } from 'node:url';
 import { renderPage } from '../dist/viewer/render-page.js';
-import { TraceView } from '../dist/viewer/trace-view.js';
+import { TraceView } from '../dist/cli/trace-view.js';
 import { chromiumAvailable, launchChromium } from './chromium.js';
 import { largeTrace } from './large-trace.js';
 

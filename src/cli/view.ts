@@ -5,11 +5,11 @@ import { parseArgs } from 'node:util';
 import { ModelCatalog } from '../models/model-catalog.js';
 import { ProtocolError, UsageError } from '../protocol/errors.js';
 import { renderPage } from '../viewer/render-page.js';
-import { TraceView } from '../viewer/trace-view.js';
 import { onePositional, parseOrUsageError, subcommandArguments } from './command-line.js';
 import { openFile } from './open-file.js';
 import { type BadTraceLine, readTraceFile } from './read-trace.js';
 import type { ReportIo } from './report.js';
+import { TraceView } from './trace-view.js';
 
 /** The subcommand's name: `delegate-run view …` (CLI-20). */
 export const VIEW_COMMAND = 'view';

@@ -1,6 +1,13 @@
 /** What the trace viewer's page is given: the trace's runs, bars, figures and events, computed once in Node (spec/viewer.md). */
 import type { TraceEventBase } from '../protocol/trace-events.js';
-import type { BadTraceLine } from '../cli/read-trace.js';
+
+/** A line of the trace that was not a trace event, skipped (VIEW-8). */
+export interface ViewBadLine {
+  /** 1-based. */
+  line: number;
+  /** Why, naming the file and the line. */
+  message: string;
+}
 
 /** How a run ended as the page shows it; `running` when the trace holds no end for it yet (VIEW-7). */
 export type ViewRunStatus = 'completed' | 'failed' | 'cancelled' | 'running';
@@ -137,5 +144,5 @@ export interface ViewData {
   /** The trace's events, in order. */
   events: TraceEventBase[];
   /** Lines that were not trace events, skipped (VIEW-8). */
-  badLines: BadTraceLine[];
+  badLines: ViewBadLine[];
 }

@@ -1,10 +1,10 @@
 /** Builds the viewer's data from a trace, event by event: the report's cost tree for the figures, and the bars, model calls, calls and approvals beside it (spec/viewer.md). */
-import { type CostReport, type GroupCost, type RunCost, type Tally, costReport, tallyFigures } from '../cli/cost-report.js';
-import { CostTree, type CostRunStatus } from '../cli/cost-tree.js';
-import type { BadTraceLine } from '../cli/read-trace.js';
-import { formatModel } from '../cli/tree-renderer.js';
+import { type CostReport, type GroupCost, type RunCost, type Tally, costReport, tallyFigures } from './cost-report.js';
+import { CostTree, type CostRunStatus } from './cost-tree.js';
+import type { BadTraceLine } from './read-trace.js';
+import { formatModel } from './tree-renderer.js';
 import { type TraceEventBase, knownTraceEvent } from '../protocol/trace-events.js';
-import type { ViewApproval, ViewCall, ViewData, ViewExchange, ViewFigures, ViewGroup, ViewRun, ViewRunStatus, ViewSpan } from './view-data.js';
+import type { ViewApproval, ViewCall, ViewData, ViewExchange, ViewFigures, ViewGroup, ViewRun, ViewRunStatus, ViewSpan } from '../viewer/view-data.js';
 
 /** How the view labels tiers of runs not delegated at one (the report's catalog, CLI-17). */
 export interface TraceViewOptions {
