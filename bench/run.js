@@ -174,5 +174,6 @@ for (const shape of ['independent', 'chain']) {
 }
 await (await import('./run-tree.js')).fanOutAtDefaults();
 await (await import('./tier-delegation.js')).tierDelegation();
+await (await import('./viewer.js')).viewerOpening();
 const memory = process.memoryUsage();
 process.stdout.write(`${'memory: heap used after benchmarks'.padEnd(58)} ${(memory.heapUsed / 1048576).toFixed(1)} MiB\n`);

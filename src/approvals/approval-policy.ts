@@ -30,6 +30,12 @@ export function approvalKey(call: Call): string {
   return `${call._tool}\u0000${canonicalJson(parameters)}`;
 }
 
+/**
+ * Who decided, as `approval.decided.by` traces it (TRACE-19): an approval given earlier for the
+ * session, the `approve_all` or `strict` mode, or the person asked at the terminal.
+ */
+export const DECIDED_BY = { session: 'session', approve_all: 'policy:approve_all', strict: 'policy:strict', interactive: 'person' } as const;
+
 /** Options of {@link createApprovalHook}. */
 export interface ApprovalPolicyOptions {
   mode: ApprovalMode;
@@ -51,15 +57,20 @@ export function createApprovalHook(options: ApprovalPolicyOptions): ConfirmHook 
   const known = (request: ConfirmRequest) => approved.has(approvalKey(request.call));
 
   const hook = (async (request: ConfirmRequest): Promise<ConfirmDecision> => {
-    if (known(request)) return { decision: 'approved_session' };
-    if (options.mode === 'approve_all') return { decision: 'approved' };
+    if (known(request)) return { decision: 'approved_session', by: DECIDED_BY.session };
+    if (options.mode === 'approve_all') return { decision: 'approved', by: DECIDED_BY.approve_all };
     if (options.mode === 'strict') {
       return {
         decision: 'rejected',
         reason: `"${request.toolName}" needs approval, and approvals are refused in strict mode (use --approve interactive or approve_all).`,
+        by: DECIDED_BY.strict,
       };
     }
-    const asked = queue.then(() => (known(request) ? { decision: 'approved_session' as const } : (options.prompt as ApprovalPrompt)(request)));
+    const asked = queue.then(async (): Promise<ConfirmDecision> => {
+      if (known(request)) return { decision: 'approved_session', by: DECIDED_BY.session };
+      const answer = await (options.prompt as ApprovalPrompt)(request);
+      return { ...answer, by: answer.by ?? DECIDED_BY.interactive };
+    });
     queue = asked.catch(() => undefined);
     const decision = await asked;
     if (decision.decision === 'approved_session') approved.add(approvalKey(request.call));

@@ -156,8 +156,8 @@ export type ReportGrouping = 'run' | 'model' | 'tier' | 'parent';
 /** The groupings, in the order the usage text lists them. */
 export const REPORT_GROUPINGS: readonly ReportGrouping[] = ['run', 'model', 'tier', 'parent'];
 
-/** The figures every JSON row and the total carry. */
-function figures(tally: Tally) {
+/** The figures every JSON row and the total carry (and the trace viewer's, VIEW-4). */
+export function tallyFigures(tally: Tally) {
   return {
     steps: tally.steps,
     inputTokens: tally.inputTokens,
@@ -185,15 +185,21 @@ export function reportJson(report: CostReport, by: ReportGrouping): { rows: Reco
           name: run.name,
           model,
           tier,
-          ...figures(own),
+          ...tallyFigures(own),
         }));
       case 'model':
-        return report.models.map(({ key, tally }) => ({ model: key, runs: tally.runs, ...figures(tally) }));
+        return report.models.map(({ key, tally }) => ({ model: key, runs: tally.runs, ...tallyFigures(tally) }));
       case 'tier':
-        return report.tiers.map(({ key, tally }) => ({ tier: key, runs: tally.runs, ...figures(tally) }));
+        return report.tiers.map(({ key, tally }) => ({ tier: key, runs: tally.runs, ...tallyFigures(tally) }));
       case 'parent':
-        return parentsOf(report).map(({ run, subtree }) => ({ parent: run.run, name: run.name, depth: run.depth, runs: subtree.runs, ...figures(subtree) }));
+        return parentsOf(report).map(({ run, subtree }) => ({
+          parent: run.run,
+          name: run.name,
+          depth: run.depth,
+          runs: subtree.runs,
+          ...tallyFigures(subtree),
+        }));
     }
   })();
-  return { rows, total: { runs: report.total.runs, ...figures(report.total) } };
+  return { rows, total: { runs: report.total.runs, ...tallyFigures(report.total) } };
 }

@@ -103,13 +103,38 @@ function lineEvent(line: string, where: string): TraceEventBase {
   return value as TraceEventBase;
 }
 
+/** A line of a trace that is not a trace event, as a tolerant reader reports it. */
+export interface BadTraceLine {
+  /** 1-based. */
+  line: number;
+  /** Why, in the words of the UsageError a strict reader throws (with the file and the line). */
+  message: string;
+}
+
+/** How {@link readTraceFile} reads. */
+export interface ReadTraceOptions {
+  /** Tolerant reading: a bad line is handed here and skipped instead of ending the read (a run killed mid-write). */
+  onBadLine?(bad: BadTraceLine): void;
+}
+
 /**
  * Reads a JSONL trace file, event by event as it streams in, so a trace of any size is read in
  * time linear in its length and never held whole. Blank lines are skipped. A file that cannot be
  * read, a line that is not JSON, or a line that is not a trace event is a UsageError naming the
- * file and the line. Stopping the iteration early closes the file.
+ * file and the line, unless `options.onBadLine` takes the bad lines. Stopping the iteration early
+ * closes the file.
  */
-export async function* readTraceFile(path: string): AsyncGenerator<TraceEventBase> {
+export async function* readTraceFile(path: string, options: ReadTraceOptions = {}): AsyncGenerator<TraceEventBase> {
+  const read = (line: string, number: number): TraceEventBase | undefined => {
+    if (options.onBadLine === undefined) return lineEvent(line, `${path}:${number}`);
+    try {
+      return lineEvent(line, `${path}:${number}`);
+    } catch (error) {
+      if (!(error instanceof UsageError)) throw error;
+      options.onBadLine({ line: number, message: error.message });
+      return undefined;
+    }
+  };
   // A line longer than a chunk is gathered in parts and joined once, never re-scanned.
   let parts: string[] = [];
   let number = 0;
@@ -122,7 +147,8 @@ export async function* readTraceFile(path: string): AsyncGenerator<TraceEventBas
         parts = [];
         start = end + 1;
         number += 1;
-        if (line.trim() !== '') yield lineEvent(line, `${path}:${number}`);
+        const event = line.trim() === '' ? undefined : read(line, number);
+        if (event !== undefined) yield event;
       }
       parts.push(chunk.slice(start));
     }
@@ -131,5 +157,6 @@ export async function* readTraceFile(path: string): AsyncGenerator<TraceEventBas
     throw new UsageError(`Cannot read the trace ${path}: ${(error as Error).message}`);
   }
   const last = parts.join('');
-  if (last.trim() !== '') yield lineEvent(last, `${path}:${number + 1}`);
+  const event = last.trim() === '' ? undefined : read(last, number + 1);
+  if (event !== undefined) yield event;
 }

@@ -3,7 +3,7 @@ import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { ModelCatalog } from '../models/model-catalog.js';
 import { ProtocolError, UsageError } from '../protocol/errors.js';
-import { onePositional, parseOrUsageError } from './command-line.js';
+import { onePositional, parseOrUsageError, subcommandArguments } from './command-line.js';
 import { formatGroupTable, formatRunTable } from './cost-table.js';
 import { type CostReport, REPORT_GROUPINGS, type ReportGrouping, costReport, reportJson } from './cost-report.js';
 import { CostTree, answerModel } from './cost-tree.js';
@@ -78,17 +78,8 @@ function parse(argv: string[]) {
  */
 export async function reportMain(argv: string[], io: ReportIo): Promise<number> {
   const say = (line: string) => io.stderr.write(`delegate-run report: ${line}\n`);
-  let args: ReportArguments | 'help';
-  try {
-    args = parseReportArguments(argv);
-  } catch (error) {
-    say(`${(error as Error).message}\n\n${REPORT_USAGE}`);
-    return USAGE_EXIT;
-  }
-  if (args === 'help') {
-    io.stdout.write(REPORT_USAGE);
-    return 0;
-  }
+  const args = subcommandArguments(() => parseReportArguments(argv), REPORT_USAGE, io.stdout, say);
+  if (typeof args === 'number') return args;
   const path = resolve(io.cwd, args.trace);
   let lines: string;
   let report: CostReport;

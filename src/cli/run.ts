@@ -25,6 +25,7 @@ import { isEntryPoint } from './entry.js';
 import { checkOutputPaths, type RunInput } from './output-paths.js';
 import { createProgress, type Progress } from './progress.js';
 import { REPORT_COMMAND, reportMain } from './report.js';
+import { VIEW_COMMAND, viewMain } from './view.js';
 import { onePositional, parseOrUsageError } from './command-line.js';
 
 /** Where the CLI reads and writes; tests pass their own. */
@@ -45,6 +46,8 @@ export const EXIT = { ok: 0, failed: 1, usage: 2, cancelled: 130 } as const;
 const USAGE = `Usage: delegate-run <request.json | http(s)://host/path.json> [options]
        delegate-run report <trace.jsonl> [--by run|model|tier|parent] [--json] [--models <models.json>]
          (where the dollars went; a request file named "report" runs as ./report)
+       delegate-run view <trace.jsonl> [--out <file.html>] [--open]
+         (the trace as one self-contained HTML page; a request file named "view" runs as ./view)
 
 Options:
   --input <json> | --input @file.json   values for the Request's input message
@@ -351,6 +354,7 @@ function runOptionsFor(args: ParsedArguments, io: CliIo): RunOptions {
 export async function main(argv: string[], io: CliIo): Promise<number> {
   // A subcommand is its exact name as the first argument (CLI-17); a file of that name is `./report`.
   if (argv[0] === REPORT_COMMAND) return reportMain(argv.slice(1), io);
+  if (argv[0] === VIEW_COMMAND) return viewMain(argv.slice(1), io);
   const say = (line: string) => io.stderr.write(`${line}\n`);
   let args: ParsedArguments | 'help';
   try {

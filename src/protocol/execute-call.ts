@@ -231,7 +231,13 @@ export async function askConfirm(scope: CallScope, callId: string, call: Call, t
   // A cancelled run does not wait for an answer that may never come.
   const decision = await abortable(Promise.resolve(hook(request)), scope.signal, cancelled);
   const reason = 'reason' in decision ? (decision.reason ?? null) : null;
-  scope.trace.emit('approval.decided', { call: callId, tool: call._tool, decision: decision.decision, reason });
+  scope.trace.emit('approval.decided', {
+    call: callId,
+    tool: call._tool,
+    decision: decision.decision,
+    reason,
+    ...(decision.by === undefined ? {} : { by: decision.by }),
+  });
   return decision;
 }
 

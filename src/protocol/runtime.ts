@@ -108,11 +108,12 @@ export interface ActivityEnvironment {
  */
 export type Activity = (call: Call, tool: ToolSchema, context: Message[], environment: ActivityEnvironment) => unknown;
 
-/** A decision of the confirm hook. */
-export type ConfirmDecision =
+/** A decision of the confirm hook; `by` says who decided, traced as `approval.decided.by` (TRACE-19). */
+export type ConfirmDecision = (
   | { decision: 'approved' | 'approved_session' }
   | { decision: 'rejected'; reason?: string }
-  | { decision: 'edited'; call: Call; reason?: string };
+  | { decision: 'edited'; call: Call; reason?: string }
+) & { by?: string };
 
 /** What the confirm hook is asked about. */
 export interface ConfirmRequest {

@@ -129,7 +129,12 @@ export interface TraceEventMap {
   /** TRACE-8. */
   'approval.requested': CallFields & { params: Record<string, unknown> };
   /** TRACE-8. */
-  'approval.decided': CallFields & { decision: ConfirmDecision['decision']; reason: string | null };
+  'approval.decided': CallFields & {
+    decision: ConfirmDecision['decision'];
+    reason: string | null;
+    /** Who decided, when the confirm hook says (TRACE-19; an addition). */
+    by?: string;
+  };
   /** TRACE-7. */
   'delegate.started': DelegateFields & {
     /** The resolved location of the child's Request. */

@@ -23,9 +23,9 @@ describe('approval policy', () => {
   });
 
   it('approves everything in approve_all and refuses everything, with a reason, in strict', async () => {
-    expect(await createApprovalHook({ mode: 'approve_all' })(request(run('top')))).toEqual({ decision: 'approved' });
+    expect(await createApprovalHook({ mode: 'approve_all' })(request(run('top')))).toEqual({ decision: 'approved', by: 'policy:approve_all' });
     const strict = await createApprovalHook({ mode: 'strict' })(request(run('top')));
-    expect(strict).toMatchObject({ decision: 'rejected', reason: expect.stringContaining('strict') });
+    expect(strict).toMatchObject({ decision: 'rejected', reason: expect.stringContaining('strict'), by: 'policy:strict' });
   });
 
   it('does not ask again about an identical call approved for the session', async () => {
@@ -39,9 +39,9 @@ describe('approval policy', () => {
       },
     });
     const top = run('top');
-    expect(await hook(request(top))).toEqual({ decision: 'approved_session' });
-    expect(await hook(request(top))).toEqual({ decision: 'approved_session' });
-    expect(await hook(request(top, 'b@example.com'))).toEqual({ decision: 'rejected', reason: 'no' });
+    expect(await hook(request(top))).toEqual({ decision: 'approved_session', by: 'person' });
+    expect(await hook(request(top))).toEqual({ decision: 'approved_session', by: 'session' });
+    expect(await hook(request(top, 'b@example.com'))).toEqual({ decision: 'rejected', reason: 'no', by: 'person' });
     expect(asked).toEqual(['a@example.com', 'b@example.com']);
   });
 
@@ -55,14 +55,19 @@ describe('approval policy', () => {
       },
     });
     // Approved inside a nested worker, it holds for its caller and for a sibling...
-    expect(await hook(request(run('grandchild', 2), 'c@example.com'))).toEqual({ decision: 'approved_session' });
-    expect(await hook(request(run('top'), 'c@example.com'))).toEqual({ decision: 'approved_session' });
-    expect(await hook(request(run('sibling', 1), 'c@example.com'))).toEqual({ decision: 'approved_session' });
+    expect(await hook(request(run('grandchild', 2), 'c@example.com'))).toEqual({ decision: 'approved_session', by: 'person' });
+    expect(await hook(request(run('top'), 'c@example.com'))).toEqual({ decision: 'approved_session', by: 'session' });
+    expect(await hook(request(run('sibling', 1), 'c@example.com'))).toEqual({ decision: 'approved_session', by: 'session' });
     expect(prompts).toBe(1);
     // ...and approved at the top, it holds inside every child.
     await hook(request(run('top'), 'x@example.com'));
     await hook(request(run('other-child', 1), 'x@example.com'));
     expect(prompts).toBe(2);
+  });
+
+  it('keeps who decided when the prompt says so itself (TRACE-19)', async () => {
+    const hook = createApprovalHook({ mode: 'interactive', prompt: async () => ({ decision: 'approved', by: 'reviewer@example.com' }) });
+    expect(await hook(request(run('top')))).toEqual({ decision: 'approved', by: 'reviewer@example.com' });
   });
 
   it('does not remember a one-off approval: an identical call is asked about again', async () => {
@@ -74,8 +79,8 @@ describe('approval policy', () => {
         return { decision: 'approved' };
       },
     });
-    expect(await hook(request(run('top')))).toEqual({ decision: 'approved' });
-    expect(await hook(request(run('child', 1)))).toEqual({ decision: 'approved' });
+    expect(await hook(request(run('top')))).toEqual({ decision: 'approved', by: 'person' });
+    expect(await hook(request(run('child', 1)))).toEqual({ decision: 'approved', by: 'person' });
     expect(asked).toEqual(['a@example.com', 'a@example.com']);
   });
 

@@ -26,6 +26,8 @@ describe('approvals from the command line', () => {
     expect(JSON.parse(result.stdout)).toMatchObject({ ok: true, output: 'not sent' });
     const events = readTrace(trace);
     expect(events.filter((event) => event.event === 'approval.decided').map((event) => event.decision)).toEqual(['rejected', 'rejected']);
+    // Who decided is traced (TRACE-19): the strict mode.
+    expect(events.filter((event) => event.event === 'approval.decided').map((event) => event.by)).toEqual(['policy:strict', 'policy:strict']);
     expect(events.filter((event) => event.event === 'call.failed').map((event) => (event.error as { code: string }).code)).toEqual([
       'rejected_by_user',
       'rejected_by_user',
@@ -71,8 +73,11 @@ describe('approvals from the command line', () => {
     expect(
       readTrace(trace)
         .filter((event) => event.event === 'approval.decided')
-        .map((event) => event.decision),
-    ).toEqual(['approved_session', 'approved_session']);
+        .map((event) => [event.decision, event.by]),
+    ).toEqual([
+      ['approved_session', 'person'],
+      ['approved_session', 'session'],
+    ]);
   });
 
   it('passes a rejection reason typed at the terminal to the model', async () => {

@@ -12,17 +12,14 @@ import { CostTree, answerModel } from '../../src/cli/cost-tree.js';
 import { readTraceFile } from '../../src/cli/read-trace.js';
 import { ModelCatalog } from '../../src/models/model-catalog.js';
 import { ReplayModel } from '../../src/models/replay.js';
-import type { CassetteEntry } from '../../src/models/cassette.js';
 import { Tracer, memorySink } from '../../src/protocol/trace.js';
 import type { UsageSummary } from '../../src/protocol/usage.js';
 import { TreeRuntime, shapeOf } from '../helpers/fan-out-tree.js';
+import { type Answer, cassetteOf, treeArbitrary } from '../helpers/tree-cassette.js';
 import { tempDir } from '../helpers/cli.js';
 
 /** Fixed seed so CI is deterministic; override with FC_SEED / FC_NUM_RUNS to explore. */
 const fcOptions = { seed: Number(process.env.FC_SEED ?? 42), numRuns: Number(process.env.FC_NUM_RUNS ?? 40) };
-
-/** Models an entry may name: two priced ones, one the catalog does not price, and none (a replay that costs 0, CAS-14). */
-const MODELS = ['test:cheap', 'test:dear', 'test:unpriced', undefined] as const;
 
 const catalog = new ModelCatalog(
   {
@@ -34,48 +31,6 @@ const catalog = new ModelCatalog(
   },
   { warn: () => undefined },
 );
-
-/** One model answer of a node: its model, its tokens, and whether a broken answer comes first (a re-ask, LOOP-8). */
-const answerArbitrary = fc.record({
-  model: fc.constantFrom(...MODELS),
-  usage: fc.record({
-    inputTokens: fc.nat({ max: 50_000 }),
-    outputTokens: fc.nat({ max: 5_000 }),
-    cacheReadTokens: fc.nat({ max: 20_000 }),
-    cacheWriteTokens: fc.nat({ max: 2_000 }),
-  }),
-  reask: fc.boolean(),
-});
-
-type Answer = typeof answerArbitrary extends fc.Arbitrary<infer T> ? T : never;
-
-/** A tree of 1 to 7 runs (each node's parent an earlier node), each node answering in 1 to 3 steps. */
-const treeArbitrary = fc.integer({ min: 1, max: 7 }).chain((size) =>
-  fc.record({
-    parents: fc.tuple(...Array.from({ length: size - 1 }, (_, index) => fc.nat({ max: index }))),
-    steps: fc.tuple(...Array.from({ length: size }, () => fc.array(answerArbitrary, { minLength: 1, maxLength: 3 }))),
-  }),
-);
-
-/**
- * The cassette of a tree: node `i` (request `n<i>`) delegates to all its children at step 0, waits
- * in the steps after, and answers at its last step; a re-asked step first gets text that is not JSON.
- */
-function cassetteOf(shape: number[][], steps: Answer[][]): CassetteEntry[] {
-  const entries: CassetteEntry[] = [];
-  for (const [node, answers] of steps.entries()) {
-    const children = shape[node] ?? [];
-    for (const [step, answer] of answers.entries()) {
-      const match = { request: `n${node}`, step };
-      const named = answer.model === undefined ? {} : { model: answer.model };
-      if (answer.reask) entries.push({ match, ...named, text: 'not JSON', usage: answer.usage });
-      const last = step === answers.length - 1;
-      const calls = step === 0 ? children.map((child) => ({ _tool: `c${child}` })) : [];
-      entries.push({ match, ...named, solution: { calls, output: last ? `n${node} done` : null }, usage: answer.usage });
-    }
-  }
-  return entries;
-}
 
 /** Costs summed in another order may differ in the last binary digits; unknown stays unknown. */
 function expectSameCost(actual: number | null, expected: number | null): void {

@@ -32,7 +32,7 @@ const FIELDS: { [E in TraceEventName]: Record<keyof TraceEventMap[E], 'required'
   'call.failed': { call: 'required', tool: 'required', error: 'required' },
   'call.skipped': { call: 'required', tool: 'required', reason: 'required' },
   'approval.requested': { call: 'required', tool: 'required', params: 'required' },
-  'approval.decided': { call: 'required', tool: 'required', decision: 'required', reason: 'required' },
+  'approval.decided': { call: 'required', tool: 'required', decision: 'required', reason: 'required', by: 'optional' },
   'delegate.started': {
     call: 'required',
     child: 'required',

@@ -1,0 +1,289 @@
+/** Builds the viewer's data from a trace, event by event: the report's cost tree for the figures, and the bars, model calls, calls and approvals beside it (spec/viewer.md). */
+import { type CostReport, type GroupCost, type RunCost, type Tally, costReport, tallyFigures } from './cost-report.js';
+import { CostTree, type CostRunStatus } from './cost-tree.js';
+import type { BadTraceLine } from './read-trace.js';
+import { formatModel } from './tree-renderer.js';
+import { type TraceEventBase, knownTraceEvent } from '../protocol/trace-events.js';
+import type { ViewApproval, ViewCall, ViewData, ViewExchange, ViewFigures, ViewGroup, ViewRun, ViewRunStatus, ViewSpan } from '../viewer/view-data.js';
+
+/** How the view labels tiers of runs not delegated at one (the report's catalog, CLI-17). */
+export interface TraceViewOptions {
+  tierOf?(model: string): string | undefined;
+}
+
+const STATUS: Record<CostRunStatus, ViewRunStatus> = { done: 'completed', failed: 'failed', cancelled: 'cancelled', unfinished: 'running' };
+
+/** The figures of a tally. */
+function figuresOf(tally: Tally): ViewFigures {
+  return { runs: tally.runs, ...tallyFigures(tally) };
+}
+
+/** A number field of an event, or 0. */
+function numberField(event: Record<string, unknown>, key: string): number {
+  const value = event[key];
+  return typeof value === 'number' && Number.isFinite(value) ? value : 0;
+}
+
+/** A string field of an event, or `fallback`. */
+function stringField(event: Record<string, unknown>, key: string, fallback: string): string {
+  const value = event[key];
+  return typeof value === 'string' ? value : fallback;
+}
+
+/**
+ * The viewer's data of one trace. Feed it events in trace order with `apply`, then call `view`.
+ * Figures come from the cost report priced as the trace recorded them (so the total is the top
+ * run's `usageTotal`, VIEW-4); everything else is indexes into the events it keeps.
+ */
+export class TraceView {
+  private readonly tree = new CostTree();
+  private readonly events: TraceEventBase[] = [];
+  private readonly times: number[] = [];
+  private readonly exchanges = new Map<string, ViewExchange>();
+  private readonly calls = new Map<string, ViewCall>();
+  private readonly runEvents = new Map<string, { start: number; end: number | null; last: number; failure?: Record<string, unknown>; usageTotal?: unknown }>();
+
+  constructor(private readonly options: TraceViewOptions = {}) {}
+
+  /** Takes one event into the view. */
+  apply(event: TraceEventBase): void {
+    const index = this.events.length;
+    this.events.push(event);
+    const parsed = Date.parse(event.ts);
+    // A line without a usable time sits at the time of the one before it.
+    const time = Number.isFinite(parsed) ? parsed : (this.times[index - 1] ?? 0);
+    this.times.push(time);
+    this.tree.apply(event);
+    const run = this.runEvents.get(event.run) ?? { start: index, end: null, last: index };
+    this.runEvents.set(event.run, run);
+    run.last = index;
+    const fields = event as unknown as Record<string, unknown>;
+    const known = knownTraceEvent(event);
+    switch (known?.event) {
+      case 'model.request':
+      case 'model.response':
+      case 'model.retry': {
+        const exchange = this.exchangeOf(event.run, known.step, known.attempt);
+        if (known.event === 'model.request') exchange.request ??= index;
+        else if (known.event === 'model.response' && exchange.response === null) {
+          exchange.response = index;
+          exchange.modelLabel = formatModel(known.replayOf ?? known.model);
+        } else if (known.event === 'model.retry') exchange.retries.push(index);
+        return;
+      }
+      case 'run.completed':
+      case 'run.failed':
+        run.end ??= index;
+        if (known.event === 'run.failed') run.failure = fields;
+        else if (event.parent === null) run.usageTotal = known.usageTotal;
+        return;
+      case 'delegate.started':
+      case 'delegate.completed':
+      case 'delegate.failed': {
+        const call = this.callOf(event.run, known.call, stringField(fields, 'tool', ''));
+        call.child = known.child;
+        call.events.push(index);
+        return;
+      }
+      case 'call.started':
+      case 'call.completed':
+      case 'call.failed':
+      case 'call.skipped':
+      case 'approval.requested':
+      case 'approval.decided':
+        this.callOf(event.run, known.call, known.tool).events.push(index);
+        return;
+      default:
+        return;
+    }
+  }
+
+  /** The page's data; `source` names the trace, `badLines` are the lines skipped. */
+  view(source: string, badLines: BadTraceLine[] = []): ViewData {
+    const report = costReport(this.tree, {
+      // As recorded: the page's total is then the top run's usageTotal (VIEW-4).
+      price: (answer) => answer.costUsd,
+      ...(this.options.tierOf ? { tierOf: this.options.tierOf } : {}),
+    });
+    const origin = this.times[0] ?? 0;
+    const runs = this.viewRuns(report);
+    const critical = new Set(runs.filter((run) => run.critical).map((run) => run.run));
+    const top = report.roots[0];
+    const usageTotal = top === undefined ? undefined : this.runEvents.get(top.run.run)?.usageTotal;
+    return {
+      source,
+      startedAt: this.events[0]?.ts ?? null,
+      durationMs: this.times.reduce((latest, time) => Math.max(latest, time - origin), 0),
+      runs,
+      spans: this.spans(runs, critical, origin),
+      exchanges: [...this.exchanges.values()],
+      calls: [...this.calls.values()],
+      approvals: this.approvals(),
+      models: report.models.map(groupOf),
+      tiers: report.tiers.map(groupOf),
+      total: figuresOf(report.total),
+      usageTotal: usageTotal === undefined ? null : usageFigures(usageTotal, report.total.runs),
+      events: this.events,
+      badLines,
+    };
+  }
+
+  private exchangeOf(run: string, step: number, attempt: number): ViewExchange {
+    const key = `${run}\u0000${step}\u0000${attempt}`;
+    let exchange = this.exchanges.get(key);
+    if (!exchange) {
+      exchange = { run, step, attempt, request: null, response: null, retries: [], modelLabel: null };
+      this.exchanges.set(key, exchange);
+    }
+    return exchange;
+  }
+
+  private callOf(run: string, call: string, tool: string): ViewCall {
+    const key = `${run}\u0000${call}`;
+    let found = this.calls.get(key);
+    if (!found) {
+      found = { run, call, tool, events: [], child: null };
+      this.calls.set(key, found);
+    }
+    if (found.tool === '' && tool !== '') found.tool = tool;
+    return found;
+  }
+
+  /** The runs depth first, with status, figures, the failed path and the critical path. */
+  private viewRuns(report: CostReport): ViewRun[] {
+    const critical = new Set<string>();
+    const endOf = (cost: RunCost) => {
+      const end = this.runEvents.get(cost.run.run)?.end;
+      return end === undefined || end === null ? Number.POSITIVE_INFINITY : (this.times[end] ?? 0);
+    };
+    // From the top run down, the delegation that ended last: what held its parent's end (VIEW-3).
+    for (let node: RunCost | undefined = report.roots[0]; node !== undefined; ) {
+      critical.add(node.run.run);
+      let last: RunCost | undefined;
+      for (const child of node.children) if (last === undefined || endOf(child) >= endOf(last)) last = child;
+      node = last;
+    }
+    const failedPath = new Set<string>();
+    const markFailed = (cost: RunCost): boolean => {
+      let failed = cost.run.status === 'failed' || cost.run.status === 'cancelled';
+      for (const child of cost.children) if (markFailed(child)) failed = true;
+      if (failed) failedPath.add(cost.run.run);
+      return failed;
+    };
+    for (const root of report.roots) markFailed(root);
+    return report.runs.map((cost) => {
+      const failure = this.runEvents.get(cost.run.run)?.failure;
+      return {
+        run: cost.run.run,
+        parent: cost.run.parent,
+        depth: cost.run.depth,
+        name: cost.run.name,
+        model: cost.model,
+        modelLabel: cost.models.length > 0 ? cost.models.map(formatModel).join(', ') : formatModel(cost.model),
+        tier: cost.tier,
+        status: STATUS[cost.run.status],
+        code: cost.run.code ?? null,
+        message: failure === undefined ? null : stringField(failure, 'message', ''),
+        own: figuresOf(cost.own),
+        subtree: figuresOf(cost.subtree),
+        children: cost.children.map((child) => child.run.run),
+        failedPath: failedPath.has(cost.run.run),
+        critical: critical.has(cost.run.run),
+      };
+    });
+  }
+
+  /** The timeline's bars: each run, then its model calls and calls, in order of start (VIEW-3). */
+  private spans(runs: readonly ViewRun[], critical: ReadonlySet<string>, origin: number): ViewSpan[] {
+    const at = (index: number | null | undefined) => (index === null || index === undefined ? null : (this.times[index] ?? origin) - origin);
+    const spans: ViewSpan[] = [];
+    for (const [index, run] of runs.entries()) {
+      const events = this.runEvents.get(run.run);
+      if (!events) continue;
+      spans.push({
+        kind: 'run',
+        run: run.run,
+        label: run.name,
+        start: at(events.start) ?? 0,
+        end: at(events.end),
+        status: run.status === 'completed' ? 'ok' : run.status,
+        ref: index,
+        event: events.start,
+        critical: run.critical,
+      });
+    }
+    for (const [index, exchange] of [...this.exchanges.values()].entries()) {
+      const first = exchange.request ?? exchange.response ?? exchange.retries[0] ?? 0;
+      const response = exchange.response === null ? undefined : (this.events[exchange.response] as unknown as Record<string, unknown>);
+      spans.push({
+        kind: 'model',
+        run: exchange.run,
+        label: `step ${exchange.step}${exchange.attempt > 0 ? ` re-ask ${exchange.attempt}` : ''}`,
+        start: at(first) ?? 0,
+        end: at(exchange.response),
+        status: exchange.response === null ? 'running' : response?.solution === null ? 'failed' : 'ok',
+        ref: index,
+        event: first,
+        critical: false,
+      });
+    }
+    for (const [index, call] of [...this.calls.values()].entries()) {
+      const first = call.events[0] ?? 0;
+      const end = call.events.find((index) => /^call\.(completed|failed|skipped)$/.test(this.events[index]?.event ?? ''));
+      const ending = end === undefined ? undefined : this.events[end]?.event;
+      const status = ending === 'call.completed' ? 'ok' : ending === 'call.failed' ? 'failed' : ending === 'call.skipped' ? 'skipped' : 'running';
+      spans.push({
+        kind: 'call',
+        run: call.run,
+        label: `${call.tool} ${call.call}`,
+        start: at(first) ?? 0,
+        end: at(end),
+        status,
+        ref: index,
+        event: first,
+        critical: call.child !== null && critical.has(call.child),
+      });
+    }
+    return spans;
+  }
+
+  /** Every approval asked, with its decision when one came (VIEW-6). */
+  private approvals(): ViewApproval[] {
+    const approvals: ViewApproval[] = [];
+    for (const call of this.calls.values()) {
+      let open: ViewApproval | undefined;
+      for (const index of call.events) {
+        const event = this.events[index] as unknown as Record<string, unknown>;
+        if (event.event === 'approval.requested') {
+          open = { run: call.run, call: call.call, tool: call.tool, params: event.params ?? null, decision: null, reason: null, by: null };
+          approvals.push(open);
+        } else if (event.event === 'approval.decided' && open) {
+          open.decision = stringField(event, 'decision', 'unknown');
+          open.reason = typeof event.reason === 'string' ? event.reason : null;
+          open.by = typeof event.by === 'string' ? event.by : null;
+          open = undefined;
+        }
+      }
+    }
+    return approvals;
+  }
+}
+
+/** A group of the report as the page shows it. */
+function groupOf(group: GroupCost): ViewGroup {
+  return { key: group.key, label: group.key === null ? '(none)' : formatModel(group.key), figures: figuresOf(group.tally) };
+}
+
+/** A `usageTotal` (a usage summary) as figures. */
+function usageFigures(value: unknown, runs: number): ViewFigures {
+  const usage = (typeof value === 'object' && value !== null ? value : {}) as Record<string, unknown>;
+  return {
+    runs,
+    steps: numberField(usage, 'steps'),
+    inputTokens: numberField(usage, 'inputTokens'),
+    outputTokens: numberField(usage, 'outputTokens'),
+    cacheReadTokens: numberField(usage, 'cacheReadTokens'),
+    cacheWriteTokens: numberField(usage, 'cacheWriteTokens'),
+    costUsd: usage.costUsd === null ? null : numberField(usage, 'costUsd'),
+  };
+}
