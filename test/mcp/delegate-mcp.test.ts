@@ -6,7 +6,10 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { type Progress, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { afterEach, describe, expect, it } from 'vitest';
-import { offlineEnv, readTrace, startCli, tempDir, waitFor } from '../helpers/cli.js';
+import { createRuntime } from '../../src/create-runtime.js';
+import { Tracer, memorySink } from '../../src/protocol/trace.js';
+import { SERVE_BIN, offlineEnv, readTrace, startCli, tempDir, waitFor } from '../helpers/cli.js';
+import { stepModel } from '../helpers/step-model.js';
 
 const MCP_BIN = resolve('dist/cli/mcp.js');
 const clients: Client[] = [];
@@ -63,6 +66,26 @@ export default {
   return root;
 }
 
+const BRIEF = { brief: 'a sad ballad', ambience: 'rain on a window' };
+
+/** The producer's output as `delegate-run --json` prints it, for comparison. */
+async function producerOutput(): Promise<unknown> {
+  const cli = startCli(['requests/music/producer.json', '--input', JSON.stringify(BRIEF), '--json']);
+  return JSON.parse((await cli.done).stdout).output;
+}
+
+/** Starts a server binary that says its URL on stderr; resolves with the URL and the process. */
+async function startListening(args: string[], bin: string, pattern: RegExp) {
+  const server = startCli(args, { bin });
+  let url = '';
+  server.child.stderr?.on('data', (chunk: Buffer) => {
+    const match = pattern.exec(chunk.toString());
+    if (match?.[1]) url = match[1];
+  });
+  await waitFor(() => url !== '', 25_000);
+  return { url, server };
+}
+
 describe('delegate-mcp (MCP-8 to MCP-14)', () => {
   it('lists the valid Requests of requests/ as tools with their input and output schemas (MCP-9, MCP-10)', async () => {
     const { client } = await connect([]);
@@ -80,14 +103,13 @@ describe('delegate-mcp (MCP-8 to MCP-14)', () => {
   it('runs a Request as delegate-run would: structured content, the JSON as text, progress per step and delegation (MCP-11)', async () => {
     const { client } = await connect([]);
     const progress: Progress[] = [];
-    const result = await client.callTool({ name: 'producer', arguments: { brief: 'a sad ballad', ambience: 'rain on a window' } }, undefined, {
+    const result = await client.callTool({ name: 'producer', arguments: BRIEF }, undefined, {
       onprogress: (update) => progress.push(update),
     });
     expect(result.isError).toBeFalsy();
-    const expected = startCli(['requests/music/producer.json', '--input', JSON.stringify({ brief: 'a sad ballad', ambience: 'rain on a window' }), '--json']);
-    const cli = JSON.parse((await expected.done).stdout);
-    expect(result.structuredContent).toEqual(cli.output);
-    expect(JSON.parse((result.content as { text: string }[])[0]?.text ?? '')).toEqual(cli.output);
+    const output = await producerOutput();
+    expect(result.structuredContent).toEqual(output);
+    expect(JSON.parse((result.content as { text: string }[])[0]?.text ?? '')).toEqual(output);
     const messages = progress.map((update) => update.message);
     expect(messages).toContain('producer delegated to composer');
     expect(messages).toContain('producer: step 1 answered');
@@ -142,14 +164,8 @@ describe('delegate-mcp (MCP-8 to MCP-14)', () => {
 
   it('serves Streamable HTTP on 127.0.0.1 with --http (MCP-14)', async () => {
     const root = slowFolder();
-    const server = startCli([root, '--http', '0'], { bin: MCP_BIN });
-    let url = '';
-    server.child.stderr?.on('data', (chunk: Buffer) => {
-      const match = /serving at (http:\/\/127\.0\.0\.1:\d+\/mcp)/.exec(chunk.toString());
-      if (match?.[1]) url = match[1];
-    });
+    const { url, server } = await startListening([root, '--http', '0'], MCP_BIN, /serving at (http:\/\/127\.0\.0\.1:\d+\/mcp)/);
     try {
-      await waitFor(() => url !== '', 25_000);
       const client = new Client({ name: 'test', version: '1.0.0' });
       clients.push(client);
       await client.connect(new StreamableHTTPClientTransport(new URL(url)));
@@ -158,6 +174,40 @@ describe('delegate-mcp (MCP-8 to MCP-14)', () => {
     } finally {
       server.child.kill('SIGINT');
       expect((await server.done).code).toBe(0);
+    }
+  });
+
+  it('serves a delegate-serve catalog URL, fetching from its host as delegate-run would (MCP-8, MCP-9)', async () => {
+    const served = await startListening(['requests', '--port', '0'], SERVE_BIN, /at (http:\/\/127\.0\.0\.1:\d+)\//);
+    try {
+      const { client } = await connect([`${served.url}/`, '--model', 'replay:requests/music/producer.cassette.json']);
+      const names = (await client.listTools()).tools.map((tool) => tool.name);
+      expect(names).toEqual(expect.arrayContaining(['producer', 'composer', 'translator']));
+      const result = await client.callTool({ name: 'producer', arguments: BRIEF });
+      expect(result.isError).toBeFalsy();
+      expect(result.structuredContent).toEqual(await producerOutput());
+    } finally {
+      served.server.child.kill('SIGINT');
+      await served.server.done;
+    }
+  });
+
+  it("both ways: a Request's mcp toolset reaches delegate-mcp over Streamable HTTP by url (MCP-2, MCP-14)", async () => {
+    const mcp = await startListening(['requests', '--http', '0'], MCP_BIN, /serving at (http:\/\/127\.0\.0\.1:\d+\/mcp)/);
+    try {
+      const runtime = createRuntime({ root: tempDir() });
+      const model = stepModel(
+        () => ({ calls: [{ _tool: 'producer', ...BRIEF }], output: null }),
+        () => ({ calls: [], output: 'produced' }),
+      );
+      const sink = memorySink();
+      const document = { context: [{ type: 'toolset', toolset: 'mcp', url: mcp.url, allow: ['producer'] }], schema: { type: 'string' } };
+      const result = await runtime.run(document, { model, tracer: new Tracer([sink]) });
+      expect(result).toMatchObject({ ok: true, output: 'produced' });
+      expect(sink.events.find((event) => event.event === 'call.completed')?.result).toEqual(await producerOutput());
+    } finally {
+      mcp.server.child.kill('SIGINT');
+      expect((await mcp.server.done).code).toBe(0);
     }
   });
 
