@@ -192,8 +192,10 @@ async function serveStdio(tools: RequestTools, io: McpCommandIo): Promise<number
   const transport = new StdioServerTransport(stdin as never, io.stdout as never);
   await tools.createServer().connect(transport);
   await new Promise<void>((done) => {
-    stdin.once('end', done);
-    stdin.once('close', done);
+    // After the last data: the requests it carried are in flight (and awaited) before serving stops.
+    const ended = () => setImmediate(done);
+    stdin.once('end', ended);
+    stdin.once('close', ended);
     if (io.signal?.aborted) done();
     io.signal?.addEventListener('abort', () => done(), { once: true });
   });
@@ -234,7 +236,8 @@ if (isEntryPoint(import.meta.url)) {
     });
   }
   main(process.argv.slice(2), { stdout: process.stdout, stderr: process.stderr, env: process.env, cwd: process.cwd(), signal: controller.signal }).then(
-    (status) => process.exit(status),
+    // The last answers are written to a pipe first: exit once stdout has taken them.
+    (status) => void process.stdout.write('', () => process.exit(status)),
     (error: unknown) => {
       process.stderr.write(`delegate-mcp: unexpected failure: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
       process.exit(EXIT.failed);

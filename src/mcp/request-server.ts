@@ -1,12 +1,15 @@
 /** The MCP server of `delegate-mcp` (MCP-8 to MCP-13): one tool per Request, each call a run, with progress, cancellation and a list that follows the files. */
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js';
 import {
+  type CallToolRequest,
   CallToolRequestSchema,
   type CallToolResult,
   ErrorCode,
   ListToolsRequestSchema,
   McpError,
   type ServerNotification,
+  type ServerRequest,
 } from '@modelcontextprotocol/sdk/types.js';
 import { ProtocolError, UsageError } from '../protocol/errors.js';
 import type { RunResult } from '../protocol/runtime.js';
@@ -96,49 +99,59 @@ export class RequestTools {
   /** A new SDK server offering the tools, for one client session; it is told of list changes until it closes. */
   createServer(): Server {
     const server = new Server({ name: 'delegate-mcp', version: '0.1.0' }, { capabilities: { tools: { listChanged: true } } });
-    server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: [...(await this.current).values()].map((tool) => tool.tool) }));
-    server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
-      const tool = (await this.current).get(request.params.name);
-      if (!tool) {
-        const names = [...(await this.current).keys()];
-        throw new McpError(ErrorCode.InvalidParams, `There is no tool "${request.params.name}"; the tools are ${names.join(', ') || 'none'}.`);
-      }
-      const tracer = new Tracer();
-      const token = request.params._meta?.progressToken;
-      if (token !== undefined) {
-        const names = new Map<string, string>();
-        let progress = 0;
-        tracer.subscribe((event) => {
-          if (event.event === 'run.started') names.set(event.run, String(event.name));
-          const message = progressMessage(event, names);
-          if (message === undefined) return;
-          progress += 1;
-          const notification: ServerNotification = { method: 'notifications/progress', params: { progressToken: token, progress, message } };
-          void extra.sendNotification(notification).catch(() => undefined);
-        });
-      }
-      const running = this.options.run(tool.request, runInputOf(tool, request.params.arguments), { signal: extra.signal, tracer });
-      this.inFlight.add(running);
-      try {
-        return toolResultOf(tool, await running);
-      } catch (error) {
-        // The Request could not even be loaded or its model chosen: a tool error all the same (MCP-12).
-        const failed = error instanceof ProtocolError ? error : new UsageError(error instanceof Error ? error.message : String(error));
-        return failedResult(failed.code, failed.message);
-      } finally {
-        this.inFlight.delete(running);
-      }
-    });
+    // Every request is tracked from the moment it arrives, so closing waits for its answer (MCP-8).
+    server.setRequestHandler(ListToolsRequestSchema, () => this.track(this.current.then((tools) => ({ tools: [...tools.values()].map((tool) => tool.tool) }))));
+    server.setRequestHandler(CallToolRequestSchema, (request, extra) => this.track(this.call(request.params, extra)));
     this.servers.add(server);
     server.onclose = () => this.servers.delete(server);
     return server;
   }
 
-  /** Stops following the source, waits for the runs in flight (cancelled by their caller) and closes every server. */
+  /** Stops following the source, waits for the requests in flight to be answered (runs cancelled by their caller) and closes every server. */
   async close(): Promise<void> {
     this.stopWatching();
     await Promise.allSettled([...this.inFlight]);
+    // The answers are sent once their handlers settle: one turn of the event loop lets them go out.
+    await new Promise((done) => setImmediate(done));
     await Promise.all([...this.servers].map((server) => server.close().catch(() => undefined)));
+  }
+
+  /** Keeps `work` among the requests in flight until it settles. */
+  private track<T>(work: Promise<T>): Promise<T> {
+    this.inFlight.add(work);
+    const forget = () => this.inFlight.delete(work);
+    work.then(forget, forget);
+    return work;
+  }
+
+  /** One tool call: the Request's run, with progress and cancellation, as a tool result (MCP-11, MCP-12). */
+  private async call(params: CallToolRequest['params'], extra: RequestHandlerExtra<ServerRequest, ServerNotification>): Promise<CallToolResult> {
+    const tool = (await this.current).get(params.name);
+    if (!tool) {
+      const names = [...(await this.current).keys()];
+      throw new McpError(ErrorCode.InvalidParams, `There is no tool "${params.name}"; the tools are ${names.join(', ') || 'none'}.`);
+    }
+    const tracer = new Tracer();
+    const token = params._meta?.progressToken;
+    if (token !== undefined) {
+      const names = new Map<string, string>();
+      let progress = 0;
+      tracer.subscribe((event) => {
+        if (event.event === 'run.started') names.set(event.run, String(event.name));
+        const message = progressMessage(event, names);
+        if (message === undefined) return;
+        progress += 1;
+        const notification: ServerNotification = { method: 'notifications/progress', params: { progressToken: token, progress, message } };
+        void extra.sendNotification(notification).catch(() => undefined);
+      });
+    }
+    try {
+      return toolResultOf(tool, await this.options.run(tool.request, runInputOf(tool, params.arguments), { signal: extra.signal, tracer }));
+    } catch (error) {
+      // The Request could not even be loaded or its model chosen: a tool error all the same (MCP-12).
+      const failed = error instanceof ProtocolError ? error : new UsageError(error instanceof Error ? error.message : String(error));
+      return failedResult(failed.code, failed.message);
+    }
   }
 
   /** Lists the source again; when the tools changed, tells every live server (MCP-13). */
