@@ -8,7 +8,7 @@ import { RequestError } from '../../src/protocol/errors.js';
 import type { ConfirmHook } from '../../src/protocol/runtime.js';
 import { Tracer, memorySink } from '../../src/protocol/trace.js';
 import type { Call } from '../../src/protocol/types.js';
-import { tempDir, waitFor } from '../helpers/cli.js';
+import { startCli, tempDir, waitFor } from '../helpers/cli.js';
 import { stepModel } from '../helpers/step-model.js';
 
 const SERVER = resolve('test/fixtures/mcp/notes-server.mjs');
@@ -214,6 +214,41 @@ describe('the mcp toolset (MCP-1 to MCP-7)', () => {
     const prefixed = await runtime.run(await runtime.load(join(root, 'prefixed.json')), { model });
     expect(prefixed.ok).toBe(true);
     expect(serverLog(root).some((line) => line.startsWith('call read_note'))).toBe(true);
+  });
+
+  it("an answer whose parameters break the tool's input schema is re-asked, and never reaches the server (LOOP-8)", async () => {
+    const root = project((folder) => notesToolset(folder));
+    const runtime = createRuntime({ root });
+    const answers = [
+      { calls: [{ _tool: 'read_note', name: 7 }], output: null },
+      { calls: [{ _tool: 'read_note', name: 'todo' }], output: null },
+      { calls: [], output: 'done' },
+    ];
+    let asked = 0;
+    const model = stepModel(() => answers[Math.min(asked++, answers.length - 1)]);
+    const result = await runtime.run(await runtime.load(join(root, 'keeper.json')), { model });
+    expect(result).toMatchObject({ ok: true, output: 'done' });
+    // The re-ask names what was wrong, at the call's parameter.
+    expect(JSON.stringify(model.requests[1]?.messages)).toContain('/calls/0/name');
+    expect(serverLog(root).filter((line) => line.startsWith('call read_note'))).toEqual(['call read_note {"name":"todo"}']);
+  });
+
+  it('Ctrl-C on delegate-run cancels the call and closes the server: exit 130 (MCP-4, CLI-13)', async () => {
+    const root = project((folder) => notesToolset(folder));
+    writeDocuments(root, {
+      'keeper.cassette.json': {
+        version: 1,
+        entries: [{ match: { request: 'notes-keeper', step: 0 }, solution: { calls: [{ _tool: 'slow', ms: 60_000 }], output: null } }],
+      },
+    });
+    const cli = startCli([join(root, 'keeper.json')]);
+    await waitFor(() => serverLog(root).some((line) => line.startsWith('call slow')), 25_000);
+    cli.child.kill('SIGINT');
+    const ended = await cli.done;
+    expect(ended.code).toBe(130);
+    // The server was told to stop before the command exited.
+    expect(serverLog(root)).toContain('cancelled slow');
+    await waitFor(() => serverLog(root).some((line) => line === 'stdin closed' || line === 'stopped'), 25_000);
   });
 
   it('a document not trusted to run local Activities starts no server (MCP-7)', async () => {
