@@ -34,7 +34,7 @@ function entryOf(entry: CatalogEntry): ListedRequest['entry'] {
 }
 
 /**
- * The Requests of a folder: exactly the valid documents `delegate-serve` would list for it (SERVE-2),
+ * The Requests of a folder: exactly the valid documents `delegate-serve` would list for it (SERVE-4),
  * read through its handler, each run from its file; a change anywhere below the folder is noticed
  * by a file-system watch.
  */
@@ -70,8 +70,8 @@ export function folderSource(root: string): RequestSource {
 }
 
 /**
- * The Requests of a `delegate-serve` catalog URL (SERVE-2): fetched through the URL resolver, so
- * the host must be allowed as for `delegate-run` (DEL-7), each run from its URL; the catalog is
+ * The Requests of a `delegate-serve` catalog URL (SERVE-4): fetched through the URL resolver, so
+ * the host must be allowed as for `delegate-run` (DEL-15), each run from its URL; the catalog is
  * fetched again every {@link CATALOG_POLL_MS} to notice a change.
  */
 export function catalogSource(url: string, resolver: UrlResolver): RequestSource {
