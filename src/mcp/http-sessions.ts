@@ -17,6 +17,8 @@ function rpcError(status: number, message: string): Response {
 /** The handler and what closes every session it opened. */
 export interface McpHttpHandler {
   handle(request: Request): Promise<Response>;
+  /** How many client sessions are open, for tests and diagnostics. */
+  sessions(): number;
   close(): Promise<void>;
 }
 
@@ -42,6 +44,9 @@ export function createMcpHttpHandler(createServer: () => Server): McpHttpHandler
       });
       await createServer().connect(transport);
       return transport.handleRequest(request);
+    },
+    sessions() {
+      return sessions.size;
     },
     async close() {
       const open = [...sessions.values()];

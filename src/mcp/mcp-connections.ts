@@ -59,6 +59,8 @@ class OpenConnection implements McpConnection {
   client: Client | undefined;
   private ended: string | undefined;
   private stderrTail = '';
+  /** Ends the session a Streamable HTTP server keeps for this connection (MCP-4). */
+  private endSession: (() => Promise<void>) | undefined;
 
   constructor(
     readonly label: string,
@@ -91,6 +93,8 @@ class OpenConnection implements McpConnection {
   async close(): Promise<void> {
     const client = this.client;
     this.end('the run tree that started it ended');
+    // A server at a URL outlives the tree: it is told the session is over before the client closes.
+    await this.endSession?.().catch(() => undefined);
     await client?.close().catch(() => undefined);
   }
 
@@ -104,7 +108,9 @@ class OpenConnection implements McpConnection {
   private async transport(): Promise<Transport> {
     if (this.spec.url !== undefined) {
       const { StreamableHTTPClientTransport } = await import('@modelcontextprotocol/sdk/client/streamableHttp.js');
-      return new StreamableHTTPClientTransport(new URL(this.spec.url));
+      const transport = new StreamableHTTPClientTransport(new URL(this.spec.url));
+      this.endSession = () => transport.terminateSession();
+      return transport;
     }
     const { StdioClientTransport } = await import('@modelcontextprotocol/sdk/client/stdio.js');
     const transport = new StdioClientTransport({
