@@ -25,6 +25,10 @@ import { createDefaultResolvers, type ResolverRegistry } from './resolvers/resol
 import { readRequestFile } from './files/read-request-file.js';
 import { createFileActivities } from './files/file-toolset.js';
 import { LIST_FILES_ACTIVITY, READ_FILE_ACTIVITY, WRITE_FILE_ACTIVITY } from './protocol/file-tools.js';
+import { McpConnections } from './mcp/mcp-connections.js';
+import { createMcpPreparer } from './mcp/mcp-preparer.js';
+import { createMcpActivity } from './mcp/mcp-activity.js';
+import { MCP_ACTIVITY } from './mcp/mcp-tools.js';
 
 /** Options of {@link createRuntime}. */
 export interface CreateRuntimeOptions {
@@ -132,6 +136,11 @@ export function createRuntime(options: CreateRuntimeOptions = {}): DelegatingRun
   runtime.registerActivity(LIST_FILES_ACTIVITY, files.list);
   runtime.registerActivity(READ_FILE_ACTIVITY, files.read);
   runtime.registerActivity(WRITE_FILE_ACTIVITY, files.write);
+  // MCP servers' tools come after the workers', so collisions see both; one connection per run tree, closed with it (MCP-4).
+  const connections = new McpConnections();
+  runtime.registerPreparer(createMcpPreparer({ connections, root: options.root ?? process.cwd() }));
+  runtime.registerActivity(MCP_ACTIVITY, createMcpActivity(connections));
+  runtime.onTreeEnd((tree) => connections.closeTree(tree));
   runtime.registerPreparer(createUpfrontPreparer(resolvers));
   return runtime;
 }

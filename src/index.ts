@@ -14,6 +14,7 @@ export {
   type RunInfo,
   type RunOptions,
   type RunPreparer,
+  type TreeEndHook,
   type RequestFileReader,
   type RunResult,
   type RuntimeOptions,

@@ -59,7 +59,7 @@ describe('the layout', () => {
         // written; the document schemas of spec/schemas are the protocol's own, imported as JSON modules.
         const resolved = relative(PROTOCOL, resolve(dirname(file), target));
         const upward = target.startsWith('.') && resolved.startsWith('..') && !/^\.\.\/\.\.\/spec\/schemas\/[\w.-]+\.json$/.test(resolved);
-        const vendor = /^(openai|@anthropic-ai\/|undici)/.test(target);
+        const vendor = /^(openai|@anthropic-ai\/|@modelcontextprotocol\/|undici)/.test(target);
         if (upward || vendor) offending.push(`${file}: ${target}`);
       }
     }

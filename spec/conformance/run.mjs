@@ -22,6 +22,7 @@ function command(variable, fallback) {
 
 const RUN_BIN = command('DELEGATE_RUN_BIN', [process.execPath, join(REPOSITORY, 'dist', 'cli', 'run.js')]);
 const SERVE_BIN = command('DELEGATE_SERVE_BIN', [process.execPath, join(REPOSITORY, 'dist', 'cli', 'serve.js')]);
+const MCP_BIN = command('DELEGATE_MCP_BIN', [process.execPath, join(REPOSITORY, 'dist', 'cli', 'mcp.js')]);
 const CONCURRENCY = Math.max(1, Number(process.env.CONFORMANCE_CONCURRENCY ?? 2) || 2);
 const DEFAULT_TIMEOUT_MS = 30_000;
 
@@ -246,9 +247,11 @@ function armInterrupt(child, tracePath, interrupt) {
  * Runs the delegate-run binary with `args` in `cwd`; resolves with its status and output, or a
  * reason it could not run. `watch(child)` may act on the running child and returns its own stop.
  */
-async function execute(args, cwd, env, timeoutMs, watch = () => () => undefined) {
-  const [bin, ...rest] = RUN_BIN;
-  const child = spawn(bin, [...rest, ...args], { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
+async function execute(args, cwd, env, timeoutMs, watch = () => () => undefined, { binary = RUN_BIN, stdin } = {}) {
+  const [bin, ...rest] = binary;
+  const child = spawn(bin, [...rest, ...args], { cwd, env, stdio: [stdin === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'] });
+  // Lines for the command's standard input (a JSON-RPC conversation with delegate-mcp), then its end.
+  if (stdin !== undefined) child.stdin.end(stdin);
   const unwatch = watch(child);
   let stdout = '';
   let stderr = '';
@@ -279,7 +282,9 @@ async function checkCommand(command, index, folder, env, values, result) {
   const args = (command.args ?? []).map((arg) => substitute(String(arg), values));
   const label = `commands[${index}] (${args.join(' ')})`;
   const extraEnv = Object.fromEntries(Object.entries(command.env ?? {}).map(([name, value]) => [name, substitute(String(value), values)]));
-  const ran = await execute(args, folder, { ...env, ...extraEnv }, command.timeoutMs ?? DEFAULT_TIMEOUT_MS);
+  const stdin = command.stdinLines === undefined ? undefined : command.stdinLines.map((line) => `${substitute(JSON.stringify(line), values)}\n`).join('');
+  const binary = command.bin === 'mcp' ? MCP_BIN : RUN_BIN;
+  const ran = await execute(args, folder, { ...env, ...extraEnv }, command.timeoutMs ?? DEFAULT_TIMEOUT_MS, undefined, { binary, stdin });
   if (ran.failure) return [`${label}: ${ran.failure}`];
   const problems = [];
   const exit = command.exit ?? 0;
@@ -289,6 +294,22 @@ async function checkCommand(command, index, folder, env, values, result) {
   for (const text of list(command.stdoutNotContains)) if (ran.stdout.includes(text)) problems.push(`stdout contains ${JSON.stringify(text)}`);
   for (const text of list(command.stderrContains)) if (!ran.stderr.includes(text)) problems.push(`stderr lacks ${JSON.stringify(text)}`);
   if (command.stdoutEmpty && ran.stdout !== '') problems.push(`stdout is not empty: ${ran.stdout.slice(0, 200)}`);
+  if (command.stdoutLinesWhere !== undefined) {
+    const printed = ran.stdout
+      .split('\n')
+      .filter((line) => line.trim() !== '')
+      .map((line) => {
+        try {
+          return JSON.parse(line);
+        } catch {
+          return undefined;
+        }
+      });
+    for (const where of command.stdoutLinesWhere) {
+      const matches = printed.some((line) => line !== undefined && Object.entries(where).every(([path, value]) => isDeepStrictEqual(pick(line, path), value)));
+      if (!matches) problems.push(`no stdout line has ${JSON.stringify(where).slice(0, 300)}; stdout: ${ran.stdout.slice(0, 400)}`);
+    }
+  }
   const wantsJson = ['stdoutJson', 'stdoutWhere', 'stdoutKeys', 'stdoutSameAsResult'].some((check) => command[check] !== undefined);
   if (wantsJson) {
     const lines = ran.stdout.split('\n').filter((line) => line.trim() !== '');

@@ -32,7 +32,7 @@ interface FoundWorker {
 }
 
 /** A tool name and where it was defined, for collision messages (WRK-5). */
-interface Definition {
+export interface Definition {
   pointer: string;
   /** What defined it, in words. */
   what: string;
@@ -96,8 +96,8 @@ async function workersFolder(from: string, request: LoadedRequest, root: string)
   return folder;
 }
 
-/** The tools a context defines before the workers are added, with where, for collision messages (WRK-5). */
-function definedTools(context: readonly Message[], handlers: HandlerRegistry): Map<string, Definition> {
+/** The tools a context defines before the workers are added, with where, for collision messages (WRK-5, MCP-3). */
+export function definedTools(context: readonly Message[], handlers: HandlerRegistry): Map<string, Definition> {
   const defined = new Map<string, Definition>();
   const schemas = new Map<string, ToolSchema>();
   for (const [index, message] of context.entries()) {

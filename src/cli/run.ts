@@ -83,7 +83,8 @@ const NO_MODEL = `No model was chosen. Choose one of:
   2. set OPENAI_API_KEY or ANTHROPIC_API_KEY
   3. put a cassette beside the request, named <request>.cassette.json`;
 
-interface ParsedArguments {
+/** The command line of `delegate-run`, parsed (reused by `delegate-mcp`, MCP-8). */
+export interface ParsedArguments {
   request: string;
   input?: unknown;
   /** The file `--input @file` names, made absolute. */
@@ -156,7 +157,8 @@ export function joinNegativeNumbers(argv: string[]): string[] {
   return joined;
 }
 
-function parseWithOptions(argv: string[]) {
+/** Parses `delegate-run` options and positionals, unchecked (reused by `delegate-mcp`). */
+export function parseWithOptions(argv: string[]) {
   return parseArgs({
     args: joinNegativeNumbers(argv),
     allowPositionals: true,
@@ -259,7 +261,8 @@ function budgetOf(tokens: string | undefined, usd: string | undefined): { budget
   return { budget };
 }
 
-async function loadActivities(modules: string[], cwd: string): Promise<Record<string, Activity>> {
+/** Imports the `--activities` modules into one record of Activities (CLI-2). */
+export async function loadActivities(modules: string[], cwd: string): Promise<Record<string, Activity>> {
   const activities: Record<string, Activity> = {};
   for (const module of modules) {
     const path = resolve(cwd, module);
@@ -291,7 +294,7 @@ function checkTierProviders(tiers: TierModels, providers: ModelProviders): void 
 }
 
 /** Picks the top run's model by the one policy (CLI-3), saying so when a cassette is replayed by default. */
-function chooseModel(args: ParsedArguments, loaded: LoadedRequest, chooser: ModelChooser, io: CliIo, say: (line: string) => void): Model | undefined {
+export function chooseModel(args: ParsedArguments, loaded: LoadedRequest, chooser: ModelChooser, io: CliIo, say: (line: string) => void): Model | undefined {
   const choice = chooser.forTopRun(loaded.document, {
     ...(args.model ? { spec: args.model } : {}),
     location: loaded.location,
@@ -304,7 +307,7 @@ function chooseModel(args: ParsedArguments, loaded: LoadedRequest, chooser: Mode
 }
 
 /** The runtime of one command: its root, hosts and Activities, and the models the command line chose (CLI-3, CLI-18). */
-function runtimeFor(
+export function runtimeFor(
   args: ParsedArguments,
   io: CliIo,
   setting: { root: string; allowHosts: string[]; activities: Record<string, Activity>; catalog: ModelCatalog },
@@ -330,14 +333,14 @@ function runtimeFor(
 }
 
 /** The entry Request: a file under the root, or a URL, which is trusted only as its host is (DEL-7). */
-async function loadEntry(runtime: DelegatingRuntime, requestPath: string): Promise<{ loaded: LoadedRequest; trusted: boolean }> {
+export async function loadEntry(runtime: DelegatingRuntime, requestPath: string): Promise<{ loaded: LoadedRequest; trusted: boolean }> {
   if (!isHttpUrl(requestPath)) return { loaded: await runtime.load(requestPath), trusted: true };
   const resolved = await runtime.resolvers.resolve(requestPath, { toolName: '(request)', tool: {} });
   return { loaded: { document: resolved.document, location: resolved.location, name: resolved.name }, trusted: resolved.trusted };
 }
 
 /** The run options the command line sets: input, bounds, budget, resolution and the cancel signal. */
-function runOptionsFor(args: ParsedArguments, io: CliIo): RunOptions {
+export function runOptionsFor(args: ParsedArguments, io: CliIo): RunOptions {
   return {
     ...(args.input === undefined ? {} : { input: args.input }),
     ...(args.maxSteps === undefined ? {} : { maxSteps: args.maxSteps }),
@@ -445,7 +448,7 @@ function printable(output: unknown): unknown {
  * Opens the trace file once CLI-15 allows it; a path that cannot be opened for writing is bad usage,
  * said in one line (TRACE-14).
  */
-function openCheckedTrace(args: ParsedArguments, cwd: string, model?: Model): JsonlFileSink | undefined {
+export function openCheckedTrace(args: ParsedArguments, cwd: string, model?: Model): JsonlFileSink | undefined {
   const outputs = [
     ...(args.trace === undefined ? [] : [{ flag: '--trace' as const, given: args.trace, path: resolve(cwd, args.trace) }]),
     ...(args.record === undefined ? [] : [{ flag: '--record' as const, given: args.record, path: resolve(cwd, args.record) }]),

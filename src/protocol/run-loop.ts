@@ -48,6 +48,8 @@ export async function runRequest(runtime: Runtime, loaded: LoadedRequest, given:
     return { ok: false, run: info.id, error, usage: usage.usage(), usageTotal: usage.usageTotal(), ...(run ? { context: endContext(run) } : {}) };
   } finally {
     cancellation.release();
+    // A top run's end is its tree's: what was kept for the tree is released (LOOP-19).
+    if (!link) await runtime.endTree(info.root ?? info.id);
   }
 }
 
@@ -112,7 +114,7 @@ async function openRun(
   // Inside the run, so that bounds given wrongly fail it with a complete trace.
   const tree = run.tree ?? treeShares(loaded, options);
   let request = loaded;
-  for (const prepare of runtime.preparers) request = await prepare(request, options, runtime);
+  for (const prepare of runtime.preparers) request = await prepare(request, options, runtime, info);
   const document = request.document;
   // The built-in delegate tool, when offered, is defined before the document's own tools (DEL-24).
   const delegateTool = offeredDelegateTool(runtime.tierCatalog, document, info);

@@ -190,8 +190,17 @@ export type RunResult =
     }
   | { ok: false; run: string; error: ProtocolError; usage: UsageSummary; usageTotal: UsageSummary; context?: Message[] };
 
-/** Transforms a document before its run starts (e.g. up-front delegate resolution). */
-export type RunPreparer = (request: LoadedRequest, options: RunOptions, runtime: Runtime) => Promise<LoadedRequest> | LoadedRequest;
+/**
+ * Transforms a document before its run starts (e.g. up-front delegate resolution); `run` says which
+ * run it prepares and, by `run.root`, its tree (LOOP-19).
+ */
+export type RunPreparer = (request: LoadedRequest, options: RunOptions, runtime: Runtime, run: RunInfo) => Promise<LoadedRequest> | LoadedRequest;
+
+/**
+ * Told a run tree's id (its top run's) once that top run has ended, whether it succeeded, failed or
+ * was cancelled: where what was kept for the tree is released (LOOP-19). Its failure is ignored.
+ */
+export type TreeEndHook = (tree: string) => Promise<void> | void;
 
 /**
  * Reads the text of the Request file at `path` for {@link Runtime.load}; throws a RequestError
@@ -222,6 +231,7 @@ export class Runtime {
   /** The tiers and delegation flags of the model catalog (DEL-23), when the runtime was given them. */
   readonly tierCatalog: TierCatalog | undefined;
   private readonly runPreparers: RunPreparer[] = [];
+  private readonly treeEndHooks: TreeEndHook[] = [];
   private readonly readRequestFile: RequestFileReader | undefined;
 
   constructor(options: RuntimeOptions = {}) {
@@ -244,6 +254,23 @@ export class Runtime {
   registerPreparer(preparer: RunPreparer): this {
     this.runPreparers.push(preparer);
     return this;
+  }
+
+  /** Adds a hook told when a run tree ends (LOOP-19). */
+  onTreeEnd(hook: TreeEndHook): this {
+    this.treeEndHooks.push(hook);
+    return this;
+  }
+
+  /** Tells every tree-end hook, in registration order, that the tree `tree` ended (LOOP-19); a hook that fails is skipped. */
+  async endTree(tree: string): Promise<void> {
+    for (const hook of this.treeEndHooks) {
+      try {
+        await hook(tree);
+      } catch {
+        // Releasing is best effort: the run's outcome is already decided.
+      }
+    }
   }
 
   /** The preparers, in registration order. */

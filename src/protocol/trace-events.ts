@@ -162,6 +162,10 @@ export interface TraceEventMap {
   };
   /** TRACE-7: the child's own error, flat and as data; for a worker, its failure mode (TRACE-17). */
   'delegate.failed': DelegateFields & { code: ErrorCode; message: string; error: ErrorJson } & Partial<WorkerFailureFields>;
+  /** TRACE-20: an `mcp` toolset's server was started or reached, and listed these tools (MCP-4). */
+  'mcp.connected': { server: string; tools: string[] };
+  /** TRACE-20: an `mcp` toolset's server could not be started or reached; the run goes on (MCP-6). */
+  'mcp.failed': { server: string; message: string };
   /** TRACE-16: one per opinion an advisor gave, in an answer or through a consultation. */
   'advisor.opinion': {
     /** The step whose answer held it, or `null` for a consultation (then `call` says which). */
@@ -222,6 +226,8 @@ export const TRACE_EVENT_NAMES: readonly TraceEventName[] = Object.keys({
   'delegate.completed': true,
   'delegate.failed': true,
   'advisor.opinion': true,
+  'mcp.connected': true,
+  'mcp.failed': true,
   'run.completed': true,
   'run.failed': true,
 } satisfies Record<TraceEventName, true>) as TraceEventName[];

@@ -61,6 +61,8 @@ const FIELDS: { [E in TraceEventName]: Record<keyof TraceEventMap[E], 'required'
     insufficientContextRequest: 'optional',
   },
   'advisor.opinion': { step: 'required', call: 'required', advisor: 'required', instance: 'required', opinion: 'required', votes: 'required' },
+  'mcp.connected': { server: 'required', tools: 'required' },
+  'mcp.failed': { server: 'required', message: 'required' },
   'run.completed': { output: 'required', meta: 'optional', usage: 'required', usageTotal: 'required' },
   'run.failed': { code: 'required', message: 'required', error: 'required' },
 };
@@ -153,8 +155,8 @@ describe('the trace event map', () => {
     });
     expect(result.ok).toBe(false);
     const names = new Set(sink.events.map((event) => event.event));
-    // Emitted by the successful runs above, and a skipped call and advisors' opinions by the tests below.
-    const music = ['run.completed', 'delegate.completed', 'call.completed', 'call.skipped', 'advisor.opinion'];
+    // Emitted by the successful runs above, and a skipped call and advisors' opinions by the tests below; MCP servers' by test/mcp.
+    const music = ['run.completed', 'delegate.completed', 'call.completed', 'call.skipped', 'advisor.opinion', 'mcp.connected', 'mcp.failed'];
     expect(TRACE_EVENT_NAMES.filter((name) => !names.has(name) && !music.includes(name))).toEqual([]);
     expect(sink.events.map(mismatch).filter(Boolean)).toEqual([]);
   });

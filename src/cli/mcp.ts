@@ -1,0 +1,246 @@
+#!/usr/bin/env node
+/** The `delegate-mcp` executable (MCP-8 to MCP-14): a folder or catalog of Requests served as MCP tools, over stdio or Streamable HTTP. */
+import { stat } from 'node:fs/promises';
+import { resolve } from 'node:path';
+import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
+import { createApprovalHook } from '../approvals/approval-policy.js';
+import type { DelegatingRuntime } from '../create-runtime.js';
+import type { JsonlFileSink } from '../files/jsonl-file-sink.js';
+import { createMcpHttpHandler, MCP_PATH } from '../mcp/http-sessions.js';
+import { type RequestSource, catalogSource, folderSource } from '../mcp/request-source.js';
+import { RequestTools, type ToolCallRun } from '../mcp/request-server.js';
+import type { ListedRequest } from '../mcp/request-tool.js';
+import type { ModelChooser } from '../models/choose-model.js';
+import { ModelCatalog } from '../models/model-catalog.js';
+import { ProtocolError, UsageError } from '../protocol/errors.js';
+import type { RunResult } from '../protocol/runtime.js';
+import { isHttpUrl } from '../resolvers/reference-forms.js';
+import type { UrlResolver } from '../resolvers/url-resolver.js';
+import { type RunningServer, serve } from '../server/node-listener.js';
+import { parseOrUsageError } from './command-line.js';
+import { isEntryPoint } from './entry.js';
+import {
+  type CliIo,
+  chooseModel,
+  EXIT,
+  loadActivities,
+  loadEntry,
+  openCheckedTrace,
+  type ParsedArguments,
+  parseArguments,
+  parseWithOptions,
+  runOptionsFor,
+  runtimeFor,
+} from './run.js';
+
+/** The usage text `--help` prints and bad arguments repeat. */
+export const USAGE = `Usage: delegate-mcp [dir | catalog URL] [--http <port>] [delegate-run's run options]
+
+Serves every valid Request of dir (default: requests/), or of a delegate-serve catalog URL, as a
+tool of a Model Context Protocol server: over stdio, or with --http over Streamable HTTP at
+http://127.0.0.1:<port>${MCP_PATH}. A tool call runs its Request as delegate-run would.
+
+Options:
+  --http <port>   serve Streamable HTTP on 127.0.0.1 instead of stdio (0 picks a free port)
+  --model, --base-url, --activities, --resolve, --approve approve_all|strict (default strict),
+  --trace, --max-steps, --max-depth, --max-concurrency, --max-runs, --budget-tokens, --budget-usd,
+  --allow-host, --trust-host, --root, --workers-dir, --tier, --model-timeout, --model-retries
+                  as for delegate-run (delegate-run --help)
+  --help          this text
+`;
+
+/** The folder served when none is named (as delegate-serve's). */
+const DEFAULT_SOURCE = 'requests/';
+/** delegate-run options that mean nothing for a server: each call brings its input and gets its result (MCP-8). */
+const REFUSED_OPTIONS = {
+  input: 'each tool call brings its own input',
+  json: 'each result is a tool result',
+  record: 'many runs cannot write one cassette',
+} as const;
+
+/** The command line of delegate-mcp: delegate-run's run options, the source as the request, and `--http`. */
+interface McpArguments {
+  run: ParsedArguments;
+  source: string;
+  http?: number;
+}
+
+/** Takes `--http <port>` out of the arguments; the rest are delegate-run's. */
+function takeHttp(argv: string[]): { rest: string[]; http?: number } {
+  const rest: string[] = [];
+  let http: string | undefined;
+  for (let index = 0; index < argv.length; index++) {
+    const argument = argv[index] as string;
+    if (argument === '--') {
+      rest.push(...argv.slice(index));
+      break;
+    }
+    if (argument === '--http') {
+      http = argv[++index];
+      if (http === undefined) throw new UsageError('--http expects a port.');
+    } else if (argument.startsWith('--http=')) http = argument.slice('--http='.length);
+    else rest.push(argument);
+  }
+  if (http === undefined) return { rest };
+  const port = /^\d+$/.test(http) ? Number(http) : Number.NaN;
+  if (!(port >= 0 && port <= 65535)) throw new UsageError(`--http expects a port from 0 to 65535, got "${http}".`);
+  return { rest, http: port };
+}
+
+/** Parses the command line (MCP-8); throws UsageError for anything malformed. */
+export function parseMcpArguments(argv: string[], cwd: string): McpArguments | 'help' {
+  const { rest, http } = takeHttp(argv);
+  const { values, positionals } = parseOrUsageError(() => parseWithOptions(rest));
+  if (values.help) return 'help';
+  for (const [option, why] of Object.entries(REFUSED_OPTIONS))
+    if (values[option as keyof typeof REFUSED_OPTIONS] !== undefined) throw new UsageError(`--${option} is not an option of delegate-mcp: ${why}.`);
+  if (values.approve === 'interactive') throw new UsageError('--approve interactive needs a terminal, and delegate-mcp has none; use approve_all or strict.');
+  const run = parseArguments(positionals.length === 0 ? [...rest, DEFAULT_SOURCE] : rest, cwd);
+  if (run === 'help') return 'help';
+  return { run, source: run.request, ...(http === undefined ? {} : { http }) };
+}
+
+/** Where the source is, checked before anything is served: a URL, or a folder that exists. */
+async function sourceFor(args: McpArguments, runtime: DelegatingRuntime, cwd: string): Promise<RequestSource> {
+  if (isHttpUrl(args.source)) return catalogSource(args.source, runtime.resolvers.get<UrlResolver>('url') as UrlResolver);
+  const root = resolve(cwd, args.source);
+  const found = await stat(root).catch(() => undefined);
+  if (!found?.isDirectory())
+    throw new UsageError(`Expected "${args.source}" to be a folder of Request documents or a catalog URL, but ${root} is ${found ? 'a file' : 'missing'}.`);
+  return folderSource(root);
+}
+
+/** Runs one Request for a tool call as delegate-run runs one (MCP-11): the same model choice, resolvers, confinement, bounds and approvals. */
+function runnerFor(args: McpArguments, io: CliIo, runtime: DelegatingRuntime, sink: JsonlFileSink | undefined, say: (line: string) => void) {
+  return async (request: ListedRequest, input: unknown, call: ToolCallRun): Promise<RunResult> => {
+    if (sink) call.tracer.subscribe(sink);
+    const entry = await loadEntry(runtime, request.reference);
+    const model = chooseModel(args.run, entry.loaded, runtime.models as ModelChooser, io, say);
+    // One approval session per run tree (CLI-12); nobody is at a terminal to ask.
+    const confirm = createApprovalHook({ mode: args.run.approve ?? 'strict' });
+    const signal = io.signal ? AbortSignal.any([io.signal, call.signal]) : call.signal;
+    return runtime.run(entry.loaded, {
+      ...runOptionsFor(args.run, io),
+      ...(input === undefined ? {} : { input }),
+      ...(model ? { model } : {}),
+      signal,
+      tracer: call.tracer,
+      confirm,
+      trusted: entry.trusted,
+    });
+  };
+}
+
+/** Where `main` reads, writes and is stopped; defaults are the real process's. */
+export interface McpCommandIo extends CliIo {
+  /** The stdio transport's streams (default: the process's); tests never use stdio in-process. */
+  stdin?: NodeJS.ReadableStream & { isTTY?: boolean };
+  /** Called once the HTTP server listens. */
+  onListening?: (server: { url: string }) => void;
+}
+
+/** Runs delegate-mcp; resolves with the exit status once the server stopped (MCP-8). */
+export async function main(argv: string[], io: McpCommandIo): Promise<number> {
+  const say = (line: string) => void io.stderr.write(`${line}\n`);
+  let args: McpArguments | 'help';
+  try {
+    args = parseMcpArguments(argv, io.cwd);
+  } catch (error) {
+    say(`delegate-mcp: ${(error as Error).message}\n\n${USAGE}`);
+    return EXIT.usage;
+  }
+  if (args === 'help') {
+    io.stdout.write(USAGE);
+    return EXIT.ok;
+  }
+  let runtime: DelegatingRuntime | undefined;
+  let tools: RequestTools | undefined;
+  let sink: JsonlFileSink | undefined;
+  try {
+    const isUrl = isHttpUrl(args.source);
+    const root = args.run.root ? resolve(io.cwd, args.run.root) : isUrl ? io.cwd : resolve(io.cwd, args.source);
+    const allowHosts = [...args.run.allowHosts, ...(isUrl ? [new URL(args.source).host] : [])];
+    const activities = await loadActivities(args.run.activities, io.cwd);
+    const catalog = ModelCatalog.load({ env: io.env, cwd: io.cwd });
+    runtime = runtimeFor(args.run, io, { root, allowHosts, activities, catalog });
+    const source = await sourceFor(args, runtime, io.cwd);
+    sink = openCheckedTrace(args.run, io.cwd);
+    tools = new RequestTools({ source, run: runnerFor(args, io, runtime, sink, say), log: say });
+    const listed = await tools.tools();
+    say(`delegate-mcp: ${listed.size} Request${listed.size === 1 ? '' : 's'} of ${args.source} as tools: ${[...listed.keys()].join(', ') || 'none'}.`);
+  } catch (error) {
+    await tools?.close();
+    sink?.close();
+    await runtime?.resolvers.close();
+    const message = error instanceof ProtocolError || error instanceof Error ? error.message : String(error);
+    say(`delegate-mcp: ${message}`);
+    return EXIT.usage;
+  }
+  const status = args.http === undefined ? await serveStdio(tools, io) : await serveHttp(tools, args.http, io, say);
+  await tools.close();
+  sink?.close();
+  await runtime.resolvers.close();
+  return status;
+}
+
+/**
+ * Serves over stdio until the client closes its end, then lets the calls in flight finish and
+ * answer (the caller waits for them), or until the command is stopped, which cancels them (MCP-8).
+ */
+async function serveStdio(tools: RequestTools, io: McpCommandIo): Promise<number> {
+  const stdin = (io.stdin ?? process.stdin) as NodeJS.ReadableStream;
+  const transport = new StdioServerTransport(stdin as never, io.stdout as never);
+  await tools.createServer().connect(transport);
+  await new Promise<void>((done) => {
+    // After the last data: the requests it carried are in flight (and awaited) before serving stops.
+    const ended = () => setImmediate(done);
+    stdin.once('end', ended);
+    stdin.once('close', ended);
+    if (io.signal?.aborted) done();
+    io.signal?.addEventListener('abort', () => done(), { once: true });
+  });
+  return EXIT.ok;
+}
+
+/** Serves Streamable HTTP on 127.0.0.1 until the command is stopped (MCP-14). */
+async function serveHttp(tools: RequestTools, port: number, io: McpCommandIo, say: (line: string) => void): Promise<number> {
+  const handler = createMcpHttpHandler(() => tools.createServer());
+  let server: RunningServer;
+  try {
+    server = await serve((request) => handler.handle(request), { port, host: '127.0.0.1' });
+  } catch (error) {
+    say(`delegate-mcp: could not listen on 127.0.0.1:${port}: ${(error as Error).message}`);
+    return EXIT.failed;
+  }
+  say(`delegate-mcp: serving at ${server.url}${MCP_PATH} (Ctrl-C to stop)`);
+  io.onListening?.({ url: `${server.url}${MCP_PATH}` });
+  await new Promise<void>((done) => {
+    if (io.signal?.aborted) done();
+    io.signal?.addEventListener('abort', () => done(), { once: true });
+  });
+  await handler.close();
+  await server.close({ force: true });
+  return EXIT.ok;
+}
+
+/** The signals that stop the server, cancelling the runs in flight (CLI-13). */
+const STOP_SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
+
+if (isEntryPoint(import.meta.url)) {
+  const controller = new AbortController();
+  for (const name of STOP_SIGNALS) {
+    process.on(name, () => {
+      // The first signal cancels the runs and stops the server; a second quits at once.
+      if (controller.signal.aborted) process.exit(EXIT.cancelled);
+      controller.abort();
+    });
+  }
+  main(process.argv.slice(2), { stdout: process.stdout, stderr: process.stderr, env: process.env, cwd: process.cwd(), signal: controller.signal }).then(
+    // The last answers are written to a pipe first: exit once stdout has taken them.
+    (status) => void process.stdout.write('', () => process.exit(status)),
+    (error: unknown) => {
+      process.stderr.write(`delegate-mcp: unexpected failure: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+      process.exit(EXIT.failed);
+    },
+  );
+}

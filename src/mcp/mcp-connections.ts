@@ -1,0 +1,173 @@
+/** MCP client connections kept per run tree (MCP-4, MCP-6): started once, shared by the tree's runs, closed when the tree ends. */
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import type { Tool } from '@modelcontextprotocol/sdk/types.js';
+import type { McpToolsetMessage } from '../protocol/messages/toolset.js';
+
+/** How long starting a server and listing its tools may take before it counts as failed to start (MCP-4). */
+export const MCP_CONNECT_TIMEOUT_MS = 30_000;
+/** How long one tool call may go without an answer or a progress notification (MCP-5). */
+export const MCP_CALL_TIMEOUT_MS = 600_000;
+/** How much of a stdio server's last standard error is kept to explain its failure (MCP-6). */
+const STDERR_TAIL_CHARS = 2000;
+
+/** Where a server is: a command started on stdio, or a URL (MCP-2). */
+export type McpServerSpec = Pick<McpToolsetMessage, 'command' | 'args' | 'env' | 'url'> & {
+  /** The folder a command starts in. */
+  cwd?: string;
+};
+
+/** One server's connection in one run tree: its tools once listed, or why it is unusable. */
+export interface McpConnection {
+  /** The server in words, for messages: its command line or URL. */
+  readonly label: string;
+  /** The tools it listed; empty when it failed to start. */
+  readonly tools: readonly Tool[];
+  /** Why it cannot be called (failed to start, or closed since), or undefined while it is up. */
+  failure(): string | undefined;
+  /** The SDK client, while the server is up. */
+  readonly client: Client | undefined;
+}
+
+/** The key of a server within a tree: the same command, arguments, environment and folder, or the same URL, is the same server (MCP-4). */
+export function serverKey(spec: McpServerSpec): string {
+  return spec.url !== undefined
+    ? JSON.stringify({ url: spec.url })
+    : JSON.stringify({ command: spec.command, args: spec.args ?? [], env: spec.env ?? {}, cwd: spec.cwd ?? null });
+}
+
+/** The server in words: its command line or its URL. */
+export function serverLabel(spec: McpServerSpec): string {
+  return spec.url ?? [spec.command, ...(spec.args ?? [])].join(' ');
+}
+
+/** Everything a tool list can span: the SDK pages it. */
+async function listAllTools(client: Client, signal: AbortSignal): Promise<Tool[]> {
+  const tools: Tool[] = [];
+  let cursor: string | undefined;
+  do {
+    const page = await client.listTools(cursor === undefined ? {} : { cursor }, { signal, timeout: MCP_CONNECT_TIMEOUT_MS });
+    tools.push(...page.tools);
+    cursor = page.nextCursor;
+  } while (cursor !== undefined);
+  return tools;
+}
+
+/** A live connection: the client, the transport, and what is known of why it ended. */
+class OpenConnection implements McpConnection {
+  tools: readonly Tool[] = [];
+  client: Client | undefined;
+  private ended: string | undefined;
+  private stderrTail = '';
+  /** Ends the session a Streamable HTTP server keeps for this connection (MCP-4). */
+  private endSession: (() => Promise<void>) | undefined;
+
+  constructor(
+    readonly label: string,
+    private readonly spec: McpServerSpec,
+  ) {}
+
+  failure(): string | undefined {
+    return this.ended;
+  }
+
+  /** Starts (or reaches) the server and lists its tools; on failure the connection keeps why. */
+  async open(signal: AbortSignal): Promise<void> {
+    // The SDK loads only when a run uses a server, so runs without one start as fast as before.
+    const { Client } = await import('@modelcontextprotocol/sdk/client/index.js');
+    const transport = await this.transport();
+    const client = new Client({ name: 'delegate-run', version: '0.1.0' }, { capabilities: {} });
+    client.onclose = () => this.end('it closed the connection');
+    try {
+      await client.connect(transport, { signal, timeout: MCP_CONNECT_TIMEOUT_MS });
+      this.tools = await listAllTools(client, signal);
+      // Only now may calls go to it: a close before this is a failure to start.
+      if (this.ended === undefined) this.client = client;
+    } catch (error) {
+      this.end((error as Error).message);
+      await client.close().catch(() => undefined);
+    }
+  }
+
+  /** Closes the connection (a stdio server is stopped); later calls are refused. */
+  async close(): Promise<void> {
+    const client = this.client;
+    this.end('the run tree that started it ended');
+    // A server at a URL outlives the tree: it is told the session is over before the client closes.
+    await this.endSession?.().catch(() => undefined);
+    await client?.close().catch(() => undefined);
+  }
+
+  private end(reason: string): void {
+    this.client = undefined;
+    if (this.ended !== undefined) return;
+    const said = this.stderrTail.trim();
+    this.ended = said === '' ? reason : `${reason}; it last wrote: ${said.slice(-STDERR_TAIL_CHARS)}`;
+  }
+
+  private async transport(): Promise<Transport> {
+    if (this.spec.url !== undefined) {
+      const { StreamableHTTPClientTransport } = await import('@modelcontextprotocol/sdk/client/streamableHttp.js');
+      const transport = new StreamableHTTPClientTransport(new URL(this.spec.url));
+      this.endSession = () => transport.terminateSession();
+      return transport;
+    }
+    const { StdioClientTransport } = await import('@modelcontextprotocol/sdk/client/stdio.js');
+    const transport = new StdioClientTransport({
+      command: this.spec.command as string,
+      args: this.spec.args ?? [],
+      ...(this.spec.env === undefined ? {} : { env: this.spec.env }),
+      ...(this.spec.cwd === undefined ? {} : { cwd: this.spec.cwd }),
+      stderr: 'pipe',
+    });
+    // What the server says on stderr explains a crash; only the tail is kept.
+    transport.stderr?.on('data', (chunk: Buffer) => {
+      this.stderrTail = (this.stderrTail + chunk.toString('utf8')).slice(-STDERR_TAIL_CHARS);
+    });
+    return transport;
+  }
+}
+
+/**
+ * The MCP connections of every live run tree, by tree (its top run's id) and server (MCP-4): the
+ * first run of a tree that needs a server starts it, the others share it, and {@link closeTree}
+ * closes them all when the tree ends (LOOP-19).
+ */
+export class McpConnections {
+  private readonly trees = new Map<string, Map<string, Promise<OpenConnection>>>();
+
+  /** The connection to `spec` in `tree`, started (and its tools listed) on first use; never rejects. */
+  connect(tree: string, spec: McpServerSpec, signal: AbortSignal): Promise<McpConnection> {
+    let servers = this.trees.get(tree);
+    if (!servers) {
+      servers = new Map();
+      this.trees.set(tree, servers);
+    }
+    const key = serverKey(spec);
+    let connection = servers.get(key);
+    if (!connection) {
+      const opening = new OpenConnection(serverLabel(spec), spec);
+      connection = opening.open(signal).then(() => opening);
+      servers.set(key, connection);
+    }
+    return connection;
+  }
+
+  /** The connection a tool of `tree` names by its server key, if the tree started it. */
+  find(tree: string, key: string): Promise<McpConnection> | undefined {
+    return this.trees.get(tree)?.get(key);
+  }
+
+  /** Closes every server the tree started (LOOP-19, MCP-6). */
+  async closeTree(tree: string): Promise<void> {
+    const servers = this.trees.get(tree);
+    if (!servers) return;
+    this.trees.delete(tree);
+    await Promise.all([...servers.values()].map(async (connection) => (await connection).close()));
+  }
+
+  /** The trees with servers open, for tests and diagnostics. */
+  openTrees(): string[] {
+    return [...this.trees.keys()];
+  }
+}
