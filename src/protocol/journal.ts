@@ -73,7 +73,7 @@ export function journalStart(store: Pick<JournalStore, 'events' | 'location'>): 
   const opened = store.events.find((event) => event.event === 'journal.started' && event.run === top.run);
   if (!opened) {
     throw new UsageError(
-      `The journal ${store.location} has no journal.started event: it is a trace (--trace), not a journal (--journal), and holds no options to resume with.`,
+      `The journal ${store.location} has no journal.started event: it is a trace (--trace), not a journal (--journal), and holds no options to resume with; or its run was killed before it wrote them, having done nothing yet, so start it again.`,
       { journal: store.location },
     );
   }

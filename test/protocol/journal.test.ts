@@ -54,6 +54,17 @@ describe('resuming a journal', () => {
     expect(resumed.ok).toBe(true);
   });
 
+  it('refuses an empty journal, naming it, and says a journal killed before its options were written has nothing to resume', async () => {
+    const runtime = journalRuntime([]);
+    await expect(runtime.resume(memoryJournal([]), { model: new TreeScript(), request: runtime.validate(BOSS) })).rejects.toThrow(
+      /^The journal memory\.jsonl holds no run\.started of a top run: it is empty or was not written by a run with a journal\.$/,
+    );
+    const events = (await fullRun()).events.slice(0, 1);
+    await expect(runtime.resume(memoryJournal(events), { model: new TreeScript(), request: runtime.validate(BOSS) })).rejects.toThrow(
+      /or its run was killed before it wrote them, having done nothing yet, so start it again\.$/,
+    );
+  });
+
   it('refuses a trace written without a journal, naming it', async () => {
     const events = (await fullRun()).events.filter((event) => event.event !== 'journal.started');
     await expect(journalRuntime([]).resume(memoryJournal(events), { model: new TreeScript() })).rejects.toThrow(
