@@ -1,4 +1,4 @@
-/** `--journal` and `--resume` (spec/cli.md CLI-20, CLI-21): the flags a journal records, and the command line a resume runs with. */
+/** `--journal` and `--resume` (spec/cli.md CLI-22, CLI-23): the flags a journal records, and the command line a resume runs with. */
 import { isAbsolute, resolve } from 'node:path';
 import { UsageError } from '../protocol/errors.js';
 import type { JournalStart } from '../protocol/journal.js';
@@ -34,7 +34,7 @@ export interface JournalArguments {
 }
 
 /**
- * The flags a resume takes from the journal, which may not be given again (CLI-21): they choose
+ * The flags a resume takes from the journal, which may not be given again (CLI-23): they choose
  * what the run does, and the journal's answers were given to the run they chose.
  */
 const FROM_THE_JOURNAL: readonly [keyof JournalArguments, string][] = [

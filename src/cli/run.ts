@@ -98,9 +98,9 @@ interface ParsedArguments {
   resolve?: 'runtime' | 'upfront';
   approve?: ApprovalMode;
   trace?: string;
-  /** `--journal`: the durable trace a resume continues from (CLI-20). */
+  /** `--journal`: the durable trace a resume continues from (CLI-22). */
   journal?: string;
-  /** `--resume`: the journal to continue (CLI-21). */
+  /** `--resume`: the journal to continue (CLI-23). */
   resume?: string;
   resumeChanged: boolean;
   json: boolean;
@@ -205,7 +205,7 @@ function parseWithOptions(argv: string[]) {
 export function parseArguments(argv: string[], cwd: string): ParsedArguments | 'help' {
   const { values, positionals } = parseOrUsageError(() => parseWithOptions(argv));
   if (values.help) return 'help';
-  // A resume runs the journal's request; one given anyway is refused once the journal is read (CLI-21).
+  // A resume runs the journal's request; one given anyway is refused once the journal is read (CLI-23).
   const request =
     values.resume === undefined ? onePositional(positionals, 'Expected a request: a .json file or an http(s) URL.', 'request') : positionals.join(' ');
   if (values['resume-changed'] && values.resume === undefined) throw new UsageError('--resume-changed is only for --resume <journal>.');
@@ -462,12 +462,12 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
   journal?.close();
   await runtime.resolvers.close();
   progress.finish(result);
-  // A resume says what it took from the journal instead of paying for it again (CLI-21).
+  // A resume says what it took from the journal instead of paying for it again (CLI-23).
   if (resumed && !args.quiet && !args.json) say(replayedSentence(resumed.path, replayed));
   return reportResult(result, args, io, { sink, journal, ...(resumed ? { replayed } : {}) }, say);
 }
 
-/** Opens the journal `--resume` names and takes the command line it recorded (CLI-21); throws a UsageError for a journal that cannot be resumed. */
+/** Opens the journal `--resume` names and takes the command line it recorded (CLI-23); throws a UsageError for a journal that cannot be resumed. */
 function openResumed(args: ParsedArguments, cwd: string): { store: JournalStore; args: ParsedArguments; path: string } {
   const path = resolve(cwd, args.resume as string);
   const store = openJournalFile(path, 'resume');
@@ -510,7 +510,7 @@ interface Written {
   replayed?: { modelCalls: number; calls: number };
 }
 
-/** Prints a finished run's result (CLI-4) and says its exit status; a trace or journal that failed to write fails the command (TRACE-14, CLI-20). */
+/** Prints a finished run's result (CLI-4) and says its exit status; a trace or journal that failed to write fails the command (TRACE-14, CLI-22). */
 function reportResult(result: RunResult, args: ParsedArguments, io: CliIo, written: Written, say: (line: string) => void): number {
   const { sink, journal } = written;
   // A trace that could not be written is said once, and fails an otherwise successful command (TRACE-14).

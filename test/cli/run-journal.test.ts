@@ -1,4 +1,4 @@
-/** `--journal` and `--resume` end to end (spec/journal.md, spec/cli.md CLI-20, CLI-21): the real CLI killed with SIGKILL mid-tree and resumed. */
+/** `--journal` and `--resume` end to end (spec/journal.md, spec/cli.md CLI-22, CLI-23): the real CLI killed with SIGKILL mid-tree and resumed. */
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import fc from 'fast-check';
