@@ -23,6 +23,7 @@ import { DelegateRegistry, type DelegateTarget } from './resolvers/delegate-regi
 import type { RequestDocument } from './protocol/types.js';
 import { createDefaultResolvers, type ResolverRegistry } from './resolvers/resolver-registry.js';
 import { readRequestFile } from './files/read-request-file.js';
+import { openJournalFile } from './files/journal-file.js';
 import { createFileActivities } from './files/file-toolset.js';
 import { LIST_FILES_ACTIVITY, READ_FILE_ACTIVITY, WRITE_FILE_ACTIVITY } from './protocol/file-tools.js';
 import { McpConnections } from './mcp/mcp-connections.js';
@@ -77,7 +78,7 @@ export class DelegatingRuntime extends Runtime {
     /** The one model-choice policy its runs use (DEL-16, DEL-28), for choosing the top run's model the same way (CLI-3). */
     readonly models?: ModelChooser,
   ) {
-    super({ readRequestFile, ...options });
+    super({ readRequestFile, openJournal: openJournalFile, ...options });
   }
 }
 

@@ -18,7 +18,10 @@ export {
   type RequestFileReader,
   type RunResult,
   type RuntimeOptions,
+  type ResumeOptions,
 } from './protocol/runtime.js';
+export { requestHash, type JournalOpener, type JournalStore, type JournaledOptions } from './protocol/journal.js';
+export { openJournalFile, readJournalText } from './files/journal-file.js';
 export type { UsageSummary } from './protocol/usage.js';
 export type { LoadedRequest } from './protocol/load-request.js';
 export { readRequestFile } from './files/read-request-file.js';

@@ -61,6 +61,8 @@ export class CostTree {
   apply(event: TraceEventBase): void {
     const known = knownTraceEvent(event);
     switch (known?.event) {
+      // A resumed run is named as a started one (JOURNAL-6).
+      case 'run.resumed':
       case 'run.started': {
         const run = this.ensure(known.run, known.parent, known.depth);
         run.name = typeof known.name === 'string' ? known.name : fileName(known.request);

@@ -1,6 +1,6 @@
 /**
- * CLI-15: the files `delegate-run` writes (`--trace`, `--record`) never replace a file the run
- * reads. Checked before either is opened.
+ * CLI-15: the files `delegate-run` writes (`--trace`, `--record`, `--journal`) never replace a file
+ * the run reads. Checked before any is opened.
  */
 import { closeSync, openSync, readFileSync, readSync, statSync } from 'node:fs';
 import { parseJson } from '../protocol/json.js';
@@ -55,7 +55,7 @@ function jsonDocumentIn(path: string): { value: unknown } | undefined {
 
 /** A file the command writes: its option, the path as given, and made absolute. */
 export interface OutputPath {
-  flag: '--trace' | '--record';
+  flag: '--trace' | '--record' | '--journal';
   given: string;
   path: string;
 }
@@ -74,9 +74,9 @@ export function checkOutputPaths(outputs: OutputPath[], inputs: RunInput[]): voi
       throw new UsageError(`${output.flag} ${output.given} is ${input.what} (${input.path}); the run reads it, so it cannot be written. Choose another file.`);
     const document = jsonDocumentIn(output.path);
     if (!document) continue;
-    if (output.flag === '--trace') {
+    if (output.flag !== '--record') {
       throw new UsageError(
-        `--trace ${output.given}: ${output.path} holds a JSON document, which the run may read (a delegate, a cassette, an input); a trace would replace it. Choose another file, e.g. one ending in .jsonl.`,
+        `${output.flag} ${output.given}: ${output.path} holds a JSON document, which the run may read (a delegate, a cassette, an input); a ${output.flag === '--trace' ? 'trace' : 'journal'} would replace it. Choose another file, e.g. one ending in .jsonl.`,
       );
     }
     if (!isCassette(document.value)) {
@@ -85,9 +85,10 @@ export function checkOutputPaths(outputs: OutputPath[], inputs: RunInput[]): voi
       );
     }
   }
-  const trace = outputs.find((output) => output.flag === '--trace');
-  const record = outputs.find((output) => output.flag === '--record');
-  if (trace && record && sameFile(trace.path, record.path)) throw new UsageError(`--trace and --record name the same file, ${trace.path}; give each its own.`);
+  for (const [index, first] of outputs.entries()) {
+    const second = outputs.slice(index + 1).find((other) => sameFile(first.path, other.path));
+    if (second) throw new UsageError(`${first.flag} and ${second.flag} name the same file, ${first.path}; give each its own.`);
+  }
 }
 
 function isCassette(value: unknown): boolean {

@@ -76,6 +76,8 @@ export class RunTree {
     this.lastTime = Math.max(this.lastTime, at);
     const known = knownTraceEvent(event);
     switch (known?.event) {
+      // A resumed run is shown as a started one (JOURNAL-6).
+      case 'run.resumed':
       case 'run.started': {
         const node = this.ensure(known.run, known.parent, known.depth, at);
         node.request = known.request;

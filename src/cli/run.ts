@@ -16,7 +16,10 @@ import { parseJson } from '../protocol/json.js';
 import { notJsonPlaceholder, toJsonData } from '../protocol/json-data.js';
 import type { LoadedRequest } from '../protocol/load-request.js';
 import type { Budget } from '../protocol/budget.js';
-import type { Activity, RunOptions, RunResult } from '../protocol/runtime.js';
+import type { Activity, ResumeOptions, RunOptions, RunResult } from '../protocol/runtime.js';
+import { journalStart, type JournalStore } from '../protocol/journal.js';
+import { openJournalFile } from '../files/journal-file.js';
+import { journalSettings, resumedArguments } from './journal-arguments.js';
 import { type JsonlFileSink, jsonlFileSink } from '../files/jsonl-file-sink.js';
 import { Tracer } from '../protocol/trace.js';
 import { APPROVAL_MODES, createApprovalHook, type ApprovalMode } from '../approvals/approval-policy.js';
@@ -58,6 +61,10 @@ Options:
   --approve <mode>             interactive | approve_all | strict: how calls of tools with _approval "required"
                                are answered (default interactive on a terminal, strict otherwise)
   --trace <file.jsonl>         write the event trace
+  --journal <file.jsonl>       write the trace durably, every event on disk before the run goes on, to resume from
+  --resume <file.jsonl>        continue the run a journal holds (its request, input and options), replaying its
+                               model answers and finished calls; give no request with it
+  --resume-changed             resume even though the request changed since the journal began
   --json                       print one JSON result object on stdout and nothing else there
   --max-steps <n>              model steps per run (default 16)
   --max-depth <n>              delegation depth (default 5)
@@ -95,6 +102,11 @@ export interface ParsedArguments {
   resolve?: 'runtime' | 'upfront';
   approve?: ApprovalMode;
   trace?: string;
+  /** `--journal`: the durable trace a resume continues from (CLI-22). */
+  journal?: string;
+  /** `--resume`: the journal to continue (CLI-23). */
+  resume?: string;
+  resumeChanged: boolean;
   json: boolean;
   maxSteps?: number;
   maxDepth?: number;
@@ -170,6 +182,9 @@ export function parseWithOptions(argv: string[]) {
       resolve: { type: 'string' },
       approve: { type: 'string' },
       trace: { type: 'string' },
+      journal: { type: 'string' },
+      resume: { type: 'string' },
+      'resume-changed': { type: 'boolean' },
       json: { type: 'boolean' },
       'max-steps': { type: 'string' },
       'max-depth': { type: 'string' },
@@ -195,7 +210,10 @@ export function parseWithOptions(argv: string[]) {
 export function parseArguments(argv: string[], cwd: string): ParsedArguments | 'help' {
   const { values, positionals } = parseOrUsageError(() => parseWithOptions(argv));
   if (values.help) return 'help';
-  const request = onePositional(positionals, 'Expected a request: a .json file or an http(s) URL.', 'request');
+  // A resume runs the journal's request; one given anyway is refused once the journal is read (CLI-23).
+  const request =
+    values.resume === undefined ? onePositional(positionals, 'Expected a request: a .json file or an http(s) URL.', 'request') : positionals.join(' ');
+  if (values['resume-changed'] && values.resume === undefined) throw new UsageError('--resume-changed is only for --resume <journal>.');
   if (values.resolve !== undefined && values.resolve !== 'runtime' && values.resolve !== 'upfront') {
     throw new UsageError(`--resolve expects runtime or upfront, got "${values.resolve}".`);
   }
@@ -212,6 +230,9 @@ export function parseArguments(argv: string[], cwd: string): ParsedArguments | '
     ...(values.resolve === undefined ? {} : { resolve: values.resolve as 'runtime' | 'upfront' }),
     ...(values.approve === undefined ? {} : { approve: values.approve as ApprovalMode }),
     ...(values.trace === undefined ? {} : { trace: values.trace }),
+    ...(values.journal === undefined ? {} : { journal: values.journal }),
+    ...(values.resume === undefined ? {} : { resume: values.resume }),
+    resumeChanged: values['resume-changed'] ?? false,
     json: values.json ?? false,
     ...(values['max-steps'] === undefined ? {} : { maxSteps: wholeNumber(values['max-steps'], '--max-steps', 1) as number }),
     ...(values['max-depth'] === undefined ? {} : { maxDepth: wholeNumber(values['max-depth'], '--max-depth', 0) as number }),
@@ -339,17 +360,24 @@ export async function loadEntry(runtime: DelegatingRuntime, requestPath: string)
   return { loaded: { document: resolved.document, location: resolved.location, name: resolved.name }, trusted: resolved.trusted };
 }
 
-/** The run options the command line sets: input, bounds, budget, resolution and the cancel signal. */
-export function runOptionsFor(args: ParsedArguments, io: CliIo): RunOptions {
+/** The limits the command line sets, which a resume may raise too (JOURNAL-3): steps, concurrency, runs, budget, and the cancel signal. */
+function limitsFor(args: ParsedArguments, io: CliIo): Pick<RunOptions, 'maxSteps' | 'maxConcurrency' | 'maxRuns' | 'budget' | 'signal'> {
   return {
-    ...(args.input === undefined ? {} : { input: args.input }),
     ...(args.maxSteps === undefined ? {} : { maxSteps: args.maxSteps }),
-    ...(args.maxDepth === undefined ? {} : { maxDepth: args.maxDepth }),
     ...(args.maxConcurrency === undefined ? {} : { maxConcurrency: args.maxConcurrency }),
     ...(args.maxRuns === undefined ? {} : { maxRuns: args.maxRuns }),
     ...(args.budget === undefined ? {} : { budget: args.budget }),
-    ...(args.resolve === undefined ? {} : { resolve: args.resolve }),
     ...(io.signal ? { signal: io.signal } : {}),
+  };
+}
+
+/** The run options the command line sets: input, bounds, budget, resolution and the cancel signal. */
+export function runOptionsFor(args: ParsedArguments, io: CliIo): RunOptions {
+  return {
+    ...limitsFor(args, io),
+    ...(args.input === undefined ? {} : { input: args.input }),
+    ...(args.maxDepth === undefined ? {} : { maxDepth: args.maxDepth }),
+    ...(args.resolve === undefined ? {} : { resolve: args.resolve }),
   };
 }
 
@@ -360,6 +388,7 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
   if (argv[0] === VIEW_COMMAND) return viewMain(argv.slice(1), io);
   const say = (line: string) => io.stderr.write(`${line}\n`);
   let args: ParsedArguments | 'help';
+  let resumed: ReturnType<typeof openResumed> | undefined;
   try {
     args = parseArguments(argv, io.cwd);
   } catch (error) {
@@ -373,6 +402,14 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
     io.stdout.write(USAGE);
     return EXIT.ok;
   }
+  if (args.resume !== undefined) {
+    try {
+      resumed = openResumed(args, io.cwd);
+    } catch (error) {
+      return reportSetupError(error, args.json, io, say);
+    }
+    args = resumed.args;
+  }
   const tracer = new Tracer();
   // Loaded once, below: it prices the answers, chooses the models and names the summary's tiers.
   let catalog: ModelCatalog | undefined;
@@ -382,6 +419,8 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
   let result: RunResult | undefined;
   let runtime: DelegatingRuntime | undefined;
   let sink: JsonlFileSink | undefined;
+  let journal: JournalStore | undefined = resumed?.store;
+  const replayed = countReplayed(tracer);
   try {
     const requestPath = isHttpUrl(args.request) ? args.request : resolve(io.cwd, args.request);
     const root = args.root ? resolve(io.cwd, args.root) : isHttpUrl(args.request) ? io.cwd : dirname(requestPath);
@@ -397,7 +436,20 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
     // The run's inputs have loaded: only now may the trace replace a file, and never one of them (CLI-15).
     sink = openCheckedTrace(args, io.cwd, model);
     if (sink) tracer.subscribe(sink);
-    result = await runtime.run(loaded.loaded, { ...runOptionsFor(args, io), ...(model ? { model } : {}), tracer, confirm, trusted: loaded.trusted });
+    if (resumed) {
+      result = await runtime.resume(resumed.store, { ...resumeOptionsFor(args, io), ...(model ? { model } : {}), request: loaded.loaded, tracer, confirm });
+    } else {
+      journal = args.journal === undefined ? undefined : openJournalFile(resolve(io.cwd, args.journal), 'create');
+      const journaled = journal ? { journal, journalSettings: { ...journalSettings(args, io.cwd, root) } } : {};
+      result = await runtime.run(loaded.loaded, {
+        ...runOptionsFor(args, io),
+        ...(model ? { model } : {}),
+        tracer,
+        confirm,
+        trusted: loaded.trusted,
+        ...journaled,
+      });
+    }
   } catch (error) {
     progress.finish();
     // A run that never started still leaves its trace, empty (TRACE-2), unless the path is refused.
@@ -409,28 +461,82 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
       }
     }
     sink?.close();
+    journal?.close();
     await runtime?.resolvers.close();
     return reportSetupError(error, args.json, io, say);
   }
   sink?.close();
+  journal?.close();
   await runtime.resolvers.close();
   progress.finish(result);
-  return reportResult(result, args, io, sink, say);
+  // A resume says what it took from the journal instead of paying for it again (CLI-23).
+  if (resumed && !args.quiet && !args.json) say(replayedSentence(resumed.path, replayed));
+  return reportResult(result, args, io, { sink, journal, ...(resumed ? { replayed } : {}) }, say);
 }
 
-/** Prints a finished run's result (CLI-4) and says its exit status; a trace that failed to write fails the command (TRACE-14). */
-function reportResult(result: RunResult, args: ParsedArguments, io: CliIo, sink: JsonlFileSink | undefined, say: (line: string) => void): number {
+/** Opens the journal `--resume` names and takes the command line it recorded (CLI-23); throws a UsageError for a journal that cannot be resumed. */
+function openResumed(args: ParsedArguments, cwd: string): { store: JournalStore; args: ParsedArguments; path: string } {
+  const path = resolve(cwd, args.resume as string);
+  const store = openJournalFile(path, 'resume');
+  try {
+    const start = journalStart(store);
+    return { store, path, args: resumedArguments(args, args.request === '' ? [] : [args.request], start, args.resume as string) };
+  } catch (error) {
+    store.close();
+    throw error;
+  }
+}
+
+/** Counts what a resumed run takes from its journal: model answers and finished calls (JOURNAL-4, JOURNAL-5). */
+function countReplayed(tracer: Tracer): { modelCalls: number; calls: number } {
+  const counts = { modelCalls: 0, calls: 0 };
+  tracer.subscribe((event) => {
+    if (event.event === 'model.replayed') counts.modelCalls += 1;
+    else if (event.event === 'call.replayed') counts.calls += 1;
+  });
+  return counts;
+}
+
+function replayedSentence(path: string, replayed: { modelCalls: number; calls: number }): string {
+  const plural = (count: number, word: string) => `${count} ${word}${count === 1 ? '' : 's'}`;
+  return `Resumed from ${path}: ${plural(replayed.modelCalls, 'model call')} replayed from the journal (paid once, counted in the cost), ${plural(replayed.calls, 'finished call')} not run again.`;
+}
+
+/** The run options a resume may be given again (JOURNAL-3): the limits, and the cancel signal. */
+function resumeOptionsFor(args: ParsedArguments, io: CliIo): ResumeOptions {
+  return {
+    ...limitsFor(args, io),
+    ...(args.resumeChanged ? { changed: true } : {}),
+  };
+}
+
+/** What the command wrote beside its result: the trace, the journal, and what a resume replayed. */
+interface Written {
+  sink: JsonlFileSink | undefined;
+  journal: JournalStore | undefined;
+  replayed?: { modelCalls: number; calls: number };
+}
+
+/** Prints a finished run's result (CLI-4) and says its exit status; a trace or journal that failed to write fails the command (TRACE-14, CLI-22). */
+function reportResult(result: RunResult, args: ParsedArguments, io: CliIo, written: Written, say: (line: string) => void): number {
+  const { sink, journal } = written;
   // A trace that could not be written is said once, and fails an otherwise successful command (TRACE-14).
   const traceError = sink?.error ? `the trace ${resolve(io.cwd, args.trace as string)} is incomplete: writing it failed (${sink.error.message}).` : undefined;
   if (traceError) say(`delegate-run: ${traceError}`);
-  const traceField = traceError ? { traceError } : {};
+  const journalError = journal?.error ? `the journal ${journal.location} is incomplete: writing it failed (${journal.error.message}).` : undefined;
+  if (journalError) say(`delegate-run: ${journalError}`);
+  const traceField = {
+    ...(traceError ? { traceError } : {}),
+    ...(journalError ? { journalError } : {}),
+    ...(written.replayed ? { replayed: written.replayed } : {}),
+  };
   if (result.ok) {
     const output = printable(result.output);
     // `meta` only when the Request had a meta message (MSG-23, CLI-4).
     const meta = result.meta === undefined ? {} : { meta: printable(result.meta) };
     if (args.json) io.stdout.write(`${JSON.stringify({ ok: true, output, ...meta, usage: result.usageTotal, run: result.run, ...traceField })}\n`);
     else io.stdout.write(`${typeof output === 'string' ? output : JSON.stringify(output, null, 2)}\n`);
-    return traceError ? EXIT.failed : EXIT.ok;
+    return traceError || journalError ? EXIT.failed : EXIT.ok;
   }
   // A run that needed a model and had none: the command line says how to choose one (CLI-3).
   const error = result.error.data.reason === 'no_model' ? new UsageError(NO_MODEL, result.error.data) : result.error;
@@ -451,6 +557,7 @@ function printable(output: unknown): unknown {
 export function openCheckedTrace(args: ParsedArguments, cwd: string, model?: Model): JsonlFileSink | undefined {
   const outputs = [
     ...(args.trace === undefined ? [] : [{ flag: '--trace' as const, given: args.trace, path: resolve(cwd, args.trace) }]),
+    ...(args.journal === undefined ? [] : [{ flag: '--journal' as const, given: args.journal, path: resolve(cwd, args.journal) }]),
     ...(args.record === undefined ? [] : [{ flag: '--record' as const, given: args.record, path: resolve(cwd, args.record) }]),
   ];
   checkOutputPaths(outputs, runInputs(args, cwd, model?.id.startsWith('replay:') ? model.id.slice('replay:'.length) : undefined));
@@ -475,6 +582,7 @@ function runInputs(args: ParsedArguments, cwd: string, replayed: string | undefi
   for (const module of args.activities) inputs.push({ path: resolve(cwd, module), what: 'an --activities module' });
   if (args.model?.startsWith('replay:')) inputs.push({ path: resolve(cwd, args.model.slice('replay:'.length)), what: 'the replayed cassette' });
   if (replayed !== undefined) inputs.push({ path: replayed, what: 'the replayed cassette' });
+  if (args.resume !== undefined) inputs.push({ path: resolve(cwd, args.resume), what: 'the journal resumed' });
   return inputs;
 }
 

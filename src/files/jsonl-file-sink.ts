@@ -1,5 +1,5 @@
 /** The JSONL trace file: a trace listener writing each event to disk the moment it happens (spec/trace.md TRACE-2, TRACE-14). */
-import { closeSync, openSync, writeSync } from 'node:fs';
+import { closeSync, fdatasyncSync, openSync, writeSync } from 'node:fs';
 import { type TraceEvent, type TraceListener, traceLine } from '../protocol/trace.js';
 
 /** A listener writing a JSONL trace file; see {@link jsonlFileSink}. */
@@ -10,14 +10,22 @@ export interface JsonlFileSink extends TraceListener {
   readonly error: Error | undefined;
 }
 
+/** How {@link jsonlFileSink} opens and writes its file. */
+export interface JsonlFileSinkOptions {
+  /** Append to the file instead of replacing it (a resumed journal, JOURNAL-9). */
+  append?: boolean;
+  /** Flush each event to the disk (`fdatasync`) before going on, not only to the operating system (a journal, JOURNAL-2). */
+  durable?: boolean;
+}
+
 /**
  * A listener writing JSONL to a file synchronously, so every event is on disk the moment it
  * happens (a SIGINT or crash still leaves a complete trace). The listener never throws: a run is
  * not changed by its observers, so a write that fails (ENOSPC, EIO) is kept in `error`, nothing
  * more is written, and the caller reports it (TRACE-14). Opening the file throws as `openSync` does.
  */
-export function jsonlFileSink(path: string): JsonlFileSink {
-  const descriptor = openSync(path, 'w');
+export function jsonlFileSink(path: string, options: JsonlFileSinkOptions = {}): JsonlFileSink {
+  const descriptor = openSync(path, options.append ? 'a' : 'w');
   let open = true;
   let failure: Error | undefined;
   const fail = (error: unknown) => {
@@ -27,6 +35,7 @@ export function jsonlFileSink(path: string): JsonlFileSink {
     if (!open || failure) return;
     try {
       writeAll(descriptor, traceLine(event));
+      if (options.durable) fdatasyncSync(descriptor);
     } catch (error) {
       fail(error);
     }

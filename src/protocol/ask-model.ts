@@ -43,13 +43,15 @@ export async function askModel(scope: CallScope, question: StepQuestion): Promis
   let lastProblem = '';
   let lastAnswer: unknown = null;
   for (let attempt = 0; attempt <= MAX_REASKS; attempt++) {
+    // An answer the journal holds is replayed, not asked again (JOURNAL-4): it needs no slot.
+    const replayed = scope.tree.journal?.answer(question.info.id, question.step, attempt);
     // A slot of the tree's model-call bound is held only while the model answers (LOOP-16), so a
     // run waiting for its children never holds one; it is given back once the answer is traced.
-    const release = await scope.tree.bounds.acquireModelSlot(scope.signal);
-    let response: ModelResponse & { began: number };
+    const release = replayed ? () => undefined : await scope.tree.bounds.acquireModelSlot(scope.signal);
+    let response: Answer;
     let judged: ReturnType<typeof judge>;
     try {
-      response = await sendOnce(scope, question, attempt, conversation);
+      response = replayed ? { ...replayed, began: Date.now(), replayed: true } : await sendOnce(scope, question, attempt, conversation);
       question.account(response);
       judged = judge(scope, question, attempt, response, validate);
     } finally {
@@ -70,8 +72,11 @@ export async function askModel(scope: CallScope, question: StepQuestion): Promis
   });
 }
 
+/** An answer as the loop judges it: when it began, and whether the journal gave it (JOURNAL-4). */
+type Answer = ModelResponse & { began: number; replayed?: boolean };
+
 /** One attempt, sent once this run holds a model-call slot; a failure becomes a typed error. */
-async function sendOnce(scope: CallScope, question: StepQuestion, attempt: number, messages: ProviderMessage[]): Promise<ModelResponse & { began: number }> {
+async function sendOnce(scope: CallScope, question: StepQuestion, attempt: number, messages: ProviderMessage[]): Promise<Answer> {
   const { model, info, step, schema, config, onCall, check } = question;
   try {
     // While this run waited for its slot, its tree may have passed a bound.
@@ -94,24 +99,27 @@ function judge(
   scope: CallScope,
   question: StepQuestion,
   attempt: number,
-  response: ModelResponse & { began: number },
+  response: Answer,
   validate: ReturnType<typeof compileSchema>,
 ): { solution: Solution } | { problem: string } {
   // An answer nested too deep is refused before anything walks it (DOC-10), and traced as text.
   const tooDeep = response.solution === undefined ? undefined : nestingProblem(response.solution);
   const solution = tooDeep === undefined ? response.solution : undefined;
-  scope.trace.emit('model.response', {
-    step: question.step,
-    attempt,
-    solution: solution ?? null,
-    ...(solution === undefined ? { text: response.text } : {}),
-    model: response.model,
-    usage: response.usage,
-    costUsd: response.costUsd,
-    ...(response.replayOf === undefined ? {} : { replayOf: response.replayOf }),
-    ms: Date.now() - response.began,
-    ...(response.responseFormat === undefined ? {} : { responseFormat: response.responseFormat }),
-  });
+  // A replayed answer's model.response is in the journal already: it is said, not traced again (JOURNAL-4).
+  if (response.replayed) scope.trace.emit('model.replayed', { step: question.step, attempt, usage: response.usage, costUsd: response.costUsd });
+  else
+    scope.trace.emit('model.response', {
+      step: question.step,
+      attempt,
+      solution: solution ?? null,
+      ...(solution === undefined ? { text: response.text } : {}),
+      model: response.model,
+      usage: response.usage,
+      costUsd: response.costUsd,
+      ...(response.replayOf === undefined ? {} : { replayOf: response.replayOf }),
+      ms: Date.now() - response.began,
+      ...(response.responseFormat === undefined ? {} : { responseFormat: response.responseFormat }),
+    });
   if (tooDeep !== undefined) return { problem: nestingMessage(tooDeep) };
   if (solution === undefined) return { problem: 'The answer was not valid JSON.' };
   const valid = validate(solution);

@@ -9,7 +9,8 @@ import type { BudgetMeter } from './budget.js';
 import { DEFAULT_MAX_DEPTH } from './constants.js';
 import { BoundError } from './errors.js';
 import type { CallScope } from './execute-call.js';
-import { newId } from './ids.js';
+import { createHash } from 'node:crypto';
+import type { JournalReplay, JournalStore } from './journal.js';
 import { runRequest } from './run-loop.js';
 import type { ChildRunRequest, RunOptions, RunResult } from './runtime.js';
 import type { TreeBounds } from './tree-bounds.js';
@@ -18,6 +19,17 @@ import type { TreeBounds } from './tree-bounds.js';
 export interface TreeShares {
   meter: BudgetMeter | undefined;
   bounds: TreeBounds;
+  /** When the tree has a journal (JOURNAL-1): what it replays from it, empty for a tree that starts afresh. */
+  journal?: JournalReplay;
+}
+
+/** The journal of a top run: where its events go and, on resume, what it replays (JOURNAL-1). */
+export interface RunJournal {
+  store: JournalStore;
+  /** Absent when the run starts afresh. */
+  replay?: JournalReplay;
+  /** The options given again on resume that replaced the journal's (JOURNAL-3). */
+  overrides?: string[];
 }
 
 /**
@@ -26,7 +38,10 @@ export interface TreeShares {
  */
 export interface RunLink {
   parent?: { run: string; depth: number; callId: string; root?: string };
-  tree: TreeShares;
+  /** Absent for a top run, which creates its tree's. */
+  tree?: TreeShares;
+  /** A top run's journal (JOURNAL-1); a child's is its tree's. */
+  journal?: RunJournal;
   /** The run is a worker the built-in `delegate` tool started (DEL-24). */
   worker?: boolean;
   /** Attachments its model receives as native parts (ATT-6). */
@@ -49,12 +64,41 @@ export function checkChild(scope: CallScope, description: string): void {
   scope.tree.bounds.check();
 }
 
-/** Starts a child of the run in `scope` for the call `callId`, and rolls its usage up (DEL-17). */
-export async function runChild(scope: CallScope, callId: string, child: ChildRunRequest): Promise<RunResult> {
+/** Where a child hangs in its tree: the call that starts it and the instance that call runs on. */
+export interface ChildPlace {
+  callId: string;
+  instance: string | undefined;
+}
+
+/**
+ * A child run's id, derived from its place in the tree (JOURNAL-6): its parent's id, the call that
+ * starts it, that call's instance, and how many children that call (by id and instance) started
+ * in the parent before it. A tree run again in the same order gets the same ids, so a resumed tree
+ * lines its runs up with the journal's. Shaped like every run id: `run_` and 12 hex digits.
+ */
+export function childRunId(parent: string, place: ChildPlace, ordinal: number): string {
+  const digest = createHash('sha256')
+    .update(`${parent}\u0000${place.callId}\u0000${place.instance ?? ''}\u0000${ordinal}`)
+    .digest('hex');
+  return `run_${digest.slice(0, 12)}`;
+}
+
+/** The next ordinal of a child started by the call at `place` in the run of `scope` (JOURNAL-6). */
+export function nextChildOrdinal(scope: CallScope, place: ChildPlace, count = 1): number {
+  const key = `${place.callId}\u0000${place.instance ?? ''}`;
+  scope.children ??= new Map();
+  const ordinal = scope.children.get(key) ?? 0;
+  scope.children.set(key, ordinal + count);
+  return ordinal;
+}
+
+/** Starts a child of the run in `scope` for the call at `place`, and rolls its usage up (DEL-17). */
+export async function runChild(scope: CallScope, place: ChildPlace, child: ChildRunRequest): Promise<RunResult> {
+  const callId = place.callId;
   checkChild(scope, child.description);
   // Admitted last, just before the child starts, so the tree counts exactly the runs that started (DEL-19).
   scope.tree.bounds.admitRun(child.description);
-  const id = newId('run');
+  const id = childRunId(scope.run.id, place, nextChildOrdinal(scope, place));
   child.onStart?.(id);
   const options: RunOptions = {
     ...inheritedOptions(scope.options, child.request.document.config?.maxSteps),

@@ -1,15 +1,16 @@
 /** Executing one call: reference resolution, validation, confirmation, the Activity (or latent result), writing the result. */
 import { abortable } from './cancellation.js';
-import { checkChild, runChild, type TreeShares } from './child-run.js';
+import { checkChild, nextChildOrdinal, runChild, type TreeShares } from './child-run.js';
+import type { JournaledCall } from './journal.js';
 import type { BatchEntry } from './call-batch.js';
 import type { ContextStore } from './context-store.js';
 import { isDataMessage } from './data-messages.js';
-import { ActivityError, CallError, cancelled, DelegateError, ProtocolError, toProtocolError, UserError } from './errors.js';
+import { ActivityError, CallError, cancelled, DelegateError, type ErrorJson, ProtocolError, toProtocolError, UserError } from './errors.js';
 import { NotJsonError, toJsonData } from './json-data.js';
 import { MAX_NESTING_DEPTH, nestingMessage } from './json.js';
 import { normalizeMessage } from './load-request.js';
 import type { RunTrace } from './trace.js';
-import type { ActivityEnvironment, ConfirmDecision, RunInfo, RunOptions, Runtime } from './runtime.js';
+import type { Activity, ActivityEnvironment, ConfirmDecision, RunInfo, RunOptions, Runtime } from './runtime.js';
 import type { UsageSummary } from './usage.js';
 import { DELEGATE_ACTIVITY } from './constants.js';
 import { formatIssues, validateAgainst } from './schemas.js';
@@ -42,6 +43,8 @@ export interface CallScope {
   addDescendantUsage(usage: UsageSummary): void;
   /** The error an Activity ended the run with (LOOP-18): the run fails with it once the step's calls have settled. */
   ended?: ProtocolError;
+  /** How many children each call (by id and instance) started so far: their ids derive from it (JOURNAL-6). Created on first use. */
+  children?: Map<string, number>;
 }
 
 /** Looks a tool up in the live context; unknown names fail with the list of known ones. */
@@ -137,7 +140,10 @@ export async function executeCall(scope: CallScope, entry: BatchEntry, prepared:
     call = withFixedMeta(prepared, tool, activityNameFor(scope.runtime, prepared, tool) === undefined);
     const activityName = activityNameFor(scope.runtime, call, tool);
     checkParams(call, tool, activityName !== undefined);
+    const journaled = scope.tree.journal?.takeCall(scope.run.id, entry.id, paramsOf(call));
+    if (journaled && journaled.state !== 'started') return replayCall(scope, entry, call, journaled);
     scope.trace.emit('call.started', { call: entry.id, tool: toolName, params: paramsOf(call), instance: call._instance ?? null });
+    if (journaled && activityName !== undefined) await confirmRerun(scope, entry, call, tool, activityName);
     call = await confirm(scope, entry, call, tool);
     scope.counters.toolCalls++;
     let result: unknown;
@@ -149,7 +155,12 @@ export async function executeCall(scope: CallScope, entry: BatchEntry, prepared:
       if (metaSchema(tool, '_output') !== undefined && !isMessageResult(scope.runtime, result)) checkOutput(tool, result, toolName);
     }
     writeResult(scope, entry, call, result);
-    scope.trace.emit('call.completed', { call: entry.id, tool: toolName, result: result ?? null });
+    scope.trace.emit('call.completed', {
+      call: entry.id,
+      tool: toolName,
+      result: result ?? null,
+      ...(result === undefined ? { noResult: true as const } : {}),
+    });
     return undefined;
   } catch (error) {
     const failure = toProtocolError(error);
@@ -180,8 +191,64 @@ function writeFailureBranch(scope: CallScope, entry: BatchEntry, call: Call, fai
 /** Records a failed call: a `call.failed` event and an error message for the model. */
 export function recordFailure(scope: CallScope, entry: BatchEntry, call: Call, error: ProtocolError): void {
   scope.trace.emit('call.failed', { call: entry.id, tool: call._tool, error: error.toJSON() });
+  pushError(scope, entry, call, error.toJSON());
+}
+
+/** The error message of a failed call, for the model at the end of the step. */
+function pushError(scope: CallScope, entry: BatchEntry, call: Call, error: ErrorJson): void {
   // `call` is what ran (references resolved); `_call` the call as written, which plans match (PLAN-10).
-  scope.errors.push({ type: 'error', call: { id: entry.id, ...call }, _call: entry.call, error: error.toJSON() });
+  scope.errors.push({ type: 'error', call: { id: entry.id, ...call }, _call: entry.call, error });
+}
+
+/**
+ * A call whose execution the journal shows finished is not run again (JOURNAL-5): its result is
+ * written, or its error reported, as the first time; it counts as the tool call it was, and the
+ * children it started count their journaled totals, their ordinals taken as if they had started.
+ */
+function replayCall(scope: CallScope, entry: BatchEntry, call: Call, journaled: JournaledCall): ProtocolError | undefined {
+  scope.trace.emit('call.replayed', { call: entry.id, tool: call._tool, outcome: journaled.state === 'completed' ? 'completed' : 'failed' });
+  scope.counters.toolCalls++;
+  nextChildOrdinal(scope, { callId: entry.id, instance: call._instance }, journaled.children.length);
+  for (const child of journaled.children) {
+    const total = scope.tree.journal?.totalOf(child);
+    if (!total) continue;
+    scope.addDescendantUsage(total);
+    scope.tree.meter?.add(total, total.costUsd);
+  }
+  if (journaled.state === 'completed') {
+    if (!journaled.noResult) writeResult(scope, entry, call, journaled.result);
+    return undefined;
+  }
+  const error = journaled.error ?? { code: 'activity_error', message: 'The call failed.' };
+  const { code, message, ...data } = error;
+  const failure = new ProtocolError(code, message, data);
+  writeFailureBranch(scope, entry, call, failure);
+  pushError(scope, entry, call, error);
+  return failure;
+}
+
+/**
+ * A call that had started but not finished when the run was interrupted runs again (JOURNAL-5),
+ * unless its Activity says `idempotent: false`: then the confirm hook is asked first, whatever
+ * the tool, and the call fails as rejected without one or when it says no.
+ */
+async function confirmRerun(scope: CallScope, entry: BatchEntry, call: Call, tool: ToolSchema, activityName: string): Promise<void> {
+  const activity = scope.runtime.activities.get(activityName) as (Activity & { idempotent?: unknown }) | undefined;
+  if (activity?.idempotent !== false) return;
+  const unsure = `The call to "${call._tool}" (${entry.id}) had started when the run was interrupted, and its Activity "${activityName}" is not idempotent: it may have taken effect already`;
+  const hook = scope.options.confirm;
+  if (!hook)
+    throw new UserError('rejected_by_user', `${unsure}; with no way to ask whether to run it again, it was not run again.`, {
+      toolName: call._tool,
+      rerun: true,
+    });
+  const request = { call, callId: entry.id, tool, toolName: call._tool, run: scope.run, signal: scope.signal, rerun: true };
+  scope.trace.emit('approval.requested', { call: entry.id, tool: call._tool, params: paramsOf(call) });
+  const decision = await abortable(Promise.resolve(hook(request)), scope.signal, cancelled);
+  const reason = 'reason' in decision ? (decision.reason ?? null) : null;
+  scope.trace.emit('approval.decided', { call: entry.id, tool: call._tool, decision: decision.decision, reason });
+  if (decision.decision === 'rejected')
+    throw new UserError('rejected_by_user', `${unsure}; running it again was refused${reason ? `: ${reason}` : '.'}`, { toolName: call._tool, rerun: true });
 }
 
 function paramsOf(call: Call): Record<string, unknown> {
@@ -259,7 +326,7 @@ async function confirm(scope: CallScope, entry: BatchEntry, call: Call, tool: To
 /** What an Activity receives besides `(call, tool, context)`: its run, its call, and the way to start a child (DEL-20). */
 function activityEnvironment(scope: CallScope, entry: BatchEntry, call: Call): ActivityEnvironment {
   return {
-    runChild: (child) => runChild(scope, entry.id, child),
+    runChild: (child) => runChild(scope, { callId: entry.id, instance: call._instance }, child),
     checkChild: (description) => checkChild(scope, description),
     endRun: (error) => {
       scope.ended ??= error;

@@ -18,7 +18,8 @@ import { SolutionParts } from './solution-parts.js';
 import type { RunInfo, RunOptions, RunResult, Runtime } from './runtime.js';
 import { RunTrace, Tracer } from './trace.js';
 import { TreeBounds, treeLimits } from './tree-bounds.js';
-import type { RunLink, TreeShares } from './child-run.js';
+import type { RunJournal, RunLink, TreeShares } from './child-run.js';
+import { JournalReplay, requestHash, type JournaledOptions } from './journal.js';
 import { CallLedger } from './call-ledger.js';
 import { isJsonObject, type Message } from './types.js';
 import { applyToolRules } from './tool-rules.js';
@@ -29,14 +30,19 @@ import { DELEGATE_TOOL, delegationInstructions, offeredDelegateTool, type TierCa
 /** Runs a loaded Request to completion; every failure ends as a typed error with a complete trace (LOOP-14). */
 export async function runRequest(runtime: Runtime, loaded: LoadedRequest, given: RunOptions, link?: RunLink): Promise<RunResult> {
   const cancellation = runSignal(given.signal);
-  const options: RunOptions = { ...given, signal: cancellation.signal };
+  // The top run of a journaled tree writes every event of the tree to the journal, as it happens (JOURNAL-2).
+  const journal = link?.parent ? undefined : link?.journal;
+  const tracer = given.tracer ?? new Tracer();
+  const unsubscribe = journal ? tracer.subscribe((event) => journal.store.append(event)) : undefined;
+  const options: RunOptions = { ...given, signal: cancellation.signal, tracer };
   const info = runInfo(loaded, options, link, runtime.tierCatalog);
-  const trace = new RunTrace(options.tracer ?? new Tracer(), info.id, info.parent, info.depth);
+  const trace = new RunTrace(tracer, info.id, info.parent, info.depth);
   const usage = new RunUsage();
-  trace.emit('run.started', { request: loaded.location, name: info.name, model: options.model?.id ?? null, input: options.input ?? null });
+  const replay = journal ? (journal.replay ?? new JournalReplay([])) : link?.tree?.journal;
+  startEvents(trace, loaded, options, info, replay, journal);
   let run: RunState | undefined;
   try {
-    run = await openRun(runtime, loaded, options, { info, trace, usage, tree: link?.tree, files: link?.files ?? [] });
+    run = await openRun(runtime, loaded, options, { info, trace, usage, tree: link?.tree, files: link?.files ?? [], replay });
     const output = await loop(run, options.maxSteps ?? run.document.config?.maxSteps ?? DEFAULT_MAX_STEPS);
     const parts = run.parts.resultFields();
     trace.emit('run.completed', { output: output ?? null, ...parts, usage: usage.usage(), usageTotal: usage.usageTotal() });
@@ -44,13 +50,50 @@ export async function runRequest(runtime: Runtime, loaded: LoadedRequest, given:
   } catch (thrown) {
     const error = options.signal?.aborted && !(thrown instanceof UsageError) ? cancelled(thrown) : toProtocolError(thrown, 'model_error');
     // `code` and `message` stay flat (TRACE-10); `error` is the same error as data, as call.failed has it (ERR-1).
-    trace.emit('run.failed', { code: error.code, message: error.message, error: error.toJSON() });
+    // The usage lets a resume count what a failed child used without running it again (JOURNAL-5).
+    trace.emit('run.failed', { code: error.code, message: error.message, error: error.toJSON(), usage: usage.usage(), usageTotal: usage.usageTotal() });
     return { ok: false, run: info.id, error, usage: usage.usage(), usageTotal: usage.usageTotal(), ...(run ? { context: endContext(run) } : {}) };
   } finally {
+    unsubscribe?.();
     cancellation.release();
     // A top run's end is its tree's: what was kept for the tree is released (LOOP-19).
     if (!link) await runtime.endTree(info.root ?? info.id);
   }
+}
+
+/**
+ * The events a run begins with: `run.started`, or `run.resumed` for a run the journal shows started
+ * (JOURNAL-6); in the top run of a journaled tree, `journal.started` after it, or `journal.resumed`
+ * before it (JOURNAL-2, JOURNAL-9). The Request's hash is recorded only when the tree has a journal.
+ */
+function startEvents(
+  trace: RunTrace,
+  loaded: LoadedRequest,
+  options: RunOptions,
+  info: RunInfo,
+  replay: JournalReplay | undefined,
+  journal: RunJournal | undefined,
+): void {
+  const model = options.model?.id ?? null;
+  if (replay?.hasRun(info.id)) {
+    if (journal) {
+      trace.emit('journal.resumed', { events: journal.store.events.length, ignored: journal.store.ignored ?? null, overrides: journal.overrides ?? [] });
+    }
+    trace.emit('run.resumed', { request: loaded.location, name: info.name, model });
+    return;
+  }
+  const hash = replay ? { requestHash: requestHash(loaded.document) } : {};
+  trace.emit('run.started', { request: loaded.location, name: info.name, model, input: options.input ?? null, ...hash });
+  if (journal) trace.emit('journal.started', { options: journaledOptions(options), settings: options.journalSettings ?? {} });
+}
+
+/** The run options a resume takes from the journal (JOURNAL-3): the JSON ones that shape the run; the model, observers and hooks are the front end's. */
+function journaledOptions(options: RunOptions): JournaledOptions {
+  const kept: JournaledOptions = {};
+  for (const key of ['maxSteps', 'maxDepth', 'resolve', 'maxConcurrency', 'maxRuns', 'budget', 'trusted', 'name'] as const) {
+    if (options[key] !== undefined) (kept as Record<string, unknown>)[key] = options[key];
+  }
+  return kept;
 }
 
 /** The run's context as it ended (LOOP-17): errors still queued are part of it. */
@@ -63,9 +106,9 @@ function endContext(run: RunState): Message[] {
  * What the run's tree shares (LOOP-13, LOOP-16, DEL-19): a child gets its caller's; the top run
  * creates them, counting itself as the tree's first run, with a budget meter when it has a budget.
  */
-function treeShares(loaded: LoadedRequest, options: RunOptions): TreeShares {
+function treeShares(loaded: LoadedRequest, options: RunOptions, journal: JournalReplay | undefined): TreeShares {
   const limits = options.budget ?? loaded.document.config?.budget;
-  return { meter: limits ? new BudgetMeter(limits) : undefined, bounds: new TreeBounds(treeLimits(options)) };
+  return { meter: limits ? new BudgetMeter(limits) : undefined, bounds: new TreeBounds(treeLimits(options)), ...(journal ? { journal } : {}) };
 }
 
 /** The run's `config.attachments` as RunInfo carries it (ATT-3): only when it is an object. */
@@ -108,11 +151,11 @@ async function openRun(
   runtime: Runtime,
   loaded: LoadedRequest,
   options: RunOptions,
-  run: { info: RunInfo; trace: RunTrace; usage: RunUsage; tree: TreeShares | undefined; files: ProviderFile[] },
+  run: { info: RunInfo; trace: RunTrace; usage: RunUsage; tree: TreeShares | undefined; files: ProviderFile[]; replay: JournalReplay | undefined },
 ): Promise<RunState> {
   const { info, trace, usage } = run;
   // Inside the run, so that bounds given wrongly fail it with a complete trace.
-  const tree = run.tree ?? treeShares(loaded, options);
+  const tree = run.tree ?? treeShares(loaded, options, run.replay);
   let request = loaded;
   for (const prepare of runtime.preparers) request = await prepare(request, options, runtime, info);
   const document = request.document;
@@ -136,6 +179,7 @@ async function openRun(
     tools: () => store.tools,
     counters: usage.counters,
     ledger: new CallLedger(),
+    children: new Map(),
     addDescendantUsage: (summary) => usage.addDescendant(summary),
   };
   scope.ledger.learn(store.messages);

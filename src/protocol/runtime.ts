@@ -11,6 +11,7 @@ import { defaultHandlers } from './builtin-handlers.js';
 import type { HandlerRegistry } from './handlers.js';
 import { parseRequestText, validateRequest, type LoadedRequest } from './load-request.js';
 import { runRequest } from './run-loop.js';
+import { JournalReplay, journalStart, requestHash, type JournalOpener, type JournalStore } from './journal.js';
 import type { RunTrace, Tracer } from './trace.js';
 import type { TierCatalog } from './delegate-tool.js';
 import type { Call, Message, RequestDocument, ToolSchema } from './types.js';
@@ -106,7 +107,14 @@ export interface ActivityEnvironment {
  * the call's `_scopes` allow. Returning a message object appends it as is; any other value is
  * written at the call's `_outputPath`.
  */
-export type Activity = (call: Call, tool: ToolSchema, context: Message[], environment: ActivityEnvironment) => unknown;
+export type Activity = ((call: Call, tool: ToolSchema, context: Message[], environment: ActivityEnvironment) => unknown) & {
+  /**
+   * `false` when running a call twice does harm (an email sent twice): a call that had started when
+   * its run was interrupted is then not run again on resume without the confirm hook's approval
+   * (JOURNAL-5). Absent or `true`: it runs again.
+   */
+  idempotent?: boolean;
+};
 
 /** A decision of the confirm hook; `by` says who decided, traced as `approval.decided.by` (TRACE-19). */
 export type ConfirmDecision = (
@@ -124,6 +132,11 @@ export interface ConfirmRequest {
   run: RunInfo;
   /** Aborts when the run is cancelled; a prompt should stop asking then. */
   signal: AbortSignal;
+  /**
+   * True when the question is whether to run again a call that had started when its run was
+   * interrupted, whose Activity is not idempotent (JOURNAL-5): asked whatever the tool's `_approval`.
+   */
+  rerun?: boolean;
 }
 
 /**
@@ -169,6 +182,25 @@ export interface RunOptions {
   runId?: string;
   /** The name the run carries (default: the loaded request's). */
   name?: string;
+  /**
+   * Makes the run durable (JOURNAL-1): every event of its tree is written to this journal before the
+   * run goes on, and {@link Runtime.resume} continues the tree from it after a crash. A location is
+   * opened (replaced) through the Runtime's `openJournal`; a store is written as given. Read by the top run.
+   */
+  journal?: string | JournalStore;
+  /** What a front end records in the journal to start the run the same way on resume (the CLI's flags, JOURNAL-3). */
+  journalSettings?: Record<string, unknown>;
+}
+
+/**
+ * Options of {@link Runtime.resume}. The request, input and run options come from the journal
+ * (JOURNAL-3); only what cannot change the run's course may be given again.
+ */
+export interface ResumeOptions extends Pick<RunOptions, 'model' | 'signal' | 'tracer' | 'confirm' | 'maxSteps' | 'maxConcurrency' | 'maxRuns' | 'budget'> {
+  /** The Request, already loaded (default: loaded from the journal's location through `load`). */
+  request?: LoadedRequest;
+  /** Resume even though the Request document changed since the journal began (JOURNAL-8). */
+  changed?: boolean;
 }
 
 /**
@@ -220,6 +252,8 @@ export interface RuntimeOptions {
    * built-in `delegate` tool (DEL-23). Without it the tool is never offered.
    */
   tierCatalog?: TierCatalog;
+  /** How a journal given by location is opened (`createRuntime` gives the file system's JSONL journal, JOURNAL-1). */
+  openJournal?: JournalOpener;
 }
 
 export { DELEGATE_ACTIVITY } from './constants.js';
@@ -233,10 +267,12 @@ export class Runtime {
   private readonly runPreparers: RunPreparer[] = [];
   private readonly treeEndHooks: TreeEndHook[] = [];
   private readonly readRequestFile: RequestFileReader | undefined;
+  private readonly openJournal: JournalOpener | undefined;
 
   constructor(options: RuntimeOptions = {}) {
     this.handlers = options.handlers ?? defaultHandlers();
     this.readRequestFile = options.readRequestFile;
+    this.openJournal = options.openJournal;
     this.tierCatalog = options.tierCatalog;
     // The consult tool's Activity runs nothing local on the document's behalf (ADV-8).
     this.registerActivity(CONSULT_ACTIVITY, consultAdvisor, { runsUntrusted: true });
@@ -306,6 +342,58 @@ export class Runtime {
   /** Runs a loaded Request (or a plain document) to completion. Never throws for run failures. */
   async run(request: LoadedRequest | RequestDocument, options: RunOptions = {}): Promise<RunResult> {
     const loaded = 'document' in request ? request : this.validate(request);
-    return runRequest(this, loaded, options);
+    if (options.journal === undefined) return runRequest(this, loaded, options);
+    const store = this.journalStore(options.journal, 'create');
+    try {
+      return await runRequest(this, loaded, options, { journal: { store } });
+    } finally {
+      if (typeof options.journal === 'string') store.close();
+    }
+  }
+
+  /**
+   * Continues the run tree a journal holds (JOURNAL-3 to JOURNAL-9): the same request, input and
+   * options, every journaled model answer replayed and every finished call's outcome reused, the
+   * new events appended to the same journal. A Request document that changed since is refused
+   * unless `changed` is set (JOURNAL-8). Throws a UsageError for a journal that cannot be resumed;
+   * never throws for run failures.
+   */
+  async resume(journal: string | JournalStore, options: ResumeOptions = {}): Promise<RunResult> {
+    const store = this.journalStore(journal, 'resume');
+    try {
+      const start = journalStart(store);
+      const loaded = options.request ?? (await this.load(start.request));
+      const hash = requestHash(loaded.document);
+      if (start.requestHash !== undefined && start.requestHash !== hash && !options.changed) {
+        throw new UsageError(
+          `The Request ${start.request} changed since the journal ${store.location} began (its hash was ${start.requestHash}, now ${hash}); resume anyway with --resume-changed (library: { changed: true }), knowing that replayed answers were given to the old document.`,
+          { journal: store.location, request: start.request },
+        );
+      }
+      const { request: _request, changed: _changed, ...given } = options;
+      const overrides = Object.keys(given).filter((key) => OVERRIDABLE.has(key) && given[key as keyof typeof given] !== undefined);
+      const run: RunOptions = {
+        ...start.options,
+        ...given,
+        ...(start.input === undefined ? {} : { input: start.input }),
+        runId: start.run,
+      };
+      return await runRequest(this, loaded, run, { journal: { store, replay: new JournalReplay(store.events), overrides } });
+    } finally {
+      if (typeof journal === 'string') store.close();
+    }
+  }
+
+  private journalStore(journal: string | JournalStore, mode: 'create' | 'resume'): JournalStore {
+    if (typeof journal !== 'string') return journal;
+    if (!this.openJournal) {
+      throw new UsageError(
+        `Cannot open the journal ${journal}: this Runtime writes no files. Create it with createRuntime(), give it { openJournal }, or pass a JournalStore.`,
+      );
+    }
+    return this.openJournal(journal, mode);
   }
 }
+
+/** The options a resume may be given again: limits and observers, which do not change what was already done (JOURNAL-3). */
+const OVERRIDABLE: ReadonlySet<string> = new Set(['maxSteps', 'maxConcurrency', 'maxRuns', 'budget']);

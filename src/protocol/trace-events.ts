@@ -1,5 +1,6 @@
 /** The trace's vocabulary: every event the runtime emits and the fields each carries (spec/trace.md). */
 import type { ErrorCode, ErrorJson } from './errors.js';
+import type { JournaledOptions } from './journal.js';
 import type { ProviderMessage } from './model.js';
 import type { ConfirmDecision } from './runtime.js';
 import type { JsonSchema, RequestConfig, Usage } from './types.js';
@@ -74,6 +75,42 @@ export interface TraceEventMap {
     model: string | null;
     /** The input the run was given, or `null`. */
     input: unknown;
+    /** The hash of the run's Request document (JOURNAL-8; an addition). */
+    requestHash?: string;
+  };
+  /** JOURNAL-2: the top run of a run with a journal, after its `run.started`: what a resume needs besides the request and input. */
+  'journal.started': {
+    /** The run options a resume takes again (JOURNAL-3). */
+    options: JournaledOptions;
+    /** What the front end recorded to start the run the same way (the CLI's flags). */
+    settings: Record<string, unknown>;
+  };
+  /** JOURNAL-9: a resume began, in the top run, before anything else it appends. */
+  'journal.resumed': {
+    /** How many events the journal held. */
+    events: number;
+    /** The partial last line that was ignored (JOURNAL-7), or `null`. */
+    ignored: string | null;
+    /** Flags or options given again that replaced the journal's (JOURNAL-3). */
+    overrides: string[];
+  };
+  /** JOURNAL-6: a run the journal shows started is entered again on resume, instead of a second `run.started`. */
+  'run.resumed': {
+    request: string;
+    name: string;
+    model: string | null;
+  };
+  /** JOURNAL-4: a model answer taken from the journal instead of asked again; its `model.response` is earlier in the journal. */
+  'model.replayed': {
+    step: number;
+    attempt: number;
+    usage: Usage;
+    costUsd: number | null;
+  };
+  /** JOURNAL-5: a call whose execution the journal shows finished, not run again; its `call.started` and end are earlier in the journal. */
+  'call.replayed': CallFields & {
+    /** How the execution ended. */
+    outcome: 'completed' | 'failed';
   };
   /** TRACE-4: one per attempt. */
   'model.request': {
@@ -121,6 +158,8 @@ export interface TraceEventMap {
   'call.completed': CallFields & {
     /** The value the call produced, or `null`. */
     result: unknown;
+    /** True when the call produced no value at all, so nothing was written (JOURNAL-5; an addition). */
+    noResult?: true;
   };
   /** TRACE-6. */
   'call.failed': CallFields & { error: ErrorJson };
@@ -192,7 +231,15 @@ export interface TraceEventMap {
     usageTotal: UsageSummary;
   };
   /** TRACE-10: the error flat and as data. */
-  'run.failed': { code: ErrorCode; message: string; error: ErrorJson };
+  'run.failed': {
+    code: ErrorCode;
+    message: string;
+    error: ErrorJson;
+    /** The run's own usage until it failed (JOURNAL-6; an addition). */
+    usage?: UsageSummary;
+    /** Own plus every descendant's (an addition). */
+    usageTotal?: UsageSummary;
+  };
 }
 
 /** The name of an event the runtime emits. */
@@ -213,6 +260,11 @@ export type TraceFieldsOf<E extends string> = E extends TraceEventName ? [fields
 /** Every name of {@link TraceEventMap}, at run time. */
 export const TRACE_EVENT_NAMES: readonly TraceEventName[] = Object.keys({
   'run.started': true,
+  'journal.started': true,
+  'journal.resumed': true,
+  'run.resumed': true,
+  'model.replayed': true,
+  'call.replayed': true,
   'model.request': true,
   'model.retry': true,
   'model.response': true,

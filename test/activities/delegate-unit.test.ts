@@ -82,13 +82,17 @@ function environmentFor(setup: Setup = {}) {
   const environment: ActivityEnvironment = {
     // A child is recorded once the core has admitted it and it starts.
     runChild: (child) =>
-      runChild(scope, '0.0', {
-        ...child,
-        onStart: (id) => {
-          runs.push(child);
-          child.onStart?.(id);
+      runChild(
+        scope,
+        { callId: '0.0', instance: undefined },
+        {
+          ...child,
+          onStart: (id) => {
+            runs.push(child);
+            child.onStart?.(id);
+          },
         },
-      }),
+      ),
     checkChild: (description) => checkChild(scope, description),
     endRun: () => {},
     runtime,

@@ -9,10 +9,16 @@ import { TRACE_EVENT_NAMES, type TraceEventMap, type TraceEventName, knownTraceE
 import { type TraceEvent, Tracer, memorySink } from '../../src/protocol/trace.js';
 import type { RequestDocument } from '../../src/protocol/types.js';
 import { replayRun, tierRuntime } from '../helpers/tier-runtime.js';
+import { BOSS, TreeScript, journalRuntime, memoryJournal } from '../helpers/journal-tree.js';
 
 /** Each event's own fields, required or optional; typed so that every field of the map is listed and no other. */
 const FIELDS: { [E in TraceEventName]: Record<keyof TraceEventMap[E], 'required' | 'optional'> } = {
-  'run.started': { request: 'required', name: 'required', model: 'required', input: 'required' },
+  'run.started': { request: 'required', name: 'required', model: 'required', input: 'required', requestHash: 'optional' },
+  'journal.started': { options: 'required', settings: 'required' },
+  'journal.resumed': { events: 'required', ignored: 'required', overrides: 'required' },
+  'run.resumed': { request: 'required', name: 'required', model: 'required' },
+  'model.replayed': { step: 'required', attempt: 'required', usage: 'required', costUsd: 'required' },
+  'call.replayed': { call: 'required', tool: 'required', outcome: 'required' },
   'model.request': { step: 'required', attempt: 'required', messages: 'required', schema: 'required' },
   'model.retry': { step: 'required', attempt: 'required', reason: 'required', waitMs: 'required' },
   'model.response': {
@@ -28,7 +34,7 @@ const FIELDS: { [E in TraceEventName]: Record<keyof TraceEventMap[E], 'required'
     replayOf: 'optional',
   },
   'call.started': { call: 'required', tool: 'required', params: 'required', instance: 'required' },
-  'call.completed': { call: 'required', tool: 'required', result: 'required' },
+  'call.completed': { call: 'required', tool: 'required', result: 'required', noResult: 'optional' },
   'call.failed': { call: 'required', tool: 'required', error: 'required' },
   'call.skipped': { call: 'required', tool: 'required', reason: 'required' },
   'approval.requested': { call: 'required', tool: 'required', params: 'required' },
@@ -64,7 +70,7 @@ const FIELDS: { [E in TraceEventName]: Record<keyof TraceEventMap[E], 'required'
   'mcp.connected': { server: 'required', tools: 'required' },
   'mcp.failed': { server: 'required', message: 'required' },
   'run.completed': { output: 'required', meta: 'optional', usage: 'required', usageTotal: 'required' },
-  'run.failed': { code: 'required', message: 'required', error: 'required' },
+  'run.failed': { code: 'required', message: 'required', error: 'required', usage: 'optional', usageTotal: 'optional' },
 };
 
 const COMMON = ['ts', 'event', 'run', 'parent', 'depth'];
@@ -157,8 +163,24 @@ describe('the trace event map', () => {
     const names = new Set(sink.events.map((event) => event.event));
     // Emitted by the successful runs above, and a skipped call and advisors' opinions by the tests below; MCP servers' by test/mcp.
     const music = ['run.completed', 'delegate.completed', 'call.completed', 'call.skipped', 'advisor.opinion', 'mcp.connected', 'mcp.failed'];
+    // Emitted by a journaled run and its resume, below.
+    music.push('journal.started', 'journal.resumed', 'run.resumed', 'model.replayed', 'call.replayed');
     expect(TRACE_EVENT_NAMES.filter((name) => !names.has(name) && !music.includes(name))).toEqual([]);
     expect(sink.events.map(mismatch).filter(Boolean)).toEqual([]);
+  });
+
+  it('names the events of a journaled run and of its resume, with exactly their fields (JOURNAL-2 to JOURNAL-9)', async () => {
+    const journal = memoryJournal();
+    await journalRuntime([]).run(BOSS, { model: new TreeScript(), journal });
+    const cut = journal.appended.findIndex((event) => event.event === 'run.completed');
+    const resumed = memoryJournal(journal.appended.slice(0, cut));
+    const runtime = journalRuntime([]);
+    const result = await runtime.resume(resumed, { model: new TreeScript(), request: runtime.validate(BOSS), maxSteps: 5 });
+    expect(result.ok).toBe(true);
+    const events = [...journal.appended, ...resumed.appended];
+    const names = new Set(events.map((event) => event.event));
+    expect(['journal.started', 'journal.resumed', 'run.resumed', 'model.replayed', 'call.replayed'].filter((name) => !names.has(name))).toEqual([]);
+    expect(events.map(mismatch).filter(Boolean)).toEqual([]);
   });
 
   it("names advisors' opinions, given in an answer and through a consultation, and the meta of run.completed, with exactly their fields", async () => {
