@@ -1,5 +1,6 @@
-// Benchmarks (npm run bench): medians and ratios, never pass/fail limits. Runs against the build in dist/.
+// Benchmarks (npm run bench): medians and ratios, never pass/fail limits; `--json` prints the figures with targets as one JSON object. Runs against the build in dist/.
 import { performance } from 'node:perf_hooks';
+import { formatFigures, targetFigures } from './targets.js';
 import { Runtime, ReplayModel, createRuntime, defaultHandlers } from '../dist/index.js';
 import { recordOf } from '../dist/protocol/data-messages.js';
 import { foldRecords, readPath, makeWrite } from '../dist/protocol/data-records.js';
@@ -156,6 +157,12 @@ async function planScheduling(shape, size) {
   return load + run;
 }
 
+const json = process.argv.includes('--json');
+// With --json, stdout carries the one JSON object only: the other readings go to stderr.
+const print = process.stdout.write.bind(process.stdout);
+if (json) process.stdout.write = process.stderr.write.bind(process.stderr);
+const figures = await targetFigures();
+process.stdout.write(`issue 14 figures (value · target · ratio to target; at most 1 meets it):\n${formatFigures(figures).join('\n')}\n\n`);
 const one = await loopOverhead(1);
 const fifty = await loopOverhead(50);
 process.stdout.write(`${'loop: 50 calls / 1 call'.padEnd(58)} ratio ${(fifty / one).toFixed(1)}×\n`);
@@ -177,3 +184,4 @@ await (await import('./tier-delegation.js')).tierDelegation();
 await (await import('./viewer.js')).viewerOpening();
 const memory = process.memoryUsage();
 process.stdout.write(`${'memory: heap used after benchmarks'.padEnd(58)} ${(memory.heapUsed / 1048576).toFixed(1)} MiB\n`);
+if (json) print(`${JSON.stringify({ date: new Date().toISOString(), cores: (await import('node:os')).cpus().length, figures })}\n`);

@@ -8,6 +8,7 @@ import type { TracedProviderMessage } from './trace-events.js';
 import type { TreeShares } from './child-run.js';
 import type { RunInfo } from './runtime.js';
 import { compileSchema, describeErrors, formatIssues } from './schemas.js';
+import { withoutEmptyCalls } from './tools.js';
 import { isJsonObject, type Call, type JsonSchema, type Solution } from './types.js';
 
 /** Throws `budget_exceeded` when the tree has passed its budget (LOOP-13) or its run bound (DEL-19). */
@@ -122,10 +123,13 @@ function judge(
     });
   if (tooDeep !== undefined) return { problem: nestingMessage(tooDeep) };
   if (solution === undefined) return { problem: 'The answer was not valid JSON.' };
-  const valid = validate(solution);
+  // Without tools the schema has no `calls` (TOOL-22): an empty one is tolerated, and none means none.
+  const answer = withoutEmptyCalls(solution, question.schema);
+  const valid = validate(answer);
   // The rules beyond the schema are said too when they can be judged, so one re-ask can fix everything.
-  const problems = isJsonObject(solution) ? (question.check?.(solution) ?? []) : [];
-  if (valid && problems.length === 0) return { solution: solution as Solution };
+  const problems = isJsonObject(answer) ? (question.check?.(answer) ?? []) : [];
+  if (valid && problems.length === 0)
+    return { solution: isJsonObject(answer) && answer.calls === undefined ? ({ ...answer, calls: [] } as unknown as Solution) : (answer as Solution) };
   const issues = valid ? [] : [formatIssues(describeErrors(validate.errors), { lines: true })];
   return { problem: [...issues, ...problems].join('\n') };
 }

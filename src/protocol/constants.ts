@@ -6,12 +6,14 @@ export const DEFAULT_MAX_STEPS = 16;
 export const DEFAULT_MAX_DEPTH = 5;
 /** Re-asks of an invalid model answer within one step. */
 export const MAX_REASKS = 2;
-/** The instruction every run starts with: how to answer. */
-export const SOLUTION_INSTRUCTIONS = [
-  'Answer with one JSON object of the form {"calls": [...], "output": ...} that matches the given JSON Schema.',
-  '"calls" lists the tool calls to make now (each names its tool in "_tool"; parameters may be †references such as "†input.name" to values in the context; "_outputPath" such as "†state.result" says where a result is written).',
-  '"output" stays null until the task is complete; a non-null "output" that matches the output schema ends the run.',
-].join(' ');
+/**
+ * The instruction a run's steps start with when tools are offered: how to answer, how to write
+ * calls and references (MSG-10). Written once and short: every model call pays for it (MSG-24).
+ */
+export const SOLUTION_INSTRUCTIONS =
+  'Answer with one JSON object {"calls": [...], "output": ...} matching the given schema. "calls": the tool calls to make now, each naming its tool in "_tool"; a parameter may be a †reference to a context value, such as "†input.name"; "_outputPath" (such as "†state.result") says where a result is written. "output": null until the task is done; a non-null "output" ends the run.';
+/** The instruction of a step that offers no tools (TOOL-22, MSG-24): no call machinery, only the output. */
+export const OUTPUT_INSTRUCTIONS = 'Answer with one JSON object {"output": ...} matching the given schema; "output" is your answer.';
 /** Model calls a run tree may have in flight at once (LOOP-16): above an ordinary 100-wide fan-out. */
 export const DEFAULT_MAX_CONCURRENCY = 128;
 /** Runs a run tree may start, the top run included (DEL-19). */

@@ -1,7 +1,7 @@
 /** One model step of a run: render, ask, run the answer's calls, and decide whether the run is done (LOOP-3, LOOP-4, LOOP-6). */
 import { throwIfCancelled } from './cancellation.js';
 import { askModel, checkBounds } from './ask-model.js';
-import { SOLUTION_INSTRUCTIONS } from './constants.js';
+import { OUTPUT_INSTRUCTIONS, SOLUTION_INSTRUCTIONS } from './constants.js';
 import type { CallScope } from './execute-call.js';
 import { nestingProblem } from './json.js';
 import type { ProviderFile, ProviderMessage } from './model.js';
@@ -14,7 +14,7 @@ import { renderContext, type RenderedContext } from './render-context.js';
 import type { CallBatch } from './call-batch.js';
 import { formatIssues, validateAgainst } from './schemas.js';
 import type { SolutionParts } from './solution-parts.js';
-import { composeSolutionSchema } from './tools.js';
+import { offersCalls } from './tools.js';
 import type { Call, JsonSchema, PlanMessage, RequestConfig, RequestDocument } from './types.js';
 
 /** What a step (or the plans before the first step) leads to: another step, or the run's output. */
@@ -84,17 +84,17 @@ function promptFor(run: RunState, step: number): StepPrompt {
     step,
     tools: scope.store.tools,
   });
-  const schema = composeSolutionSchema(
-    scope.store.tools,
-    document.schema,
-    (name) => scope.runtime.hasActivity(name),
-    rendered.solutionProperties,
+  const schema = scope.runtime.solutionSchemas.schemaFor({
+    tools: scope.store.tools,
+    outputSchema: document.schema,
+    hasActivity: (name) => scope.runtime.hasActivity(name),
+    extraProperties: rendered.solutionProperties,
     instances,
-    run.lazy,
-    { required: rendered.solutionRequired, definitions: rendered.solutionDefinitions },
-  );
+    planning: run.lazy,
+    additions: { required: rendered.solutionRequired, definitions: rendered.solutionDefinitions },
+  });
   const messages: ProviderMessage[] = [
-    { role: 'system', content: SOLUTION_INSTRUCTIONS },
+    { role: 'system', content: offersCalls(schema) ? SOLUTION_INSTRUCTIONS : OUTPUT_INSTRUCTIONS },
     ...run.instructions.map((content): ProviderMessage => ({ role: 'system', content })),
     ...withFiles(rendered.messages, run.files),
   ];

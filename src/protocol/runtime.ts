@@ -1,4 +1,5 @@
 /** The Runtime: owns the registries (message handlers, Activities, run preparers) and starts runs. */
+import { SolutionSchemaCache } from './solution-schema-cache.js';
 import { ActivityRegistry, type ActivityOptions } from './activity-registry.js';
 import { CONSULT_ACTIVITY } from './advisors.js';
 import type { ToolRule } from './tool-rules.js';
@@ -264,6 +265,8 @@ export class Runtime {
   readonly activities = new ActivityRegistry();
   /** The tiers and delegation flags of the model catalog (DEL-23), when the runtime was given them. */
   readonly tierCatalog: TierCatalog | undefined;
+  /** Solution schemas composed by this runtime's runs, shared between equal steps (MSG-26). */
+  readonly solutionSchemas = new SolutionSchemaCache();
   private readonly runPreparers: RunPreparer[] = [];
   private readonly treeEndHooks: TreeEndHook[] = [];
   private readonly readRequestFile: RequestFileReader | undefined;

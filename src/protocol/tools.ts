@@ -196,6 +196,8 @@ export interface SolutionAdditions {
 /**
  * The composed Solution schema: handler-added properties first (MSG-21: what the model writes
  * before it acts, such as `advisors`), then `calls` as `anyOf` the tools and `output` nullable.
+ * With no tools there is nothing to call: `calls` is left out altogether (TOOL-22), and an answer
+ * stands for one with no calls.
  */
 export function composeSolutionSchema(
   tools: ReadonlyMap<string, ToolSchema>,
@@ -210,13 +212,29 @@ export function composeSolutionSchema(
   const toolSchemas = [...tools].map(([name, tool]) =>
     embedSchema(modelToolSchema(name, tool, isExplicitTool(name, tool, hasActivity), instances, planning), `tool_${name}`, definitions),
   );
-  const calls: JsonSchema = toolSchemas.length > 0 ? { type: 'array', items: { anyOf: toolSchemas } } : { type: 'array', maxItems: 0 };
+  const calls: Record<string, JsonSchema> = toolSchemas.length > 0 ? { calls: { type: 'array', items: { anyOf: toolSchemas } } } : {};
   const output: JsonSchema = outputSchema === true ? true : { anyOf: [{ type: 'null' }, embedSchema(outputSchema, 'output', definitions)] };
   return {
     type: 'object',
-    properties: { ...extraProperties, calls, output },
-    required: [...(additions.required ?? []).filter((name) => name in extraProperties), 'calls', 'output'],
+    properties: { ...extraProperties, ...calls, output },
+    required: [...(additions.required ?? []).filter((name) => name in extraProperties), ...Object.keys(calls), 'output'],
     additionalProperties: false,
     ...(Object.keys(definitions).length > 0 ? { $defs: definitions } : {}),
   };
+}
+
+/** True when a composed Solution schema offers calls, false for a Request without tools (TOOL-22). */
+export function offersCalls(schema: JsonSchema): boolean {
+  return typeof schema === 'object' && schema !== null && typeof schema.properties === 'object' && schema.properties !== null && 'calls' in schema.properties;
+}
+
+/**
+ * An answer as the core reads it (TOOL-22): under a Solution schema without `calls`, an empty
+ * `calls` the model wrote anyway (as answers recorded before TOOL-22 did) is dropped before the
+ * answer is checked, and a valid answer gets `calls: []` afterwards.
+ */
+export function withoutEmptyCalls(answer: unknown, schema: JsonSchema): unknown {
+  if (offersCalls(schema) || typeof answer !== 'object' || answer === null || Array.isArray(answer)) return answer;
+  const { calls, ...rest } = answer as Record<string, unknown>;
+  return Array.isArray(calls) && calls.length === 0 ? rest : answer;
 }

@@ -45,15 +45,32 @@ function isServableRealPath(realRoot: string, real: string): boolean {
 }
 
 /**
- * Reads the document at `segments` (already checked by `parseRequestPath`) below `root`, fresh
- * from disk. Returns undefined when there is no servable regular file there: missing, a folder,
- * unreadable, or reached through a symlink whose real path leaves the real root, is a dotfile or is
- * not `.json`. The file is opened by its real path with O_NOFOLLOW and checked with fstat, so what
- * is read is the regular file that passed the check; O_NONBLOCK keeps a FIFO from hanging the read.
- * (Someone who can rewrite the folder while it is served can still race the check; the folder's
- * writers are trusted.)
+ * Reads a document below `root` the way `delegate-serve` may serve it (see `openConfinedDocument`);
+ * undefined when it is not there or not servable.
  */
 export async function readConfinedDocument(root: string, segments: readonly string[]): Promise<Uint8Array | undefined> {
+  return (await readConfinedDocumentUnless(root, segments, () => false))?.bytes;
+}
+
+/** A servable document as `readConfinedDocumentUnless` found it. */
+export interface ConfinedDocument {
+  /** Who the file is and which version: device, inode, size, modification and change times (SERVE-9). */
+  identity: string;
+  /** Its bytes; absent when `unchanged` said the identity was known and the file was not read. */
+  bytes?: Uint8Array;
+}
+
+/**
+ * Opens a document below `root` — its real path inside the real root, a regular file, opened
+ * without following a last symlink — and reads it unless `unchanged(identity)` says this very
+ * version is already known (SERVE-9), so a conditional request for an unchanged file reads no
+ * bytes. Undefined when it is not there or not servable.
+ */
+export async function readConfinedDocumentUnless(
+  root: string,
+  segments: readonly string[],
+  unchanged: (identity: string) => boolean,
+): Promise<ConfinedDocument | undefined> {
   const realRoot = await realRootOf(root);
   if (realRoot === undefined) return undefined;
   let real: string;
@@ -72,8 +89,11 @@ export async function readConfinedDocument(root: string, segments: readonly stri
     throw error;
   }
   try {
-    if (!(await handle.stat()).isFile()) return undefined;
-    return await handle.readFile();
+    const stats = await handle.stat({ bigint: true });
+    if (!stats.isFile()) return undefined;
+    const identity = `${stats.dev}:${stats.ino}:${stats.size}:${stats.mtimeNs}:${stats.ctimeNs}`;
+    if (unchanged(identity)) return { identity };
+    return { identity, bytes: await handle.readFile() };
   } catch (error) {
     if (isAbsent(error)) return undefined;
     throw error;

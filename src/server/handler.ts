@@ -2,7 +2,7 @@
 import { resolve } from 'node:path';
 import { defaultHandlers } from '../protocol/builtin-handlers.js';
 import type { HandlerRegistry } from '../protocol/handlers.js';
-import { listDocumentPaths, readConfinedDocument } from './confined-folder.js';
+import { listDocumentPaths, readConfinedDocument, readConfinedDocumentUnless } from './confined-folder.js';
 import { entityTag, ifNoneMatchMatches } from './entity-tags.js';
 import { parseRequestPath, urlPathOf } from './parse-request-path.js';
 import { createDocumentValidator, type CatalogEntry, type DocumentValidator } from './validate-document.js';
@@ -61,7 +61,8 @@ const encoder = new TextEncoder();
  *   dot-folders, names not ending in `.json`, folders, symlinks whose real path leaves the folder,
  *   and malformed or suspicious paths (see `parseRequestPath`). Other methods answer `405`.
  *
- * Files are read fresh on every request; only validation verdicts are cached, keyed by path and
+ * Files are read fresh on every request, except a conditional one for a version already served
+ * valid, answered `304` from the file's stat (SERVE-9); validation verdicts are cached, keyed by path and
  * content hash. Every request produces exactly one access-log line:
  * `<client or -> <method> <path> <status> <bytes>B <ms>ms`.
  */
@@ -69,6 +70,7 @@ export function createRequestHandler(options: RequestHandlerOptions): RequestHan
   // Resolved once, so a later change of the process's working folder cannot move what is served.
   const root = resolve(options.root);
   const validate = createDocumentValidator(options.handlers ?? defaultHandlers());
+  const tags = new ServedVersions();
   const log = options.log ?? ((line: string) => void process.stderr.write(`${line}\n`));
   const onError =
     options.onError ??
@@ -79,7 +81,7 @@ export function createRequestHandler(options: RequestHandlerOptions): RequestHan
     const pathname = pathOf(request, info);
     let reply: Reply;
     try {
-      reply = await answer(request, pathname, root, validate);
+      reply = await answer(request, pathname, root, validate, tags);
     } catch (error) {
       onError(error);
       reply = jsonError(500, 'internal_error', 'The server failed to answer this request.');
@@ -95,7 +97,7 @@ export function createRequestHandler(options: RequestHandlerOptions): RequestHan
   };
 }
 
-async function answer(request: Request, pathname: string, root: string, validate: DocumentValidator): Promise<Reply> {
+async function answer(request: Request, pathname: string, root: string, validate: DocumentValidator, tags: ServedVersions): Promise<Reply> {
   if (request.method !== 'GET' && request.method !== 'HEAD') {
     const reply = jsonError(405, 'method_not_allowed', `Expected GET or HEAD, got ${request.method}: this server is read-only.`);
     reply.headers.allow = ALLOWED_METHODS;
@@ -108,10 +110,18 @@ async function answer(request: Request, pathname: string, root: string, validate
     const entries = await catalog(root, validate);
     return cacheable(jsonBytes(entries), ifNoneMatch);
   }
-  const bytes = await readConfinedDocument(root, target.segments);
-  if (bytes === undefined) return notFound();
+  // A conditional request for a version of the file already served valid is answered from its stat alone (SERVE-9).
+  const known = (identity: string) => {
+    const served = tags.get(identity);
+    return served !== undefined && served.path === target.path && ifNoneMatchMatches(ifNoneMatch, served.tag);
+  };
+  const file = await readConfinedDocumentUnless(root, target.segments, ifNoneMatch === null ? () => false : known);
+  if (file === undefined) return notFound();
+  if (file.bytes === undefined) return { status: 304, headers: cacheHeaders((tags.get(file.identity) as ServedVersion).tag) };
+  const bytes = file.bytes;
   const tag = entityTag(bytes);
   const validation = validate(target.path, bytes, tag);
+  if (validation.ok) tags.remember(file.identity, { path: target.path, tag });
   if (!validation.ok) {
     const count = validation.problems.length;
     return {
@@ -146,11 +156,35 @@ async function catalog(root: string, validate: DocumentValidator): Promise<Catal
   return entries.sort((left, right) => (left.path < right.path ? -1 : left.path > right.path ? 1 : 0));
 }
 
+/** What a `200` or `304` of a document carries besides its body. */
+function cacheHeaders(tag: string): Record<string, string> {
+  return { etag: tag, 'cache-control': 'no-cache' };
+}
+
 /** A `200` with an ETag, or `304` when `If-None-Match` already holds it. */
 function cacheable(body: Uint8Array, ifNoneMatch: string | null, tag = entityTag(body)): Reply {
-  const headers = { etag: tag, 'cache-control': 'no-cache' };
+  const headers = cacheHeaders(tag);
   if (ifNoneMatchMatches(ifNoneMatch, tag)) return { status: 304, headers };
   return { status: 200, headers: { ...headers, 'content-type': JSON_TYPE }, body };
+}
+
+/** A version of a document served valid: its URL path and entity tag. */
+interface ServedVersion {
+  path: string;
+  tag: string;
+}
+
+/** The versions served valid, by file identity (SERVE-9); the oldest are forgotten beyond a bound. */
+class ServedVersions extends Map<string, ServedVersion> {
+  /** Files remembered at most: beyond it the oldest is dropped. */
+  static readonly LIMIT = 4096;
+
+  /** Remembers a version served valid. */
+  remember(identity: string, version: ServedVersion): void {
+    this.delete(identity);
+    if (this.size >= ServedVersions.LIMIT) this.delete(this.keys().next().value as string);
+    this.set(identity, version);
+  }
 }
 
 function notFound(): Reply {

@@ -199,7 +199,7 @@ describe('typed outcomes (DEL-26)', () => {
     expect(result.ok).toBe(true);
     expect(resultOf(events)).toEqual({ success: true, output: 'renamed', error: null });
     const next = promptOf(eventsOf(events, 'model.request').filter((event) => event.depth === 0)[1]);
-    expect(next).toContain('"success": true');
+    expect(next).toContain('"success":true');
     expect(next).not.toMatch(/123456|654321|inputTokens|costUsd/);
   });
 

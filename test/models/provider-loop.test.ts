@@ -117,7 +117,7 @@ describe.each(providers)('the loop on $name', (provider) => {
     expect(sent).toHaveLength(1);
     expect(sent[0]?.role).toBe('user');
     expect(typeof sent[0]?.content).toBe('string');
-    expect(sent[0]?.content).toMatch(/^## Input\nThese are the values this Request was given:\n```json\n/);
+    expect(sent[0]?.content).toMatch(/^## Input\n```json\n/);
   });
 
   it('traces each retry as model.retry {step, attempt, reason, waitMs} and goes on', async () => {
@@ -173,19 +173,43 @@ describe.each(providers)('the loop on $name', (provider) => {
 describe('the loop on OpenAI: what the server is sent', () => {
   const openAI = providers[0]!;
 
-  it('asks in strict mode for a Request without tools (calls can only be empty)', async () => {
+  it('asks in strict mode for a Request without tools, with no call machinery in the schema or the prompt (TOOL-22, MSG-24)', async () => {
+    server = await startServer([openAI.stream(JSON.stringify({ output: 'done' }))]);
+    const runtime = new Runtime();
+    const leaf = { meta: { name: 'leaf' }, context: [{ type: 'system', text: 'Answer.' }], schema: { type: 'string' } };
+    const result = await runtime.run(runtime.validate(leaf), { model: openAI.model(server.url) });
+    expect(result.ok && result.output).toBe('done');
+    const body = server.requests[0]!.body;
+    expect(body.response_format.json_schema.strict).toBe(true);
+    expect(body.response_format.json_schema.schema).toEqual({
+      type: 'object',
+      properties: { output: { anyOf: [{ type: 'null' }, { type: 'string' }] } },
+      required: ['output'],
+      additionalProperties: false,
+    });
+    const prompt = JSON.stringify(body.messages);
+    expect(prompt).not.toContain('calls');
+    expect(prompt).not.toContain('_outputPath');
+    expect(body.messages[0].content).toContain('{"output": ...}');
+  });
+
+  it('still takes a tool-less answer that writes an empty calls list (answers recorded before TOOL-22)', async () => {
     server = await startServer([openAI.stream(finalAnswer)]);
     const runtime = new Runtime();
     const leaf = { meta: { name: 'leaf' }, context: [{ type: 'system', text: 'Answer.' }], schema: { type: 'string' } };
     const result = await runtime.run(runtime.validate(leaf), { model: openAI.model(server.url) });
     expect(result.ok && result.output).toBe('done');
-    const format = server.requests[0]!.body.response_format;
-    expect(format.json_schema.strict).toBe(true);
-    expect(format.json_schema.schema.properties.calls).toEqual({
-      type: 'array',
-      maxItems: 0,
-      items: { type: 'object', properties: {}, required: [], additionalProperties: false },
-    });
+  });
+
+  it('re-asks a tool-less answer that makes calls (TOOL-22, LOOP-8)', async () => {
+    const calling = JSON.stringify({ calls: [{ _tool: 'search', q: 'x' }], output: null });
+    server = await startServer([openAI.stream(calling), openAI.stream(JSON.stringify({ output: 'done' }))]);
+    const runtime = new Runtime();
+    const leaf = { meta: { name: 'leaf' }, context: [{ type: 'system', text: 'Answer.' }], schema: { type: 'string' } };
+    const result = await runtime.run(runtime.validate(leaf), { model: openAI.model(server.url) });
+    expect(result.ok && result.output).toBe('done');
+    expect(server.requests).toHaveLength(2);
+    expect(JSON.stringify(server.requests[1]!.body.messages)).toContain('does not match the Solution schema');
   });
 
   it('says minLength in the description instead of sending it, and enforces it by re-asking', async () => {

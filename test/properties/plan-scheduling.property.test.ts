@@ -237,7 +237,7 @@ describe('plan scheduling', () => {
         // The model hears about every failure at the next step.
         const next = model.requests.find((request) => request.step === 1)!;
         const prompt = next.messages.map((message) => message.content).join('\n');
-        for (const node of blocked) expect(prompt).toContain(`"id": "c${node}"`);
+        for (const node of blocked) expect(prompt).toContain(`"_id":"c${node}"`);
       }),
       fcOptions,
     );

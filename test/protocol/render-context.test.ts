@@ -183,7 +183,7 @@ describe('renderContext: input (MSG-13, DATA-8)', () => {
   });
 
   it('renders given input at the slot position, with the slot schema as the expected shape', () => {
-    const schema = { type: 'object', properties: { city: { type: 'string' } } };
+    const schema = { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] };
     const rendered = contents([
       { type: 'input', schema },
       { type: 'user', text: 'between' },
@@ -191,8 +191,8 @@ describe('renderContext: input (MSG-13, DATA-8)', () => {
     ]);
     expect(rendered).toHaveLength(2);
     expect(rendered[0]).toContain('## Input');
-    expect(rendered[0]).toContain(JSON.stringify({ town: 'Oslo' }, null, 2));
-    expect(rendered[0]).toContain(JSON.stringify(schema, null, 2));
+    expect(rendered[0]).toContain(JSON.stringify({ town: 'Oslo' }));
+    expect(rendered[0]).toContain(JSON.stringify(schema));
     expect(rendered[1]).toBe('between');
   });
 
@@ -201,7 +201,7 @@ describe('renderContext: input (MSG-13, DATA-8)', () => {
       { type: 'input', input: { style: 'bullets', length: 3 } },
       { type: 'input', input: { style: 'prose' } },
     ]);
-    expect(input).toContain(JSON.stringify({ style: 'prose', length: 3 }, null, 2));
+    expect(input).toContain(JSON.stringify({ style: 'prose', length: 3 }));
   });
 });
 

@@ -7,6 +7,8 @@ import {
   callValidationSchema,
   collectTools,
   composeSolutionSchema,
+  offersCalls,
+  withoutEmptyCalls,
   isExplicitTool,
   metaConst,
   metaSchema,
@@ -308,10 +310,16 @@ describe('composeSolutionSchema (TOOL-7, DOC-7)', () => {
     expect(validate({ calls: [{ _tool: 'greet', name: 'Ada' }], output: null })).toBe(false);
   });
 
-  it('allows no calls at all when there are no tools', () => {
-    const validate = compileSchema(composeSolutionSchema(new Map(), output, none));
-    expect(validate({ calls: [], output: null })).toBe(true);
+  it('leaves calls out altogether when there are no tools (TOOL-22)', () => {
+    const schema = composeSolutionSchema(new Map(), output, none);
+    const validate = compileSchema(schema);
+    expect(offersCalls(schema)).toBe(false);
+    expect(schema).toMatchObject({ required: ['output'] });
+    expect(validate({ output: null })).toBe(true);
     expect(validate({ calls: [{ _tool: 'x' }], output: null })).toBe(false);
+    expect(validate(withoutEmptyCalls({ calls: [], output: null }, schema))).toBe(true);
+    expect(withoutEmptyCalls({ calls: [{ _tool: 'x' }], output: null }, schema)).toEqual({ calls: [{ _tool: 'x' }], output: null });
+    expect(offersCalls(composeSolutionSchema(tools, output, none))).toBe(true);
   });
 
   it('adds the properties handlers contribute, such as meta (MSG-17)', () => {

@@ -1,5 +1,6 @@
 /** The `input` message (MSG-6, MSG-13, DOC-6): the Request's structured prompt, data of kind `input`; one without `input` is a template slot declaring its schema. */
 import type { JsonSchema, Message, RequestDocument, BaseMessage } from '../types.js';
+import { validateAgainst } from '../schemas.js';
 import { ownKindHandler } from './data-like.js';
 import { jsonBlock, pushUser } from './render-blocks.js';
 
@@ -10,6 +11,25 @@ export interface InputMessage extends BaseMessage {
   schema?: JsonSchema;
   description?: string;
   _instance?: string;
+}
+
+/** Keywords that say what a value means rather than what shape it has: a schema with any of them is worth showing (MSG-25). */
+const ANNOTATIONS = new Set(['description', 'title', 'examples', 'default', '$comment']);
+
+/** True when a schema has an annotation keyword anywhere inside (a property named like one is no annotation). */
+function annotated(schema: unknown): boolean {
+  if (Array.isArray(schema)) return schema.some(annotated);
+  if (typeof schema !== 'object' || schema === null) return false;
+  return Object.entries(schema).some(([key, value]) =>
+    key === 'properties' || key === '$defs' || key === 'definitions' || key === 'patternProperties'
+      ? typeof value === 'object' && value !== null && Object.values(value).some(annotated)
+      : ANNOTATIONS.has(key) || annotated(value),
+  );
+}
+
+/** True when the given values match the schema and the schema adds nothing they do not show (MSG-25). */
+function shownByValues(schema: JsonSchema, values: unknown): boolean {
+  return !annotated(schema) && validateAgainst(schema, values).length === 0;
 }
 
 /** True for a template slot: an input message that gives no values, only (perhaps) their schema. */
@@ -24,8 +44,10 @@ export const inputHandler = ownKindHandler<InputMessage>('input', {
     const instance = typeof message._instance === 'string' ? ` (instance "${message._instance}")` : '';
     const lines = [`## Input${instance}`];
     if (typeof message.description === 'string') lines.push(message.description);
-    lines.push('These are the values this Request was given:', jsonBlock(message.input));
-    if (message.schema !== undefined) {
+    // Values that already match a schema saying nothing but their shape need no schema beside them (MSG-25).
+    if (message.schema === undefined || shownByValues(message.schema, message.input)) lines.push(jsonBlock(message.input));
+    else {
+      lines.push('These are the values this Request was given:', jsonBlock(message.input));
       lines.push('The input this Request expects follows this schema (map the given values onto it where they differ):', jsonBlock(message.schema));
     }
     pushUser(state, lines.join('\n'));

@@ -3,9 +3,9 @@ import type { RenderState } from '../handlers.js';
 import { formatReference } from '../references.js';
 import { isJsonObject } from '../types.js';
 
-/** A value as indented JSON. */
+/** A value as compact JSON: indentation would be paid for in every prompt, and models read JSON without it (MSG-24). */
 function json(value: unknown): string {
-  return JSON.stringify(value, null, 2);
+  return JSON.stringify(value);
 }
 
 /** A fenced JSON block of a value. */

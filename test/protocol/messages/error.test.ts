@@ -15,7 +15,7 @@ describe('error: rendering (MSG-16)', () => {
     expect(content).toContain('get_weather');
     expect(content).toContain('(0.1)');
     expect(content).toContain('invalid_params: The city is unknown.');
-    expect(content).toContain(JSON.stringify(call, null, 2));
+    expect(content).toContain(JSON.stringify(call));
   });
 
   it('renders an error whose call has no id or tool (for example a document-written one)', () => {

@@ -13,14 +13,37 @@ describe('input template slots (MSG-6, DOC-6)', () => {
 });
 
 describe('input: rendering (MSG-13)', () => {
-  it('renders the given values and, when a schema is known, the shape the Request expects', () => {
-    const schema = { type: 'object', properties: { city: { type: 'string' } } };
+  it('renders the given values and, when they do not match the schema, the shape the Request expects', () => {
+    const schema = { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] };
     const content = render({ type: 'input', input: { town: 'Oslo' }, schema, description: 'Where.' }).messages[0]?.content ?? '';
     expect(content.split('\n')[0]).toBe('## Input');
     expect(content).toContain('Where.');
-    expect(content).toContain(JSON.stringify({ town: 'Oslo' }, null, 2));
-    expect(content).toContain(JSON.stringify(schema, null, 2));
-    expect(content.indexOf(JSON.stringify({ town: 'Oslo' }, null, 2))).toBeLessThan(content.indexOf(JSON.stringify(schema, null, 2)));
+    expect(content).toContain(JSON.stringify({ town: 'Oslo' }));
+    expect(content).toContain(JSON.stringify(schema));
+    expect(content.indexOf(JSON.stringify({ town: 'Oslo' }))).toBeLessThan(content.indexOf(JSON.stringify(schema)));
+  });
+
+  it('renders values that match a schema saying nothing but their shape without the schema, compact (MSG-25, MSG-24)', () => {
+    const schema = { type: 'object', properties: { task: { type: 'string' } }, required: ['task'] };
+    const content = render({ type: 'input', input: { task: 'Sum it up.' }, schema }).messages[0]?.content ?? '';
+    expect(content).toBe('## Input\n```json\n{"task":"Sum it up."}\n```');
+  });
+
+  it('keeps the schema beside matching values when it says what they mean (MSG-25)', () => {
+    for (const schema of [
+      { type: 'object', properties: { task: { type: 'string', description: 'What to do, in one sentence.' } } },
+      { type: 'object', title: 'A task', properties: { task: { type: 'string' } } },
+      { type: 'object', properties: { task: { type: 'string', examples: ['Sum it up.'] } } },
+    ]) {
+      const content = render({ type: 'input', input: { task: 'Sum it up.' }, schema }).messages[0]?.content ?? '';
+      expect(content).toContain(JSON.stringify(schema));
+    }
+  });
+
+  it('takes a property named like an annotation for no annotation (MSG-25)', () => {
+    const schema = { type: 'object', properties: { description: { type: 'string' }, title: { type: 'string' } } };
+    const content = render({ type: 'input', input: { description: 'd', title: 't' }, schema }).messages[0]?.content ?? '';
+    expect(content).not.toContain('"properties"');
   });
 
   it('renders values without a schema section when no schema is known', () => {

@@ -23,7 +23,7 @@ describe('meta: rendering (MSG-17)', () => {
   it('renders its value as JSON and adds an optional object property meta to the Solution schema', () => {
     const state = render({ type: 'meta', meta: { id: 'doc-7', version: '3' } });
     expect(state.messages).toHaveLength(1);
-    expect(state.messages[0]?.content).toContain(JSON.stringify({ id: 'doc-7', version: '3' }, null, 2));
+    expect(state.messages[0]?.content).toContain(JSON.stringify({ id: 'doc-7', version: '3' }));
     expect(state.solutionProperties.meta).toMatchObject({ type: 'object' });
   });
 });

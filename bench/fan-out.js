@@ -1,0 +1,132 @@
+// The fan-out workload of the benchmarks: an orchestrator delegating N tasks at once to a worker Request, against the loopback model (loopback-model.js) in a process of its own.
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { dirname, resolve } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { fileURLToPath } from 'node:url';
+
+const here = dirname(fileURLToPath(import.meta.url));
+
+/** The system texts and the tool of the workload, shared with the peers (bench/peers) so every framework is asked the same. */
+export const WORKLOAD = {
+  orchestratorSystem: 'You coordinate analysts. Delegate every task at once, then answer "done" when all results are in.',
+  workerSystem: 'You are a careful analyst. Do the one task you are given, using only what it says, and answer with the result in a single short paragraph.',
+  toolName: 'task',
+  toolDescription: 'Does one task.',
+};
+
+/** Starts the loopback model in a child process: `{url, stats(), reset(tasks), close()}`. */
+export async function startLoopback({ latencyMs, tasks }) {
+  const child = spawn(process.execPath, [resolve(here, 'loopback-model.js'), '--latency', String(latencyMs), '--tasks', String(tasks)], {
+    stdio: ['pipe', 'pipe', 'inherit'],
+  });
+  let text = '';
+  child.stdout.setEncoding('utf8');
+  while (!text.includes('\n')) {
+    const [chunk] = await once(child.stdout, 'data');
+    text += chunk;
+  }
+  const url = text.trim();
+  return {
+    url,
+    async stats() {
+      return (await fetch(`${url}/stats`)).json();
+    },
+    async reset(count = tasks) {
+      await fetch(`${url}/reset?tasks=${count}`, { method: 'POST' });
+    },
+    async close() {
+      child.stdin.end();
+      child.kill('SIGTERM');
+      await once(child, 'exit');
+    },
+  };
+}
+
+/** The critical path of the workload: orchestrator step, worker, orchestrator step. */
+export function criticalPathMs(latencyMs) {
+  return 3 * latencyMs;
+}
+
+/** Runs the workload once on delegate-run (library, built dist/): wall time and what the model was asked. */
+export async function delegateRunFanOut(loopback, tasks, { maxConcurrency, maxRuns } = {}) {
+  const { OpenAIModel, createRuntime } = await import('../dist/index.js');
+  const folder = resolve(here, 'fan-out');
+  const runtime = createRuntime({ root: folder });
+  const request = await runtime.load(resolve(folder, 'orchestrator.json'));
+  const model = new OpenAIModel({ model: 'gpt-4.1-mini', baseUrl: `${loopback.url}/v1`, env: {} });
+  await loopback.reset(tasks);
+  const started = performance.now();
+  const result = await runtime.run(request, { model, ...(maxConcurrency ? { maxConcurrency } : {}), ...(maxRuns ? { maxRuns } : {}) });
+  const ms = performance.now() - started;
+  if (!result.ok) throw new Error(`the fan-out failed: ${result.error.code}: ${result.error.message}`);
+  return { ms, ...(await loopback.stats()) };
+}
+
+/** The text of task `n`, as the loopback model's orchestrator writes it. */
+export function taskOf(n) {
+  return `Summarize section ${n} of the quarterly report in one sentence.`;
+}
+
+/** The leaf Request of the overhead figure: one step, no tools. */
+const leaf = {
+  meta: { name: 'leaf' },
+  context: [
+    { type: 'system', text: WORKLOAD.workerSystem },
+    { type: 'input', schema: { type: 'object', properties: { task: { type: 'string' } }, required: ['task'] } },
+  ],
+  schema: { type: 'string' },
+};
+
+/**
+ * The overhead per model call on the real OpenAI SDK path: `calls` leaf runs one after the other
+ * against a zero-latency loopback model, against a bare `openai` SDK loop sending the same bodies
+ * (streamed, read whole, parsed). Returns both times per call.
+ */
+export async function overheadPerCall(loopback, calls) {
+  const { OpenAIModel, Runtime } = await import('../dist/index.js');
+  const { default: OpenAI } = await import('openai');
+  const runtime = new Runtime();
+  const document = runtime.validate(leaf);
+  const model = new OpenAIModel({ model: 'gpt-4.1-mini', baseUrl: `${loopback.url}/v1`, env: {} });
+  const bodies = [];
+  const ours = async (n) => {
+    const result = await runtime.run(document, { model, input: { task: taskOf(n) } });
+    if (!result.ok) throw new Error(result.error.message);
+  };
+  // The bodies the bare loop sends: what delegate-run sent, captured once from its trace.
+  const { memorySink, Tracer } = await import('../dist/index.js');
+  const { toStrictSchema } = await import('../dist/models/strict-schema.js');
+  const sink = memorySink();
+  await runtime.run(document, { model, input: { task: taskOf(0) }, tracer: new Tracer([sink]) });
+  const client = new OpenAI({ apiKey: 'not-needed', baseURL: `${loopback.url}/v1`, maxRetries: 0 });
+  const requestEvent = sink.events.find((event) => event.event === 'model.request');
+  const strict = toStrictSchema(requestEvent.schema);
+  for (let n = 0; n < calls; n++) {
+    bodies.push({
+      model: 'gpt-4.1-mini',
+      messages: requestEvent.messages.map(({ role, content }) => ({ role, content: content.replace(taskOf(0), taskOf(n)) })),
+      response_format: { type: 'json_schema', json_schema: { name: 'solution', schema: strict.schema, strict: strict.strict } },
+      stream: true,
+      stream_options: { include_usage: true },
+    });
+  }
+  const bare = async (n) => {
+    const stream = await client.chat.completions.create(bodies[n]);
+    let text = '';
+    for await (const chunk of stream) text += chunk.choices[0]?.delta?.content ?? '';
+    JSON.parse(text);
+  };
+  const timeOf = async (body) => {
+    for (let n = 0; n < 50; n++) await body(n % calls); // warm-up
+    const started = performance.now();
+    for (let n = 0; n < calls; n++) await body(n);
+    return (performance.now() - started) / calls;
+  };
+  // Alternated twice, so neither side gains from going second.
+  const bareA = await timeOf(bare);
+  const oursA = await timeOf(ours);
+  const bareB = await timeOf(bare);
+  const oursB = await timeOf(ours);
+  return { oursMs: Math.min(oursA, oursB), bareMs: Math.min(bareA, bareB) };
+}

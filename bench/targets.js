@@ -1,0 +1,190 @@
+// The figures of issue 14 with their targets (npm run bench): fan-out against the critical path, overhead per model call, prompt economy against the Vercel AI SDK, scale, and the cost of the progress tree and trace writer. Figures, never tests.
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { criticalPathMs, delegateRunFanOut, overheadPerCall, startLoopback } from './fan-out.js';
+import { servingFigures } from './serving.js';
+
+/** One figure: its value, the target beside it, and the ratio of value to target (at most 1 meets it, unless the note says "at least the target"). */
+function figure(name, value, target, unit, note) {
+  return { name, value, target, unit, ratio: value / target, ...(note ? { note } : {}) };
+}
+
+/** Fan-out at 200 ms: 100 delegates (target 1.10× the critical path) and 1,000 (1.25×, bounds raised). */
+async function fanOutFigures(latencyMs) {
+  const figures = [];
+  for (const [tasks, target, bounds] of [
+    [100, 1.1, {}],
+    [1000, 1.25, { maxConcurrency: 1000, maxRuns: 1100 }],
+  ]) {
+    const loopback = await startLoopback({ latencyMs, tasks });
+    try {
+      const ratios = [];
+      let last;
+      for (let i = 0; i < (tasks <= 100 ? 3 : 1); i++) {
+        last = await delegateRunFanOut(loopback, tasks, bounds);
+        ratios.push(last.ms / criticalPathMs(latencyMs));
+      }
+      figures.push(figure(`fan-out: ${tasks} delegates, time / critical path (best of ${ratios.length})`, Math.min(...ratios), target, '×'));
+      if (tasks === 100) {
+        figures.push(
+          figure(
+            'fan-out: 100 delegates, prompt characters per worker call',
+            last.byKind.worker.promptChars / last.byKind.worker.requests,
+            1,
+            'chars',
+            'no target: a reading',
+          ),
+        );
+        figures.push({ name: 'fan-out: 100 delegates, prompt characters in all', value: last.promptChars, unit: 'chars', requests: last.requests });
+      }
+    } finally {
+      await loopback.close();
+    }
+  }
+  return figures;
+}
+
+/** Prompt characters of the Vercel AI SDK on the same workload, when bench/peers is installed (npm run bench:peers installs it). */
+async function vercelPromptChars(tasks) {
+  if (!existsSync(resolve('bench/peers/node_modules/ai'))) return undefined;
+  const { vercelFanOut } = await import('./peers/vercel.js');
+  const loopback = await startLoopback({ latencyMs: 0, tasks });
+  try {
+    await loopback.reset(tasks);
+    await vercelFanOut(loopback.url)();
+    return (await loopback.stats()).promptChars;
+  } finally {
+    await loopback.close();
+  }
+}
+
+/** A plan of `size` independent latent calls: run time and the heap it leaves in use. */
+async function planFigures() {
+  const { Runtime, ReplayModel } = await import('../dist/index.js');
+  const runtime = new Runtime();
+  const model = new ReplayModel([{ solution: { calls: [], output: 'done' }, repeat: true }]);
+  const times = {};
+  let heapMiB = 0;
+  for (const size of [1000, 10000, 50000]) {
+    const calls = Array.from({ length: size }, (_, i) => ({ _tool: 'step', x: i, _output: i, _outputPath: `†state.v${i}` }));
+    const text = JSON.stringify({
+      meta: { name: 'plan' },
+      context: [
+        { type: 'tool', tool: { step: { properties: { x: {} }, _output: {} } } },
+        { type: 'plan', calls },
+      ],
+      schema: {},
+    });
+    globalThis.gc?.();
+    const before = process.memoryUsage().heapUsed;
+    let peak = before;
+    const sampler = setInterval(() => {
+      peak = Math.max(peak, process.memoryUsage().heapUsed);
+    }, 5);
+    const started = performance.now();
+    const result = await runtime.run(runtime.parse(text, 'plan.json'), { model });
+    times[size] = performance.now() - started;
+    clearInterval(sampler);
+    peak = Math.max(peak, process.memoryUsage().heapUsed);
+    if (!result.ok) throw result.error;
+    if (size === 10000) heapMiB = peak / 1048576;
+  }
+  return [
+    figure('scale: 10,000-call plan, heap in use at its peak (sampled)', heapMiB, 200, 'MiB'),
+    figure('scale: 50,000 / 1,000-call plan time (linear: 50)', times[50000] / times[1000], 50, '×'),
+    figure('scale: 10,000 / 1,000-call plan time (linear: 10)', times[10000] / times[1000], 10, '×'),
+  ];
+}
+
+/** The progress tree, the cost tree and the JSONL trace writer on a run tree of 1,000 delegates: their share of the run's CPU time. */
+export async function observerShareFigure(latencyMs) {
+  const { OpenAIModel, Tracer, createRuntime } = await import('../dist/index.js');
+  const { LiveTreeWriter } = await import('../dist/cli/tree-renderer.js');
+  const { CostTree } = await import('../dist/cli/cost-tree.js');
+  const { jsonlFileSink } = await import('../dist/files/jsonl-file-sink.js');
+  const folder = resolve('bench/fan-out');
+  const loopback = await startLoopback({ latencyMs, tasks: 1000 });
+  const temp = mkdtempSync(join(tmpdir(), 'bench-trace-'));
+  let spent = 0;
+  const timed =
+    (work) =>
+    (...args) => {
+      // CPU time, not wall time: on a busy machine a listener may be descheduled midway.
+      const started = process.cpuUsage();
+      try {
+        return work(...args);
+      } finally {
+        const used = process.cpuUsage(started);
+        spent += (used.user + used.system) / 1000;
+      }
+    };
+  try {
+    const stream = { isTTY: true, columns: 120, rows: 40, write: () => true };
+    const writer = new LiveTreeWriter(stream, { env: {}, frameMs: 100 });
+    writer.draw = timed(writer.draw.bind(writer));
+    const costs = new CostTree();
+    const sink = jsonlFileSink(join(temp, 'trace.jsonl'));
+    const tracer = new Tracer([timed(writer.listener), timed((event) => costs.apply(event)), timed(sink)]);
+    const runtime = createRuntime({ root: folder });
+    const request = await runtime.load(resolve(folder, 'orchestrator.json'));
+    const model = new OpenAIModel({ model: 'gpt-4.1-mini', baseUrl: `${loopback.url}/v1`, env: {} });
+    const cpuBefore = process.cpuUsage();
+    const result = await runtime.run(request, { model, tracer, maxConcurrency: 1000, maxRuns: 1100 });
+    const cpu = process.cpuUsage(cpuBefore);
+    writer.stop();
+    sink.close();
+    if (!result.ok) throw new Error(result.error.message);
+    return [
+      figure('observers: progress tree + trace writer, share of the run CPU (1,000 delegates)', (100 * spent) / ((cpu.user + cpu.system) / 1000), 5, '%'),
+    ];
+  } finally {
+    rmSync(temp, { recursive: true, force: true });
+    await loopback.close();
+  }
+}
+
+/** Every figure of issue 14, with its target. */
+export async function targetFigures({ latencyMs = 200 } = {}) {
+  const figures = await fanOutFigures(latencyMs);
+  const fast = await startLoopback({ latencyMs: 0, tasks: 1 });
+  try {
+    const { oursMs, bareMs } = await overheadPerCall(fast, 300);
+    figures.push(figure('overhead per model call above a bare openai SDK loop', oursMs - bareMs, 0.5, 'ms'));
+  } finally {
+    await fast.close();
+  }
+  const vercel = await vercelPromptChars(100);
+  const ours = figures.find((item) => item.name === 'fan-out: 100 delegates, prompt characters in all');
+  if (vercel !== undefined) figures.push(figure('prompt characters / the Vercel AI SDK on the fan-out', ours.value / vercel, 1.5, '×'));
+  else
+    figures.push({
+      name: 'prompt characters / the Vercel AI SDK on the fan-out',
+      value: null,
+      target: 1.5,
+      unit: '×',
+      note: 'run npm run bench:peers once to install the peers',
+    });
+  figures.push(...(await planFigures()));
+  figures.push(...(await observerShareFigure(latencyMs)));
+  const serving = await servingFigures();
+  // A ratio at least 1 meets this target: the figure is delegate-serve's share of Node's rate.
+  figures.push(
+    figure('serving: delegate-serve / Node static server, requests per second', serving.oursRps / serving.staticRps, 0.8, '×', 'at least the target'),
+  );
+  figures.push(
+    figure('serving: delegate-serve ETag hits / Node static server, requests per second', serving.hitsRps / serving.staticRps, 0.8, '×', 'at least the target'),
+  );
+  return figures;
+}
+
+/** The figures as lines: name, value, target and ratio. */
+export function formatFigures(figures) {
+  return figures.map((item) => {
+    const value = item.value === null ? 'n/a' : `${Number(item.value.toFixed(item.value < 10 ? 3 : 1))} ${item.unit}`;
+    const target = item.target === undefined || item.note === 'no target: a reading' ? '' : ` · target ${item.target} ${item.unit}`;
+    const ratio = item.ratio === undefined || item.value === null || target === '' ? '' : ` · ratio to target ${item.ratio.toFixed(2)}`;
+    return `${item.name.padEnd(80)} ${value}${target}${ratio}${item.note && target !== '' ? ` (${item.note})` : ''}`;
+  });
+}
