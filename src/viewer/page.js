@@ -362,13 +362,28 @@
     costTable('tier', 'cost-tiers', data.tiers);
 
   // Approvals asked and decided (VIEW-6).
+  /**
+   * An approval's parameters as the person saw them: without the meta-properties the document fixed
+   * (`_activity`, `_sandboxes`, …), one line to open for the whole value.
+   * @param {unknown} params
+   */
+  function approvalParams(params) {
+    const shown =
+      params !== null && typeof params === 'object' && !Array.isArray(params)
+        ? Object.fromEntries(Object.entries(params).filter(([key]) => !key.startsWith('_')))
+        : params;
+    const text = JSON.stringify(shown) ?? '';
+    if (text.length <= 80) return `<code>${esc(text)}</code>`;
+    return `<details><summary><code>${esc(text.slice(0, 80))}…</code></summary><pre class="params">${esc(JSON.stringify(shown, null, 2))}</pre></details>`;
+  }
+
   byId('approvals').innerHTML =
     data.approvals.length === 0
       ? '<p class="hint">No approvals were asked.</p>'
       : `<table id="approvals-table"><thead><tr><th>run</th><th>call</th><th>parameters</th><th>decision</th><th>by</th><th>reason</th></tr></thead><tbody>${data.approvals
           .map(
             (approval) =>
-              `<tr data-decision="${esc(approval.decision ?? 'pending')}"><td>${esc(runsById.get(approval.run)?.name ?? approval.run)}</td><td>${esc(approval.call)} <b>${esc(approval.tool)}</b></td><td><code>${esc(JSON.stringify(approval.params))}</code></td><td class="decision">${esc(approval.decision ?? 'pending')}</td><td class="by">${esc(approval.by ?? '—')}</td><td class="reason">${esc(approval.reason ?? '')}</td></tr>`,
+              `<tr data-decision="${esc(approval.decision ?? 'pending')}"><td>${esc(runsById.get(approval.run)?.name ?? approval.run)}</td><td>${esc(approval.call)} <b>${esc(approval.tool)}</b></td><td class="params">${approvalParams(approval.params)}</td><td class="decision">${esc(approval.decision ?? 'pending')}</td><td class="by">${esc(approval.by ?? '—')}</td><td class="reason">${esc(approval.reason ?? '')}</td></tr>`,
           )
           .join('')}</tbody></table>`;
 

@@ -90,6 +90,29 @@ describe.skipIf(!available)(title, () => {
         messages: [{ role: 'user', content: sneaky }],
         schema: { description: sneaky },
       },
+      {
+        ts: '2026-01-01T12:00:00.020Z',
+        event: 'approval.requested',
+        ...base,
+        call: '0.0',
+        tool: 'write_file',
+        params: {
+          path: `out/${sneaky}.md`,
+          content: 'x'.repeat(200),
+          _activity: '@write-file',
+          _sandboxes: { out: { path: 'FIXED-META-NOT-SHOWN', mode: 'rw' } },
+        },
+      },
+      {
+        ts: '2026-01-01T12:00:00.030Z',
+        event: 'approval.decided',
+        ...base,
+        call: '0.0',
+        tool: 'write_file',
+        decision: 'rejected',
+        reason: sneaky,
+        by: 'policy:strict',
+      },
     ];
     writeFileSync(hostile, `${events.map((event) => JSON.stringify(event)).join('\n')}\n`);
     const large = join(folder, 'large.jsonl');
@@ -299,6 +322,12 @@ describe.skipIf(!available)(title, () => {
     expect(await page.locator('li.run .name').textContent()).toBe(sneaky);
     await page.locator('#details details.exchange summary').click();
     expect(await page.locator('.message pre').textContent()).toBe(sneaky);
+    // An approval shows the parameters as asked, without the meta-properties the document fixed, as text.
+    const params = await page.locator('#approvals-table td.params').textContent();
+    expect(params).toContain(`"path":${JSON.stringify(`out/${sneaky}.md`).slice(0, 20)}`);
+    expect(params).not.toContain('FIXED-META-NOT-SHOWN');
+    expect(params).not.toContain('"_activity"');
+    expect(await page.locator('#approvals-table .reason').textContent()).toBe(sneaky);
     expect(await page.locator('img').count()).toBe(0);
     expect(requests).toHaveLength(1);
     await page.close();
