@@ -6,7 +6,7 @@ import { parseArgs } from 'node:util';
 const { values } = parseArgs({ options: { latency: { type: 'string', default: '200' }, tasks: { type: 'string', default: '100' } } });
 const latencyMs = Number(values.latency);
 let tasks = Number(values.tasks);
-let stats = { requests: 0, promptChars: 0, byKind: {} };
+let stats = { requests: 0, promptChars: 0, connections: 0, byKind: {} };
 
 /** Characters the model reads: every message's text, the tool definitions and the response format. */
 function promptCharsOf(body) {
@@ -96,7 +96,7 @@ const server = createServer((request, response) => {
     if (request.url?.startsWith('/reset')) {
       const asked = new URL(request.url, 'http://x').searchParams.get('tasks');
       if (asked) tasks = Number(asked);
-      stats = { requests: 0, promptChars: 0, byKind: {} };
+      stats = { requests: 0, promptChars: 0, connections: 0, byKind: {} };
       response.end('{}');
       return;
     }
@@ -119,6 +119,8 @@ const server = createServer((request, response) => {
   });
 });
 server.keepAliveTimeout = 60_000;
+// Connections opened since the last reset: a client that reuses kept-alive sockets opens about as many as it has requests in flight at once.
+server.on('connection', () => stats.connections++);
 server.listen(0, '127.0.0.1', () => process.stdout.write(`http://127.0.0.1:${server.address().port}\n`));
 process.on('SIGTERM', () => process.exit(0));
 process.stdin.on('end', () => process.exit(0));

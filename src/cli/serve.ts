@@ -4,6 +4,7 @@ import { stat } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { createRequestHandler } from '../server/handler.js';
+import { batchedLog } from '../server/batched-log.js';
 import { serve, type RunningServer } from '../server/node-listener.js';
 import { isEntryPoint } from './entry.js';
 
@@ -99,11 +100,15 @@ export async function main(argv: string[], io: ServeCommandIo = {}): Promise<num
     return 2;
   }
 
-  const handler = createRequestHandler({ root, log: (line) => void stderr.write(`${line}\n`) });
+  // The access log is written in batches and flushed before anything else is said or the process exits (SERVE-10).
+  const access = batchedLog((text) => stderr.write(text));
+  process.on('exit', access.flush);
+  const handler = createRequestHandler({ root, log: access.line });
   let server: RunningServer;
   try {
     server = await serve(handler, { port, host });
   } catch (error) {
+    process.off('exit', access.flush);
     stderr.write(`delegate-serve: could not listen on ${host}:${port}: ${(error as Error).message}\n`);
     return 1;
   }
@@ -119,10 +124,13 @@ export async function main(argv: string[], io: ServeCommandIo = {}): Promise<num
         return;
       }
       stopping = true;
+      access.flush();
       stderr.write('delegate-serve: shutting down\n');
       void server.close().then(finish, finish);
     };
     const finish = () => {
+      access.flush();
+      process.off('exit', access.flush);
       for (const signal of STOP_SIGNALS) process.off(signal, stop);
       io.signal?.removeEventListener('abort', stop);
       resolveStop();

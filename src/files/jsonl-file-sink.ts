@@ -56,9 +56,14 @@ export function jsonlFileSink(path: string, options: JsonlFileSinkOptions = {}):
   }) as JsonlFileSink;
 }
 
-/** Writes all of `text`: a pipe or a terminal may take less than asked at once. */
+/**
+ * Writes all of `text`. The string goes to the file as is (no Buffer made in JavaScript per event):
+ * a file takes it whole; a pipe or a terminal may take less, and the rest is written from its bytes.
+ */
 function writeAll(descriptor: number, text: string): void {
+  let written = writeSync(descriptor, text);
+  const length = Buffer.byteLength(text, 'utf8');
+  if (written >= length) return;
   const bytes = Buffer.from(text, 'utf8');
-  let written = 0;
-  while (written < bytes.length) written += writeSync(descriptor, bytes, written, bytes.length - written);
+  while (written < length) written += writeSync(descriptor, bytes, written, length - written);
 }

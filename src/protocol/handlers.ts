@@ -136,6 +136,7 @@ export function defineHandler<M extends BaseMessage>(handler: MessageHandler<M>)
 /** A registry of handlers keyed by message type. */
 export class HandlerRegistry {
   private readonly handlers = new Map<string, MessageHandler>();
+  private changes = 0;
 
   constructor(handlers: Iterable<MessageHandler> = []) {
     for (const handler of handlers) this.register(handler);
@@ -144,7 +145,13 @@ export class HandlerRegistry {
   /** Adds or replaces the handler of `handler.type`. */
   register(handler: MessageHandler): this {
     this.handlers.set(handler.type, handler);
+    this.changes += 1;
     return this;
+  }
+
+  /** Counts the registrations so far: a verdict reached with an earlier revision may no longer hold (DEL-29). */
+  get revision(): number {
+    return this.changes;
   }
 
   /** The handler of a type, if one is registered. */

@@ -1,8 +1,16 @@
 /** Reading files from the served folder without ever leaving it: real-path confinement, no dotfiles, no symlink escapes. */
-import { constants, type Dirent } from 'node:fs';
-import { type FileHandle, open, readdir, realpath, stat } from 'node:fs/promises';
+import { close, constants, type Dirent, fstat, open, read } from 'node:fs';
+import { readdir, realpath, stat } from 'node:fs/promises';
+import { promisify } from 'node:util';
 import { isAbsolute, join, relative, sep } from 'node:path';
 import { DOCUMENT_SUFFIX, isServableName } from './parse-request-path.js';
+
+const openFile = promisify(open);
+const fstatFile = promisify(fstat);
+const closeFile = promisify(close);
+/** `fs.read` into `buffer` at `offset`, `length` bytes from file `position`: the bytes read. */
+const readAt = (fd: number, buffer: Buffer, offset: number, length: number, position: number): Promise<number> =>
+  new Promise((resolveRead, reject) => read(fd, buffer, offset, length, position, (error, bytesRead) => (error ? reject(error) : resolveRead(bytesRead))));
 
 // Errors that mean "there is nothing here the server may show"; anything else is a server fault.
 const ABSENT_CODES = new Set(['ENOENT', 'ENOTDIR', 'ELOOP', 'EACCES', 'EPERM', 'EISDIR', 'ENAMETOOLONG', 'EINVAL']);
@@ -81,24 +89,44 @@ export async function readConfinedDocumentUnless(
     throw error;
   }
   if (!isServableRealPath(realRoot, real)) return undefined;
-  let handle: FileHandle;
+  let fd: number;
   try {
-    handle = await open(real, constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0) | (constants.O_NONBLOCK ?? 0));
+    fd = await openFile(real, constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0) | (constants.O_NONBLOCK ?? 0));
   } catch (error) {
     if (isAbsent(error)) return undefined;
     throw error;
   }
   try {
-    const stats = await handle.stat({ bigint: true });
+    const stats = await fstatFile(fd, { bigint: true });
     if (!stats.isFile()) return undefined;
     const identity = `${stats.dev}:${stats.ino}:${stats.size}:${stats.mtimeNs}:${stats.ctimeNs}`;
     if (unchanged(identity)) return { identity };
-    return { identity, bytes: await handle.readFile() };
+    return { identity, bytes: await readToEnd(fd, Number(stats.size)) };
   } catch (error) {
     if (isAbsent(error)) return undefined;
     throw error;
   } finally {
-    await handle.close();
+    await closeFile(fd);
+  }
+}
+
+/**
+ * Reads an open file from its start to its end, expecting about `size` bytes (its stat) but
+ * reading on until the end if it has grown since. Plain descriptors rather than a FileHandle: per
+ * request the handle's bookkeeping cost more than the read itself.
+ */
+async function readToEnd(fd: number, size: number): Promise<Uint8Array> {
+  let buffer = Buffer.allocUnsafe(size + 1);
+  let length = 0;
+  for (;;) {
+    if (length === buffer.length) {
+      const bigger = Buffer.allocUnsafe(buffer.length * 2);
+      buffer.copy(bigger, 0, 0, length);
+      buffer = bigger;
+    }
+    const read = await readAt(fd, buffer, length, buffer.length - length, length);
+    if (read === 0) return buffer.subarray(0, length);
+    length += read;
   }
 }
 

@@ -6,6 +6,9 @@ import { pipeline } from 'node:stream/promises';
 import type { ReadableStream as WebReadableStream } from 'node:stream/web';
 import type { ConnectionInfo } from './handler.js';
 
+/** Bodies up to this many bytes with a `content-length` are written whole rather than streamed. */
+const WHOLE_BODY_BYTES = 1024 * 1024;
+
 /** A handler the listener can host: a `Request` (plus transport facts) in, a `Response` out. */
 export type FetchHandler = (request: Request, info: ConnectionInfo) => Response | Promise<Response>;
 
@@ -140,6 +143,13 @@ async function writeResponse(response: Response, incoming: IncomingMessage, outg
     return;
   }
   try {
+    // A body of a known, small length (every document and error this server answers) is written in
+    // one piece: streaming it chunk by chunk through a pipeline cost more than the file read.
+    const length = Number(response.headers.get('content-length') ?? Number.NaN);
+    if (length <= WHOLE_BODY_BYTES) {
+      outgoing.end(new Uint8Array(await response.arrayBuffer()));
+      return;
+    }
     await pipeline(Readable.fromWeb(response.body as unknown as WebReadableStream<Uint8Array>), outgoing);
   } catch {
     // The client went away or the body failed midway: nothing more can be said on this connection.

@@ -23,6 +23,17 @@ describe('jsonlFileSink (TRACE-2)', () => {
     sink.close();
   });
 
+  it('writes lines with characters of several bytes and lines larger than a pipe buffer whole', () => {
+    const path = join(folder, 'wide.jsonl');
+    const sink = jsonlFileSink(path);
+    const wide = { ...event('model.response'), text: `café ☕ 𝄞 ${'é'.repeat(70_000)}` } as TraceEvent;
+    sink(wide);
+    sink(event('run.completed'));
+    sink.close();
+    const lines = readFileSync(path, 'utf8').trimEnd().split('\n');
+    expect(lines.map((line) => JSON.parse(line) as TraceEvent)).toEqual([wide, event('run.completed')]);
+  });
+
   it('replaces an existing file rather than appending to it', () => {
     const path = join(folder, 'replaced.jsonl');
     writeFileSync(path, 'old content\n');

@@ -190,7 +190,9 @@ describe('the loop on OpenAI: what the server is sent', () => {
     const prompt = JSON.stringify(body.messages);
     expect(prompt).not.toContain('calls');
     expect(prompt).not.toContain('_outputPath');
-    expect(body.messages[0].content).toContain('{"output": ...}');
+    expect(body.messages[0].content).toContain('{"output": <your answer>}');
+    // Every leaf call pays for this line: it stays one short sentence (MSG-24).
+    expect(body.messages[0].content.length).toBeLessThanOrEqual(60);
   });
 
   it('still takes a tool-less answer that writes an empty calls list (answers recorded before TOOL-22)', async () => {

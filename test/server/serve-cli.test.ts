@@ -137,6 +137,28 @@ describe('delegate-serve serving', () => {
     await expect(fetch(`${server.url}/hello.json`)).rejects.toThrow();
   });
 
+  it('writes the access lines of requests answered together in one write, and none is lost at shutdown (SERVE-10)', async () => {
+    const stop = new AbortController();
+    const { server, exit, io, stderrLines } = await startMain([fixture.root, '--port', '0', '--host', '127.0.0.1'], { signal: stop.signal });
+    const writes: string[] = [];
+    const write = io.stderr?.write.bind(io.stderr) as (text: string) => unknown;
+    (io.stderr as { write(text: string): unknown }).write = (text: string) => {
+      writes.push(text);
+      return write(text);
+    };
+    const answers = await Promise.all(Array.from({ length: 40 }, () => fetch(`${server.url}/hello.json`).then((response) => response.text())));
+    expect(answers.every((text) => text === HELLO)).toBe(true);
+    stop.abort();
+    expect(await exit).toBe(0);
+    const access = stderrLines().filter((line) => !line.startsWith('delegate-serve:'));
+    expect(access).toHaveLength(40);
+    expect(stderrLines().at(-1)).toBe('delegate-serve: shutting down');
+    expect(access.filter((line) => / GET \/hello\.json 200 \d+B \d+ms$/.test(line))).toHaveLength(40);
+    const batches = writes.filter((text) => text.includes(' GET /hello.json '));
+    expect(batches.length).toBeLessThan(40);
+    expect(batches.join('').split('\n').filter(Boolean)).toHaveLength(40);
+  });
+
   it('serves requests/ under the working folder by default', async () => {
     const base = await mkdtemp(join(tmpdir(), 'delegate-serve-cwd-'));
     try {
