@@ -73,7 +73,9 @@ describe('delegate-run, end to end through the built binary', () => {
     expect(JSON.parse(result.stdout).output.screened.map((deck: { verdict: string }) => deck.verdict)).toEqual(['meet', 'pass']);
     expect(readFileSync(join(folder, 'pitch-deck', 'evaluations', 'aurora-grid.md'), 'utf8')).toMatch(/^# Aurora Grid\n\nScore: 8\/10/);
     const events = readTrace(trace);
-    expect(events.filter((event) => event.event === 'delegate.started').map((event) => event.attachments)).toEqual([
+    // The two evaluators run in parallel, so their delegations start in either order.
+    const handed = events.filter((event) => event.event === 'delegate.started').map((event) => event.attachments as Array<{ path: string }>);
+    expect(handed.sort((a, b) => String(a[0]?.path).localeCompare(String(b[0]?.path)))).toEqual([
       [{ path: 'input/aurora-grid.pdf', mediaType: 'application/pdf', bytes: statSync('requests/pitch-deck/pipeline/aurora-grid.pdf').size }],
       [{ path: 'input/tidewater.pdf', mediaType: 'application/pdf', bytes: statSync('requests/pitch-deck/pipeline/tidewater.pdf').size }],
     ]);
