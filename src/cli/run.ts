@@ -28,7 +28,7 @@ import { isEntryPoint } from './entry.js';
 import { checkOutputPaths, type RunInput } from './output-paths.js';
 import { createProgress, type Progress } from './progress.js';
 import { REPORT_COMMAND, reportMain } from './report.js';
-import { QueueChildRunner, type QueueChildRunnerOptions } from '../queue/queue-child-runner.js';
+import type { QueueChildRunner, QueueChildRunnerOptions } from '../queue/queue-child-runner.js';
 import { connectionFor } from '../queue/redis-url.js';
 import { VIEW_COMMAND, viewMain } from './view.js';
 import { onePositional, parseOrUsageError } from './command-line.js';
@@ -464,7 +464,8 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
     catalog = ModelCatalog.load({ env: io.env, cwd: io.cwd });
     runtime = runtimeFor(args, io, { root, allowHosts, activities, catalog });
     // Every delegation becomes a job for delegate-worker processes (CLI-24, QUEUE-1); Redis is reached now or never.
-    queue = args.queue === undefined ? undefined : await QueueChildRunner.connect(queueOptions(args));
+    // Loaded only then: BullMQ and its Redis client cost every other run nothing.
+    queue = args.queue === undefined ? undefined : await (await import('../queue/queue-child-runner.js')).QueueChildRunner.connect(queueOptions(args));
     runtime.useChildRunner(queue);
     const loaded = await loadEntry(runtime, requestPath);
     const model = chooseModel(args, loaded.loaded, runtime.models as ModelChooser, io, say);

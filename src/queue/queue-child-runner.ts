@@ -5,7 +5,7 @@ import { DelegateError, UsageError, cancelled, type ProtocolError } from '../pro
 import type { RemoteChild, RemoteChildHooks, RemoteChildRunner } from '../protocol/remote-child.js';
 import type { RunResult } from '../protocol/runtime.js';
 import type { Budget } from '../protocol/budget.js';
-import { budgetKey, cancelChannel } from './queue-keys.js';
+import { budgetKey, cancelChannel, cancelledKey } from './queue-keys.js';
 import { RedisBudgetMeter } from './redis-budget-meter.js';
 import { connectionFor, DEFAULT_QUEUE_NAME } from './redis-url.js';
 import { emptyUsage, resultFromJson, type RunResultJson } from './run-result-json.js';
@@ -45,6 +45,7 @@ export interface JobReturn {
 /** Sends child runs to a BullMQ queue on Redis and waits for their results (QUEUE-1, QUEUE-3). */
 export class QueueChildRunner implements RemoteChildRunner {
   private readonly lost: Promise<string>;
+  private readonly meters = new Map<string, RedisBudgetMeter>();
 
   private constructor(
     readonly queueName: string,
@@ -123,20 +124,39 @@ export class QueueChildRunner implements RemoteChildRunner {
       if ('lost' in outcome) return failed(child.id, new DelegateError('worker_error', outcome.lost, { queue: this.queueName }));
       if ('error' in outcome) return failed(child.id, this.jobError(outcome.error));
       await this.reader?.reached(root, outcome.value.trace);
+      // What the child spent counts before the caller's next model call checks the budget (QUEUE-6).
+      await this.meters.get(root)?.sync();
       return resultFromJson(outcome.value.result);
     } finally {
       clearTimeout(grace);
     }
   }
 
-  /** The tree's budget meter shared through Redis with every process of the tree (QUEUE-6). */
+  /** The tree's budget meter shared through Redis with every process of the tree (QUEUE-6): one per tree in this process. */
   meter(root: string, limit: Budget): RedisBudgetMeter {
-    return new RedisBudgetMeter(limit, this.command, budgetKey(this.queueName, root));
+    let meter = this.meters.get(root);
+    if (!meter) {
+      meter = new RedisBudgetMeter(limit, this.command, budgetKey(this.queueName, root));
+      this.meters.set(root, meter);
+    }
+    return meter;
+  }
+
+  /** Forgets the meter of a tree this process no longer runs anything of. */
+  release(root: string): void {
+    this.meters.delete(root);
   }
 
   /** Announces that the tree `root` is cancelled: every worker aborts its jobs (QUEUE-7). */
   async cancelTree(root: string): Promise<void> {
+    // Marked first, announced second: a worker takes up a job either before the announcement (and hears it) or after the mark (and sees it).
+    await this.command.set(cancelledKey(this.queueName, root), '1', 'EX', 3600).catch(() => undefined);
     await this.command.publish(cancelChannel(this.queueName), root).catch(() => undefined);
+  }
+
+  /** True when the tree `root` was cancelled (QUEUE-7). */
+  async cancelled(root: string): Promise<boolean> {
+    return (await this.command.exists(cancelledKey(this.queueName, root)).catch(() => 0)) === 1;
   }
 
   /** Stops relaying, deletes the streams of the trees it relayed and closes every connection. */

@@ -15,6 +15,11 @@ export function cancelChannel(queueName: string): string {
   return `delegate-run:${queueName}:cancel`;
 }
 
+/** The key marking a run tree cancelled, so a job a worker takes up after the announcement ends at once too (QUEUE-7). */
+export function cancelledKey(queueName: string, root: string): string {
+  return `delegate-run:${queueName}:cancelled:${root}`;
+}
+
 /** True when stream id `a` (`<ms>-<seq>`) is at or after `b`. */
 export function streamIdReached(a: string, b: string): boolean {
   const [aMs, aSeq] = a.split('-').map(BigInt) as [bigint, bigint];

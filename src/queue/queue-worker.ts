@@ -62,6 +62,8 @@ export async function startQueueWorker(options: QueueWorkerOptions): Promise<Que
     const running = active.get(root) ?? new Set();
     running.add(controller);
     active.set(root, running);
+    // A tree cancelled before this job was taken up ends it at once (QUEUE-7).
+    if (await runner.cancelled(root)) controller.abort();
     const writer = new TraceStreamWriter(publisher, traceStreamKey(queueName, root));
     const tracer = new Tracer([(event) => writer.append(event)]);
     try {
@@ -92,7 +94,10 @@ export async function startQueueWorker(options: QueueWorkerOptions): Promise<Que
       return { result: resultToJson(result), trace: await writer.flushed() };
     } finally {
       running.delete(controller);
-      if (running.size === 0) active.delete(root);
+      if (running.size === 0) {
+        active.delete(root);
+        runner.release(root);
+      }
     }
   };
   const lockMs = options.lockMs ?? 30_000;
