@@ -56,6 +56,9 @@ const REFUSED_OPTIONS = {
   input: 'each tool call brings its own input',
   json: 'each result is a tool result',
   record: 'many runs cannot write one cassette',
+  queue: 'its tools run in this process (QUEUE-1 is for delegate-run)',
+  'queue-name': 'its tools run in this process (QUEUE-1 is for delegate-run)',
+  'queue-timeout': 'its tools run in this process (QUEUE-1 is for delegate-run)',
 } as const;
 
 /** The command line of delegate-mcp: delegate-run's run options, the source as the request, and `--http`. */

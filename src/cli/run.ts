@@ -28,6 +28,8 @@ import { isEntryPoint } from './entry.js';
 import { checkOutputPaths, type RunInput } from './output-paths.js';
 import { createProgress, type Progress } from './progress.js';
 import { REPORT_COMMAND, reportMain } from './report.js';
+import type { QueueChildRunner, QueueChildRunnerOptions } from '../queue/queue-child-runner.js';
+import { connectionFor } from '../queue/redis-url.js';
 import { VIEW_COMMAND, viewMain } from './view.js';
 import { onePositional, parseOrUsageError } from './command-line.js';
 
@@ -81,6 +83,9 @@ Options:
                                e.g. --tier fast=openai:gpt-4.1-nano (repeatable; also DELEGATE_MODELS)
   --model-timeout <seconds>    whole-answer timeout per model attempt (default 120; also DELEGATE_MODEL_TIMEOUT)
   --model-retries <n>          retries of transient model failures, timeouts included (default 3)
+  --queue <redis://...>        run every delegation as a BullMQ job on this Redis, for delegate-worker processes
+  --queue-name <name>          the queue's name (default delegate-run)
+  --queue-timeout <seconds>    how long one delegation's job may take (default 3600)
   --quiet                      no progress on stderr
   --help                       this text
 `;
@@ -124,6 +129,12 @@ export interface ParsedArguments {
   quiet: boolean;
   modelTimeoutMs?: number;
   modelRetries?: number;
+  /** `--queue`: the Redis URL delegations go to as jobs (CLI-24, QUEUE-4). */
+  queue?: string;
+  /** `--queue-name` (default `delegate-run`). */
+  queueName?: string;
+  /** `--queue-timeout`, in ms. */
+  queueTimeoutMs?: number;
 }
 
 function wholeNumber(value: string | undefined, flag: string, minimum: number): number | undefined {
@@ -200,6 +211,9 @@ export function parseWithOptions(argv: string[]) {
       tier: { type: 'string', multiple: true },
       'model-timeout': { type: 'string' },
       'model-retries': { type: 'string' },
+      queue: { type: 'string' },
+      'queue-name': { type: 'string' },
+      'queue-timeout': { type: 'string' },
       quiet: { type: 'boolean' },
       help: { type: 'boolean' },
     },
@@ -214,6 +228,10 @@ export function parseArguments(argv: string[], cwd: string): ParsedArguments | '
   const request =
     values.resume === undefined ? onePositional(positionals, 'Expected a request: a .json file or an http(s) URL.', 'request') : positionals.join(' ');
   if (values['resume-changed'] && values.resume === undefined) throw new UsageError('--resume-changed is only for --resume <journal>.');
+  if (values.queue === undefined && (values['queue-name'] !== undefined || values['queue-timeout'] !== undefined)) {
+    throw new UsageError(`--${values['queue-name'] === undefined ? 'queue-timeout' : 'queue-name'} is only for --queue <redis://...>.`);
+  }
+  if (values.queue !== undefined) connectionFor(values.queue);
   if (values.resolve !== undefined && values.resolve !== 'runtime' && values.resolve !== 'upfront') {
     throw new UsageError(`--resolve expects runtime or upfront, got "${values.resolve}".`);
   }
@@ -248,6 +266,9 @@ export function parseArguments(argv: string[], cwd: string): ParsedArguments | '
     quiet: values.quiet ?? false,
     ...(values['model-timeout'] === undefined ? {} : { modelTimeoutMs: parseTimeoutSeconds(values['model-timeout'], '--model-timeout') }),
     ...(values['model-retries'] === undefined ? {} : { modelRetries: wholeNumber(values['model-retries'], '--model-retries', 0) as number }),
+    ...(values.queue === undefined ? {} : { queue: values.queue }),
+    ...(values['queue-name'] === undefined ? {} : { queueName: values['queue-name'] }),
+    ...(values['queue-timeout'] === undefined ? {} : { queueTimeoutMs: parseTimeoutSeconds(values['queue-timeout'], '--queue-timeout') }),
   };
 }
 
@@ -381,6 +402,16 @@ export function runOptionsFor(args: ParsedArguments, io: CliIo): RunOptions {
   };
 }
 
+/** The queue options of `--queue`, `--queue-name` and `--queue-timeout` (CLI-24): this process relays its tree's remote events. */
+function queueOptions(args: ParsedArguments): QueueChildRunnerOptions {
+  return {
+    url: args.queue as string,
+    relay: true,
+    ...(args.queueName === undefined ? {} : { queueName: args.queueName }),
+    ...(args.queueTimeoutMs === undefined ? {} : { timeoutMs: args.queueTimeoutMs }),
+  };
+}
+
 /** Runs the command line; resolves to the exit status. */
 export async function main(argv: string[], io: CliIo): Promise<number> {
   // A subcommand is its exact name as the first argument (CLI-17); a file of that name is `./report`.
@@ -420,6 +451,7 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
   let runtime: DelegatingRuntime | undefined;
   let sink: JsonlFileSink | undefined;
   let journal: JournalStore | undefined = resumed?.store;
+  let queue: QueueChildRunner | undefined;
   const replayed = countReplayed(tracer);
   try {
     const requestPath = isHttpUrl(args.request) ? args.request : resolve(io.cwd, args.request);
@@ -431,6 +463,10 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
     // The catalog honours DELEGATE_MODELS of the command's own environment and folder (DEL-28).
     catalog = ModelCatalog.load({ env: io.env, cwd: io.cwd });
     runtime = runtimeFor(args, io, { root, allowHosts, activities, catalog });
+    // Every delegation becomes a job for delegate-worker processes (CLI-24, QUEUE-1); Redis is reached now or never.
+    // Loaded only then: BullMQ and its Redis client cost every other run nothing.
+    queue = args.queue === undefined ? undefined : await (await import('../queue/queue-child-runner.js')).QueueChildRunner.connect(queueOptions(args));
+    runtime.useChildRunner(queue);
     const loaded = await loadEntry(runtime, requestPath);
     const model = chooseModel(args, loaded.loaded, runtime.models as ModelChooser, io, say);
     // The run's inputs have loaded: only now may the trace replace a file, and never one of them (CLI-15).
@@ -463,11 +499,13 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
     sink?.close();
     journal?.close();
     await runtime?.resolvers.close();
+    await queue?.close();
     return reportSetupError(error, args.json, io, say);
   }
   sink?.close();
   journal?.close();
   await runtime.resolvers.close();
+  await queue?.close();
   progress.finish(result);
   // A resume says what it took from the journal instead of paying for it again (CLI-23).
   if (resumed && !args.quiet && !args.json) say(replayedSentence(resumed.path, replayed));

@@ -11,6 +11,7 @@ import { BoundError } from './errors.js';
 import type { CallScope } from './execute-call.js';
 import { createHash } from 'node:crypto';
 import type { JournalReplay, JournalStore } from './journal.js';
+import { filesToJson, type RemoteChild } from './remote-child.js';
 import { runRequest } from './run-loop.js';
 import type { ChildRunRequest, RunOptions, RunResult } from './runtime.js';
 import type { TreeBounds } from './tree-bounds.js';
@@ -109,14 +110,43 @@ export async function runChild(scope: CallScope, place: ChildPlace, child: Child
     ...(child.input === undefined ? {} : { input: child.input }),
     ...((child.model ?? scope.run.model) ? { model: child.model ?? scope.run.model } : {}),
   };
-  const result = await runRequest(scope.runtime, child.request, options, {
-    parent: { run: scope.run.id, depth: scope.run.depth, callId, root: scope.run.root ?? scope.run.id },
-    tree: scope.tree,
-    ...(child.worker ? { worker: true } : {}),
-    ...(child.files === undefined || child.files.length === 0 ? {} : { files: child.files }),
-  });
+  const parent = { run: scope.run.id, depth: scope.run.depth, callId, root: scope.run.root ?? scope.run.id };
+  const remote = scope.runtime.childRunner;
+  const result = remote
+    ? await remote.run(remoteChild(scope, id, parent, child, options), { signal: scope.signal, tracer: scope.options.tracer })
+    : await runRequest(scope.runtime, child.request, options, {
+        parent,
+        tree: scope.tree,
+        ...(child.worker ? { worker: true } : {}),
+        ...(child.files === undefined || child.files.length === 0 ? {} : { files: child.files }),
+      });
   scope.addDescendantUsage(result.usageTotal);
   return result;
+}
+
+/** The child as JSON for a remote runner (QUEUE-2): the same run options, bounds and budget it would get in process. */
+function remoteChild(scope: CallScope, id: string, parent: RemoteChild['parent'], child: ChildRunRequest, options: RunOptions): RemoteChild {
+  const model = options.model;
+  const standsFor = model?.standsFor;
+  const budget = scope.tree.meter?.limit;
+  return {
+    id,
+    parent,
+    request: child.request,
+    ...(child.input === undefined ? {} : { input: child.input }),
+    model: model?.id ?? null,
+    ...(standsFor === undefined ? {} : { standsFor }),
+    trusted: child.trusted,
+    ...(child.worker ? { worker: true } : {}),
+    ...(child.files === undefined || child.files.length === 0 ? {} : { files: filesToJson(child.files) }),
+    options: {
+      ...(options.maxDepth === undefined ? {} : { maxDepth: options.maxDepth }),
+      ...(options.resolve === undefined ? {} : { resolve: options.resolve }),
+      ...(options.maxSteps === undefined ? {} : { maxSteps: options.maxSteps }),
+    },
+    ...(budget === undefined ? {} : { budget }),
+    limits: { ...scope.tree.bounds.limits },
+  };
 }
 
 function inheritedOptions(options: RunOptions, childMaxSteps: number | undefined): RunOptions {

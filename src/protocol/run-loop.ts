@@ -106,9 +106,11 @@ function endContext(run: RunState): Message[] {
  * What the run's tree shares (LOOP-13, LOOP-16, DEL-19): a child gets its caller's; the top run
  * creates them, counting itself as the tree's first run, with a budget meter when it has a budget.
  */
-function treeShares(loaded: LoadedRequest, options: RunOptions, journal: JournalReplay | undefined): TreeShares {
+function treeShares(runtime: Runtime, root: string, loaded: LoadedRequest, options: RunOptions, journal: JournalReplay | undefined): TreeShares {
   const limits = options.budget ?? loaded.document.config?.budget;
-  return { meter: limits ? new BudgetMeter(limits) : undefined, bounds: new TreeBounds(treeLimits(options)), ...(journal ? { journal } : {}) };
+  // A tree whose children run elsewhere shares its meter with them through the runner (QUEUE-6).
+  const meter = limits ? (runtime.childRunner?.meter?.(root, limits) ?? new BudgetMeter(limits)) : undefined;
+  return { meter, bounds: new TreeBounds(treeLimits(options)), ...(journal ? { journal } : {}) };
 }
 
 /** The run's `config.attachments` as RunInfo carries it (ATT-3): only when it is an object. */
@@ -155,7 +157,7 @@ async function openRun(
 ): Promise<RunState> {
   const { info, trace, usage } = run;
   // Inside the run, so that bounds given wrongly fail it with a complete trace.
-  const tree = run.tree ?? treeShares(loaded, options, run.replay);
+  const tree = run.tree ?? treeShares(runtime, info.root ?? info.id, loaded, options, run.replay);
   let request = loaded;
   for (const prepare of runtime.preparers) request = await prepare(request, options, runtime, info);
   const document = request.document;

@@ -7,6 +7,7 @@ import type { SandboxSpec } from './file-tools.js';
 import { consultAdvisor } from './consult-advisor.js';
 import type { Model, ProviderFile } from './model.js';
 import type { Budget } from './budget.js';
+import type { RemoteChildRunner } from './remote-child.js';
 import { type ProtocolError, UsageError } from './errors.js';
 import { defaultHandlers } from './builtin-handlers.js';
 import type { HandlerRegistry } from './handlers.js';
@@ -267,6 +268,8 @@ export class Runtime {
   readonly tierCatalog: TierCatalog | undefined;
   /** Solution schemas composed by this runtime's runs, shared between equal steps (MSG-26). */
   readonly solutionSchemas = new SolutionSchemaCache();
+  /** Where child runs go instead of running in process (QUEUE-1): set by {@link Runtime.useChildRunner}. */
+  childRunner: RemoteChildRunner | undefined;
   private readonly runPreparers: RunPreparer[] = [];
   private readonly treeEndHooks: TreeEndHook[] = [];
   private readonly readRequestFile: RequestFileReader | undefined;
@@ -292,6 +295,12 @@ export class Runtime {
   /** Adds a preparer, run (in registration order) on every document before its run starts. */
   registerPreparer(preparer: RunPreparer): this {
     this.runPreparers.push(preparer);
+    return this;
+  }
+
+  /** Sends every child run this runtime starts to `runner` (a queue, QUEUE-1), or back in process with `undefined`. */
+  useChildRunner(runner: RemoteChildRunner | undefined): this {
+    this.childRunner = runner;
     return this;
   }
 

@@ -201,6 +201,17 @@ export interface TraceEventMap {
   };
   /** TRACE-7: the child's own error, flat and as data; for a worker, its failure mode (TRACE-17). */
   'delegate.failed': DelegateFields & { code: ErrorCode; message: string; error: ErrorJson } & Partial<WorkerFailureFields>;
+  /** TRACE-22: a worker process took up the job of a queued child run (QUEUE-8); one per attempt, before the child's `run.started`. */
+  'queue.job': {
+    /** The BullMQ job id (the child's run id). */
+    job: string;
+    /** The queue's name. */
+    queue: string;
+    /** The worker process, `<host>:<pid>`. */
+    worker: string;
+    /** 1 for the first attempt; more when a worker died and another took the job over. */
+    attempt: number;
+  };
   /** TRACE-20: an `mcp` toolset's server was started or reached, and listed these tools (MCP-4). */
   'mcp.connected': { server: string; tools: string[] };
   /** TRACE-20: an `mcp` toolset's server could not be started or reached; the run goes on (MCP-6). */
@@ -280,6 +291,7 @@ export const TRACE_EVENT_NAMES: readonly TraceEventName[] = Object.keys({
   'advisor.opinion': true,
   'mcp.connected': true,
   'mcp.failed': true,
+  'queue.job': true,
   'run.completed': true,
   'run.failed': true,
 } satisfies Record<TraceEventName, true>) as TraceEventName[];

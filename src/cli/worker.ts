@@ -1,0 +1,173 @@
+#!/usr/bin/env node
+/** The `delegate-worker` executable: runs the delegations `delegate-run --queue` puts on a BullMQ queue (CLI-24, QUEUE-3). */
+import { resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import { ModelCatalog } from '../models/model-catalog.js';
+import type { ModelChooser } from '../models/choose-model.js';
+import { ReplayStandIn } from '../models/replay-stand-in.js';
+import { UsageError } from '../protocol/errors.js';
+import { createApprovalHook } from '../approvals/approval-policy.js';
+import { DEFAULT_WORKER_CONCURRENCY, startQueueWorker, type QueueWorker } from '../queue/queue-worker.js';
+import { connectionFor, DEFAULT_QUEUE_NAME } from '../queue/redis-url.js';
+import { parseOrUsageError } from './command-line.js';
+import { isEntryPoint } from './entry.js';
+import { EXIT, loadActivities, runtimeFor, tierModels, type CliIo, type ParsedArguments } from './run.js';
+
+/** The usage text `--help` prints and bad arguments repeat. */
+export const WORKER_USAGE = `Usage: delegate-worker --queue <redis://host:port/db> [options]
+
+Runs the delegations that delegate-run --queue puts on the queue, with the same runtime:
+resolvers confined to --root, the same providers and Activities. Children of children are jobs again.
+
+Options:
+  --queue <redis://...>        the Redis the queue is on (required)
+  --queue-name <name>          the queue's name (default ${DEFAULT_QUEUE_NAME})
+  --concurrency <n>            jobs run at once (default ${DEFAULT_WORKER_CONCURRENCY})
+  --activities <module>        ES module whose default export is { name: async (call, tool, context) => result } (repeatable)
+  --root <dir>                 file delegates are confined to this folder (default: the current folder)
+  --allow-host <host[:port]>   hosts URL delegates may be fetched from (repeatable)
+  --trust-host <host[:port]>   URL delegates from this host may run local Activities (repeatable)
+  --base-url <url>             an OpenAI-compatible server (also OPENAI_BASE_URL)
+  --tier <tier>=<spec>         the model of a tier (repeatable; also DELEGATE_MODELS)
+  --approve strict|approve_all how calls of tools with _approval "required" in the jobs are answered (default strict)
+  --lock-seconds <n>           how long a job's lock lasts unrenewed before another worker takes it over (default 30)
+  --help                       this text
+`;
+
+/** The command line of `delegate-worker`, parsed. */
+export interface WorkerArguments {
+  queue: string;
+  queueName?: string;
+  concurrency?: number;
+  activities: string[];
+  root?: string;
+  allowHosts: string[];
+  trustHosts: string[];
+  baseUrl?: string;
+  tiers: ReturnType<typeof tierModels>;
+  lockMs?: number;
+  approve: 'strict' | 'approve_all';
+}
+
+function positiveWhole(value: string | undefined, flag: string): number | undefined {
+  if (value === undefined) return undefined;
+  const number = /^\d+$/.test(value) ? Number(value) : Number.NaN;
+  if (!Number.isSafeInteger(number) || number < 1) throw new UsageError(`${flag} expects a whole number of at least 1, got "${value}".`);
+  return number;
+}
+
+/** Parses the command line; throws UsageError for anything malformed (CLI-24). */
+export function parseWorkerArguments(argv: string[]): WorkerArguments | 'help' {
+  const { values, positionals } = parseOrUsageError(() =>
+    parseArgs({
+      args: argv,
+      allowPositionals: true,
+      options: {
+        queue: { type: 'string' },
+        'queue-name': { type: 'string' },
+        concurrency: { type: 'string' },
+        activities: { type: 'string', multiple: true },
+        root: { type: 'string' },
+        'allow-host': { type: 'string', multiple: true },
+        'trust-host': { type: 'string', multiple: true },
+        'base-url': { type: 'string' },
+        tier: { type: 'string', multiple: true },
+        'lock-seconds': { type: 'string' },
+        approve: { type: 'string' },
+        help: { type: 'boolean' },
+      },
+    }),
+  );
+  if (values.help) return 'help';
+  if (positionals.length > 0) throw new UsageError(`delegate-worker takes no positional arguments, got: ${positionals.join(' ')}.`);
+  if (values.queue === undefined) throw new UsageError('--queue <redis://host:port/db> is required: the Redis the queue is on.');
+  connectionFor(values.queue);
+  if (values.approve !== undefined && values.approve !== 'strict' && values.approve !== 'approve_all') {
+    throw new UsageError(`--approve expects strict or approve_all (a worker has no one to ask), got "${values.approve}".`);
+  }
+  const lockSeconds = positiveWhole(values['lock-seconds'], '--lock-seconds');
+  return {
+    queue: values.queue,
+    ...(values['queue-name'] === undefined ? {} : { queueName: values['queue-name'] }),
+    ...(values.concurrency === undefined ? {} : { concurrency: positiveWhole(values.concurrency, '--concurrency') as number }),
+    activities: values.activities ?? [],
+    ...(values.root === undefined ? {} : { root: values.root }),
+    allowHosts: values['allow-host'] ?? [],
+    trustHosts: values['trust-host'] ?? [],
+    ...(values['base-url'] === undefined ? {} : { baseUrl: values['base-url'] }),
+    tiers: tierModels(values.tier ?? []),
+    ...(lockSeconds === undefined ? {} : { lockMs: lockSeconds * 1000 }),
+    approve: values.approve === 'approve_all' ? 'approve_all' : 'strict',
+  };
+}
+
+/** The delegate-run command line a worker's runtime is set up from: the same flags mean the same (QUEUE-3). */
+function runArguments(args: WorkerArguments): ParsedArguments {
+  return {
+    request: '',
+    activities: args.activities,
+    resumeChanged: false,
+    json: false,
+    allowHosts: args.allowHosts,
+    trustHosts: args.trustHosts,
+    tiers: args.tiers,
+    quiet: true,
+    ...(args.baseUrl === undefined ? {} : { baseUrl: args.baseUrl }),
+  };
+}
+
+/**
+ * Starts the worker and runs until `io.signal` aborts (SIGINT, SIGTERM): then it stops taking jobs,
+ * lets running ones finish, and resolves to the exit status (CLI-24).
+ */
+export async function workerMain(argv: string[], io: CliIo, started?: (worker: QueueWorker) => void): Promise<number> {
+  const say = (line: string) => io.stderr.write(`${line}\n`);
+  let args: WorkerArguments | 'help';
+  try {
+    args = parseWorkerArguments(argv);
+  } catch (error) {
+    say(`delegate-worker: ${(error as Error).message}\n\n${WORKER_USAGE}`);
+    return EXIT.usage;
+  }
+  if (args === 'help') {
+    io.stdout.write(WORKER_USAGE);
+    return EXIT.ok;
+  }
+  let worker: QueueWorker;
+  try {
+    const root = resolve(io.cwd, args.root ?? '.');
+    const activities = await loadActivities(args.activities, io.cwd);
+    const catalog = ModelCatalog.load({ env: io.env, cwd: io.cwd });
+    const runtime = runtimeFor(runArguments(args), io, { root, allowHosts: args.allowHosts, activities, catalog });
+    const models = runtime.models as ModelChooser;
+    worker = await startQueueWorker({
+      url: args.queue,
+      ...(args.queueName === undefined ? {} : { queueName: args.queueName }),
+      ...(args.concurrency === undefined ? {} : { concurrency: args.concurrency }),
+      ...(args.lockMs === undefined ? {} : { lockMs: args.lockMs }),
+      runtime,
+      confirm: createApprovalHook({ mode: args.approve }),
+      model: (spec, standsFor) => ReplayStandIn.of(models.create(spec), standsFor),
+    });
+  } catch (error) {
+    say(`delegate-worker: ${(error as Error).message}`);
+    return error instanceof UsageError ? EXIT.usage : EXIT.failed;
+  }
+  say(`delegate-worker ${worker.id}: taking jobs from ${args.queueName ?? DEFAULT_QUEUE_NAME} on ${args.queue}`);
+  started?.(worker);
+  if (!io.signal?.aborted) await new Promise((stop) => io.signal?.addEventListener('abort', stop, { once: true }));
+  await worker.close();
+  return EXIT.ok;
+}
+
+if (isEntryPoint(import.meta.url)) {
+  const controller = new AbortController();
+  for (const name of ['SIGINT', 'SIGTERM'] as const) process.once(name, () => controller.abort());
+  workerMain(process.argv.slice(2), { stdout: process.stdout, stderr: process.stderr, env: process.env, cwd: process.cwd(), signal: controller.signal }).then(
+    (status) => process.exit(status),
+    (error: unknown) => {
+      process.stderr.write(`delegate-worker: unexpected failure: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+      process.exit(EXIT.failed);
+    },
+  );
+}

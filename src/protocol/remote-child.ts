@@ -1,0 +1,101 @@
+/** Child runs elsewhere (QUEUE-1): what a child run needs as JSON, the hook a queue implements, and how a worker runs one. */
+import { BudgetMeter, type Budget } from './budget.js';
+import type { LoadedRequest } from './load-request.js';
+import type { Model, ProviderFile } from './model.js';
+import { runRequest } from './run-loop.js';
+import type { ConfirmHook, RunOptions, RunResult, Runtime } from './runtime.js';
+import type { Tracer } from './trace.js';
+import { TreeBounds } from './tree-bounds.js';
+
+/**
+ * Everything a child run needs, as JSON (QUEUE-2): its id and place in the tree, the resolved
+ * Request with its isolated context, its input, its model spec, trust, the options a child
+ * inherits (DEL-20) and the tree's limits.
+ */
+export interface RemoteChild {
+  /** The child's run id, derived from its place in the tree (JOURNAL-6). */
+  id: string;
+  /** The calling run and call, the caller's depth and the tree's top run. */
+  parent: { run: string; depth: number; callId: string; root: string };
+  /** The resolved Request: its document (context already isolated, DEL-9), location and name. */
+  request: LoadedRequest;
+  input?: unknown;
+  /** The spec of the child's model (`Model.id`), or null when it has none. */
+  model: string | null;
+  /** The live model a replayed model stands for (CAS-15), when known. */
+  standsFor?: string;
+  trusted: boolean;
+  /** A worker of the built-in `delegate` tool (DEL-24). */
+  worker?: boolean;
+  /** Native attachment parts (ATT-6), their bytes as base64. */
+  files?: { path: string; mediaType: string; base64: string }[];
+  /** The caller's options a child inherits (DEL-20), the JSON ones. */
+  options: Pick<RunOptions, 'maxDepth' | 'resolve' | 'maxSteps'>;
+  /** The tree's budget (LOOP-13), when it has one. */
+  budget?: Budget;
+  /** The tree's run and model-call bounds (DEL-19). */
+  limits: { maxRuns: number; maxConcurrency: number };
+}
+
+/** What the calling process gives a remote child besides its description: the run's signal and the tree's tracer. */
+export interface RemoteChildHooks {
+  signal: AbortSignal;
+  tracer: Tracer | undefined;
+}
+
+/**
+ * Runs child runs elsewhere (QUEUE-1): a Runtime given one sends every child run it starts to it
+ * instead of running it in process. Resolves to the child's result; a failure to reach the other
+ * side resolves to a failed result, never throws.
+ */
+export interface RemoteChildRunner {
+  run(child: RemoteChild, hooks: RemoteChildHooks): Promise<RunResult>;
+  /**
+   * The budget meter of the tree `root` as every process of the tree shares it (QUEUE-6); a top
+   * run with a budget takes its meter from here when the runner has one.
+   */
+  meter?(root: string, limit: Budget): BudgetMeter;
+}
+
+/** The native parts a remote child carries, as JSON (QUEUE-2). */
+export function filesToJson(files: readonly ProviderFile[]): NonNullable<RemoteChild['files']> {
+  return files.map((file) => ({ path: file.path, mediaType: file.mediaType, base64: Buffer.from(file.data).toString('base64') }));
+}
+
+/** What a worker gives {@link runRemoteChild} besides the child: its model, the tree's meter, the signal and tracer. */
+export interface RemoteChildSetting {
+  model: Model | undefined;
+  /** The tree's budget meter as this process sees it (QUEUE-6); default: a fresh one for the child's budget. */
+  meter?: BudgetMeter;
+  signal: AbortSignal;
+  tracer: Tracer;
+  /** Decides the child's approvals (QUEUE-11): no one can be asked across processes, so a worker gives its own policy. */
+  confirm?: ConfirmHook;
+}
+
+/**
+ * Runs a child another process started (QUEUE-3): the same run it would have been in process, with
+ * the same id, parent, depth and root, options and bounds; its own children go through the
+ * runtime's child runner again.
+ */
+export function runRemoteChild(runtime: Runtime, child: RemoteChild, setting: RemoteChildSetting): Promise<RunResult> {
+  const options: RunOptions = {
+    ...child.options,
+    signal: setting.signal,
+    tracer: setting.tracer,
+    runId: child.id,
+    name: child.request.name,
+    trusted: child.trusted,
+    ...(child.input === undefined ? {} : { input: child.input }),
+    ...(setting.model ? { model: setting.model } : {}),
+    ...(setting.confirm ? { confirm: setting.confirm } : {}),
+  };
+  const meter = setting.meter ?? (child.budget ? new BudgetMeter(child.budget) : undefined);
+  const files = (child.files ?? []).map((file) => ({ path: file.path, mediaType: file.mediaType, data: Buffer.from(file.base64, 'base64') }));
+  return runRequest(runtime, child.request, options, {
+    parent: child.parent,
+    tree: { meter, bounds: new TreeBounds(child.limits) },
+    ...(child.worker ? { worker: true } : {}),
+    ...(files.length === 0 ? {} : { files }),
+  });
+}

@@ -1,0 +1,195 @@
+/** The parent side of the queue (QUEUE-1): every child run becomes a BullMQ job, and the caller waits for its result. */
+import { Queue, QueueEvents } from 'bullmq';
+import { Redis } from 'ioredis';
+import { DelegateError, UsageError, cancelled, type ProtocolError } from '../protocol/errors.js';
+import type { RemoteChild, RemoteChildHooks, RemoteChildRunner } from '../protocol/remote-child.js';
+import type { RunResult } from '../protocol/runtime.js';
+import type { Budget } from '../protocol/budget.js';
+import { budgetKey, cancelChannel, cancelledKey } from './queue-keys.js';
+import { RedisBudgetMeter } from './redis-budget-meter.js';
+import { connectionFor, DEFAULT_QUEUE_NAME } from './redis-url.js';
+import { emptyUsage, resultFromJson, type RunResultJson } from './run-result-json.js';
+import { TraceStreamReader } from './trace-relay.js';
+
+/** How long a child's job may take before its caller gives up on it (QUEUE-10): one hour. */
+export const DEFAULT_JOB_TIMEOUT_MS = 3_600_000;
+
+/** How long a cancelled child's caller waits for its worker to end it before it returns cancelled (QUEUE-7). */
+const CANCEL_GRACE_MS = 2000;
+
+/** How long Redis may not answer at start before the queue is refused (QUEUE-9). */
+const CONNECT_TIMEOUT_MS = 3000;
+
+/** Options of {@link QueueChildRunner.connect}. */
+export interface QueueChildRunnerOptions {
+  /** The Redis URL (`--queue`). */
+  url: string;
+  /** The queue's name (`--queue-name`, default `delegate-run`). */
+  queueName?: string;
+  /** How long one child's job may take (default one hour, QUEUE-10). */
+  timeoutMs?: number;
+  /**
+   * True in the process running a tree's top run: it reads the tree's remote events and re-emits
+   * them into the tree's tracer (QUEUE-5). A worker's runner does not, since its events already go
+   * to the tree's stream.
+   */
+  relay: boolean;
+}
+
+/** What a job's return value holds: the child's result and the id of its last trace event in the tree's stream. */
+export interface JobReturn {
+  result: RunResultJson;
+  trace: string | null;
+}
+
+/** Sends child runs to a BullMQ queue on Redis and waits for their results (QUEUE-1, QUEUE-3). */
+export class QueueChildRunner implements RemoteChildRunner {
+  private readonly lost: Promise<string>;
+  private readonly meters = new Map<string, RedisBudgetMeter>();
+
+  private constructor(
+    readonly queueName: string,
+    private readonly url: string,
+    private readonly queue: Queue,
+    private readonly events: QueueEvents,
+    private readonly command: Redis,
+    private readonly reader: TraceStreamReader | undefined,
+    private readonly timeoutMs: number,
+  ) {
+    // A connection that gave up reconnecting fails every waiting child instead of leaving it hanging (QUEUE-9).
+    this.lost = new Promise((lose) => command.once('end', () => lose(`Lost the connection to Redis at ${url}.`)));
+  }
+
+  /** Connects to Redis and the queue; throws a UsageError naming the URL when Redis cannot be reached (QUEUE-9). */
+  static async connect(options: QueueChildRunnerOptions): Promise<QueueChildRunner> {
+    const connection = connectionFor(options.url);
+    const queueName = options.queueName ?? DEFAULT_QUEUE_NAME;
+    const command = new Redis({ ...connection, lazyConnect: true, enableOfflineQueue: false, maxRetriesPerRequest: 1 });
+    command.on('error', () => undefined);
+    try {
+      await withTimeout(
+        command.connect().then(() => command.ping()),
+        CONNECT_TIMEOUT_MS,
+      );
+    } catch (error) {
+      command.disconnect();
+      throw new UsageError(`--queue ${options.url}: cannot reach Redis (${(error as Error).message || 'no answer'}). Start redis-server, or check the URL.`, {
+        queue: options.url,
+      });
+    }
+    const queue = new Queue(queueName, { connection: { ...connection, enableOfflineQueue: false, maxRetriesPerRequest: 1 } });
+    queue.on('error', () => undefined);
+    const events = new QueueEvents(queueName, { connection });
+    events.on('error', () => undefined);
+    await events.waitUntilReady();
+    const reader = options.relay ? new TraceStreamReader(command.duplicate({ maxRetriesPerRequest: null, enableOfflineQueue: true }), queueName) : undefined;
+    return new QueueChildRunner(queueName, options.url, queue, events, command, reader, options.timeoutMs ?? DEFAULT_JOB_TIMEOUT_MS);
+  }
+
+  /** Queues the child as a job, relays its events, and resolves to its result (QUEUE-3); never throws. */
+  async run(child: RemoteChild, hooks: RemoteChildHooks): Promise<RunResult> {
+    const root = child.parent.root;
+    if (hooks.signal.aborted) return failed(child.id, cancelled());
+    if (this.reader && hooks.tracer) this.reader.follow(root, hooks.tracer);
+    let job: Awaited<ReturnType<Queue['add']>>;
+    try {
+      job = await this.queue.add('child', child, { jobId: child.id, attempts: 1, removeOnComplete: { age: 3600 }, removeOnFail: { age: 3600 } });
+    } catch (error) {
+      return failed(
+        child.id,
+        new DelegateError('worker_error', `Cannot queue the child run on ${this.url}: ${(error as Error).message}`, { queue: this.queueName }),
+      );
+    }
+    let grace: ReturnType<typeof setTimeout> | undefined;
+    const abandoned = new Promise<RunResult>((settle) => {
+      const onAbort = () => {
+        // Waiting jobs are removed; active ones are aborted on their workers (QUEUE-7).
+        void this.cancelTree(root);
+        void job.remove().catch(() => undefined);
+        grace = setTimeout(() => settle(failed(child.id, cancelled())), CANCEL_GRACE_MS);
+      };
+      if (hooks.signal.aborted) onAbort();
+      else hooks.signal.addEventListener('abort', onAbort, { once: true });
+    });
+    try {
+      const outcome = await Promise.race([
+        job.waitUntilFinished(this.events, this.timeoutMs).then(
+          (value: JobReturn) => ({ value }),
+          (error: Error) => ({ error }),
+        ),
+        abandoned.then((result) => ({ result })),
+        this.lost.then((message) => ({ lost: message })),
+      ]);
+      if ('result' in outcome) return outcome.result;
+      if ('lost' in outcome) return failed(child.id, new DelegateError('worker_error', outcome.lost, { queue: this.queueName }));
+      if ('error' in outcome) return failed(child.id, this.jobError(outcome.error));
+      await this.reader?.reached(root, outcome.value.trace);
+      // What the child spent counts before the caller's next model call checks the budget (QUEUE-6).
+      await this.meters.get(root)?.sync();
+      return resultFromJson(outcome.value.result);
+    } finally {
+      clearTimeout(grace);
+    }
+  }
+
+  /** The tree's budget meter shared through Redis with every process of the tree (QUEUE-6): one per tree in this process. */
+  meter(root: string, limit: Budget): RedisBudgetMeter {
+    let meter = this.meters.get(root);
+    if (!meter) {
+      meter = new RedisBudgetMeter(limit, this.command, budgetKey(this.queueName, root));
+      this.meters.set(root, meter);
+    }
+    return meter;
+  }
+
+  /** Forgets the meter of a tree this process no longer runs anything of. */
+  release(root: string): void {
+    this.meters.delete(root);
+  }
+
+  /** Announces that the tree `root` is cancelled: every worker aborts its jobs (QUEUE-7). */
+  async cancelTree(root: string): Promise<void> {
+    // Marked first, announced second: a worker takes up a job either before the announcement (and hears it) or after the mark (and sees it).
+    await this.command.set(cancelledKey(this.queueName, root), '1', 'EX', 3600).catch(() => undefined);
+    await this.command.publish(cancelChannel(this.queueName), root).catch(() => undefined);
+  }
+
+  /** True when the tree `root` was cancelled (QUEUE-7). */
+  async cancelled(root: string): Promise<boolean> {
+    return (await this.command.exists(cancelledKey(this.queueName, root)).catch(() => 0)) === 1;
+  }
+
+  /** Stops relaying, deletes the streams of the trees it relayed and closes every connection. */
+  async close(): Promise<void> {
+    if (this.reader) {
+      await this.reader.forget(this.command);
+      await this.reader.close();
+    }
+    await Promise.allSettled([this.events.close(), this.queue.close()]);
+    this.command.disconnect();
+  }
+
+  private jobError(error: Error): ProtocolError {
+    const timedOut = /timed out|ttl/i.test(error.message);
+    return new DelegateError(
+      'worker_error',
+      timedOut
+        ? `The child run's job on ${this.url} gave no result within ${Math.round(this.timeoutMs / 1000)} s (--queue-timeout).`
+        : `The child run's job on ${this.url} failed: ${error.message}`,
+      { queue: this.queueName, ...(timedOut ? { timeoutMs: this.timeoutMs } : {}) },
+    );
+  }
+}
+
+/** A child that never reported a result of its own: it failed with `error` and used nothing this process knows of. */
+function failed(run: string, error: ProtocolError): RunResult {
+  return { ok: false, run, error, usage: emptyUsage(), usageTotal: emptyUsage() };
+}
+
+function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
+  });
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+}

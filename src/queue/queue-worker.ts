@@ -1,0 +1,122 @@
+/** The worker side of the queue (QUEUE-3): runs child-run jobs with a runtime set up like delegate-run's. */
+import { hostname } from 'node:os';
+import { Worker, type Job } from 'bullmq';
+import { Redis } from 'ioredis';
+import { toProtocolError } from '../protocol/errors.js';
+import type { Model } from '../protocol/model.js';
+import { runRemoteChild, type RemoteChild } from '../protocol/remote-child.js';
+import type { ConfirmHook, Runtime } from '../protocol/runtime.js';
+import { RunTrace, Tracer } from '../protocol/trace.js';
+import { QueueChildRunner, type JobReturn } from './queue-child-runner.js';
+import { cancelChannel, traceStreamKey } from './queue-keys.js';
+import { connectionFor, DEFAULT_QUEUE_NAME } from './redis-url.js';
+import { emptyUsage, resultToJson } from './run-result-json.js';
+import { TraceStreamWriter } from './trace-relay.js';
+
+/** How many jobs one worker process runs at once by default (`--concurrency`, QUEUE-8). */
+export const DEFAULT_WORKER_CONCURRENCY = 32;
+
+/** Options of {@link startQueueWorker}. */
+export interface QueueWorkerOptions {
+  url: string;
+  queueName?: string;
+  /** Jobs run at once (default 32). */
+  concurrency?: number;
+  /** The runtime jobs run on; its child runs become jobs again. */
+  runtime: Runtime;
+  /** Creates a child's model from its spec (`Model.id`) and the live model it stands for. */
+  model: (spec: string, standsFor: string | undefined) => Model;
+  /** Decides the approvals of the children it runs (QUEUE-11); the CLI gives its `--approve` policy, strict by default. */
+  confirm?: ConfirmHook;
+  /** How long a job's lock lasts without renewal before another worker may take it (default 30 s, QUEUE-8). */
+  lockMs?: number;
+}
+
+/** A running worker: close it to stop taking jobs (running ones finish first). */
+export interface QueueWorker {
+  readonly id: string;
+  close(): Promise<void>;
+}
+
+/** Starts a BullMQ worker on the queue; throws a UsageError when Redis cannot be reached (QUEUE-9). */
+export async function startQueueWorker(options: QueueWorkerOptions): Promise<QueueWorker> {
+  const queueName = options.queueName ?? DEFAULT_QUEUE_NAME;
+  const connection = connectionFor(options.url);
+  // Children of children are jobs again (QUEUE-3); their events go to the tree's stream directly.
+  const runner = await QueueChildRunner.connect({ url: options.url, queueName, relay: false });
+  options.runtime.useChildRunner(runner);
+  const id = `${hostname()}:${process.pid}`;
+  const publisher = new Redis({ ...connection, maxRetriesPerRequest: 1 });
+  publisher.on('error', () => undefined);
+  const subscriber = new Redis({ ...connection, maxRetriesPerRequest: null });
+  subscriber.on('error', () => undefined);
+  const active = new Map<string, Set<AbortController>>();
+  await subscriber.subscribe(cancelChannel(queueName));
+  subscriber.on('message', (_channel: string, root: string) => {
+    for (const controller of active.get(root) ?? []) controller.abort();
+  });
+  const processJob = async (job: Job<RemoteChild, JobReturn>): Promise<JobReturn> => {
+    const child = job.data;
+    const root = child.parent.root;
+    const controller = new AbortController();
+    const running = active.get(root) ?? new Set();
+    running.add(controller);
+    active.set(root, running);
+    // A tree cancelled before this job was taken up ends it at once (QUEUE-7).
+    if (await runner.cancelled(root)) controller.abort();
+    const writer = new TraceStreamWriter(publisher, traceStreamKey(queueName, root));
+    const tracer = new Tracer([(event) => writer.append(event)]);
+    try {
+      // Each attempt at a job is traced, so a job another worker took over shows twice (QUEUE-8).
+      new RunTrace(tracer, child.id, child.parent.run, child.parent.depth + 1).emit('queue.job', {
+        job: job.id ?? child.id,
+        queue: queueName,
+        worker: id,
+        attempt: job.attemptsStarted,
+      });
+      let model: Model | undefined;
+      try {
+        model = child.model === null ? undefined : options.model(child.model, child.standsFor);
+      } catch (error) {
+        const problem = toProtocolError(error, 'usage_error');
+        return { result: { ok: false, run: child.id, error: problem.toJSON(), usage: emptyUsage(), usageTotal: emptyUsage() }, trace: await writer.flushed() };
+      }
+      // The tree's spending so far, as every process of the tree shares it (QUEUE-6).
+      const meter = child.budget === undefined ? undefined : runner.meter(root, child.budget);
+      await meter?.sync();
+      const result = await runRemoteChild(options.runtime, child, {
+        ...(meter === undefined ? {} : { meter }),
+        model,
+        signal: controller.signal,
+        tracer,
+        ...(options.confirm ? { confirm: options.confirm } : {}),
+      });
+      return { result: resultToJson(result), trace: await writer.flushed() };
+    } finally {
+      running.delete(controller);
+      if (running.size === 0) {
+        active.delete(root);
+        runner.release(root);
+      }
+    }
+  };
+  const lockMs = options.lockMs ?? 30_000;
+  const worker = new Worker<RemoteChild, JobReturn>(queueName, processJob, {
+    connection: { ...connection, maxRetriesPerRequest: null },
+    concurrency: options.concurrency ?? DEFAULT_WORKER_CONCURRENCY,
+    lockDuration: lockMs,
+    stalledInterval: Math.max(500, Math.round(lockMs / 2)),
+    maxStalledCount: 3,
+  });
+  worker.on('error', () => undefined);
+  await worker.waitUntilReady();
+  return {
+    id,
+    async close() {
+      await worker.close();
+      await runner.close();
+      subscriber.disconnect();
+      publisher.disconnect();
+    },
+  };
+}

@@ -1,0 +1,52 @@
+/** A run tree's budget meter shared through Redis (QUEUE-6): every process of the tree adds to the same totals and checks against them. */
+import type { Redis } from 'ioredis';
+import { BudgetMeter, type Budget } from '../protocol/budget.js';
+import type { Usage } from '../protocol/types.js';
+
+/** How long a tree's totals are kept after their last change: a day. */
+const KEPT_SECONDS = 86_400;
+
+/**
+ * A BudgetMeter whose totals are the tree's across processes: each answer's usage is added here at
+ * once and to Redis, and the tree's totals Redis answers with replace this process's view, so a
+ * process sees every other's spending no later than its own next answer.
+ */
+export class RedisBudgetMeter extends BudgetMeter {
+  constructor(
+    limit: Budget,
+    private readonly client: Redis,
+    private readonly key: string,
+  ) {
+    super(limit);
+  }
+
+  /** Adds one answer's usage here and to the tree's totals in Redis. */
+  override add(usage: Usage, costUsd: number | null): void {
+    super.add(usage, costUsd);
+    const tokens = usage.inputTokens + usage.outputTokens + usage.cacheReadTokens + usage.cacheWriteTokens;
+    this.client
+      .multi()
+      .hincrby(this.key, 'tokens', tokens)
+      .hincrbyfloat(this.key, 'costUsd', costUsd ?? 0)
+      .expire(this.key, KEPT_SECONDS)
+      .exec()
+      .then((replies) => {
+        const [tokensReply, costReply] = replies ?? [];
+        this.adopt(tokensReply?.[1], costReply?.[1]);
+      })
+      .catch(() => undefined);
+  }
+
+  /** Reads the tree's totals from Redis (a worker does before it runs a job). */
+  async sync(): Promise<void> {
+    const [tokens, costUsd] = await this.client.hmget(this.key, 'tokens', 'costUsd').catch(() => [null, null]);
+    this.adopt(tokens, costUsd);
+  }
+
+  private adopt(tokens: unknown, costUsd: unknown): void {
+    const spentTokens = Number(tokens);
+    const spentUsd = Number(costUsd);
+    if (Number.isFinite(spentTokens)) this.tokens = Math.max(this.tokens, spentTokens);
+    if (Number.isFinite(spentUsd)) this.costUsd = Math.max(this.costUsd, spentUsd);
+  }
+}

@@ -1,0 +1,101 @@
+/** Remote runs' trace events through a Redis stream per run tree (QUEUE-5): workers append, the top process reads and re-emits. */
+import type { Redis } from 'ioredis';
+import type { TraceEvent, Tracer } from '../protocol/trace.js';
+import { streamIdReached, traceStreamKey } from './queue-keys.js';
+
+/** Appends the events of one job's runs to its tree's stream, in the order they happen. */
+export class TraceStreamWriter {
+  private last: Promise<string | null> = Promise.resolve(null);
+
+  constructor(
+    private readonly client: Redis,
+    private readonly key: string,
+  ) {}
+
+  /** Appends one event; commands on one connection keep their order, so a run's events stay in order. */
+  append(event: TraceEvent): void {
+    let line: string;
+    try {
+      line = JSON.stringify(event);
+    } catch {
+      return;
+    }
+    const sent = this.client.xadd(this.key, '*', 'e', line);
+    this.last = sent.catch(() => null);
+  }
+
+  /** The id of the last event appended, once Redis has it (null when none was, or Redis failed). */
+  flushed(): Promise<string | null> {
+    return this.last;
+  }
+}
+
+/** Reads the streams of run trees this process is the top of, re-emitting their events into each tree's tracer. */
+export class TraceStreamReader {
+  private readonly trees = new Map<string, { key: string; tracer: Tracer; last: string; waiters: { id: string; done: () => void }[] }>();
+  private closed = false;
+  private running: Promise<void> | undefined;
+
+  constructor(
+    private readonly client: Redis,
+    private readonly queueName: string,
+  ) {}
+
+  /** Starts relaying the tree `root`'s events into `tracer` (once per tree). */
+  follow(root: string, tracer: Tracer): void {
+    if (this.trees.has(root)) return;
+    this.trees.set(root, { key: traceStreamKey(this.queueName, root), tracer, last: '0-0', waiters: [] });
+    this.running ??= this.loop();
+  }
+
+  /** Resolves once the tree's events up to stream id `id` have been re-emitted (at once for null, or when the reader stops). */
+  reached(root: string, id: string | null): Promise<void> {
+    const tree = this.trees.get(root);
+    if (!tree || id === null || this.closed || streamIdReached(tree.last, id)) return Promise.resolve();
+    return new Promise((done) => tree.waiters.push({ id, done }));
+  }
+
+  /** Stops reading and deletes the streams of the trees it followed. */
+  async close(): Promise<void> {
+    this.closed = true;
+    for (const tree of this.trees.values()) for (const waiter of tree.waiters.splice(0)) waiter.done();
+    this.client.disconnect();
+    await this.running?.catch(() => undefined);
+  }
+
+  /** Deletes the streams of the trees it followed (through another connection). */
+  async forget(client: Redis): Promise<void> {
+    const keys = [...this.trees.values()].map((tree) => tree.key);
+    if (keys.length > 0) await client.del(...keys).catch(() => undefined);
+  }
+
+  private async loop(): Promise<void> {
+    while (!this.closed) {
+      const trees = [...this.trees.values()];
+      let answer: [string, [string, string[]][]][] | null;
+      try {
+        answer = (await this.client.xread('COUNT', 1000, 'BLOCK', 200, 'STREAMS', ...trees.map((tree) => tree.key), ...trees.map((tree) => tree.last))) as
+          | [string, [string, string[]][]][]
+          | null;
+      } catch {
+        if (this.closed) return;
+        await new Promise((wait) => setTimeout(wait, 200));
+        continue;
+      }
+      for (const [key, entries] of answer ?? []) {
+        const tree = trees.find((candidate) => candidate.key === key);
+        if (!tree) continue;
+        for (const [id, fields] of entries) {
+          tree.last = id;
+          const line = fields[1];
+          if (line !== undefined) tree.tracer.emit(JSON.parse(line) as TraceEvent);
+        }
+        tree.waiters = tree.waiters.filter((waiter) => {
+          if (!streamIdReached(tree.last, waiter.id)) return true;
+          waiter.done();
+          return false;
+        });
+      }
+    }
+  }
+}

@@ -1,0 +1,164 @@
+// A 200-wide fan-out over three worker processes, and the faults: a parent cancelled mid-run, a worker SIGKILLed mid-job, Redis stopped mid-run, a job that never answers, a budget shared by all workers, approvals on a worker (QUEUE-6 to QUEUE-11).
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { exited, readTrace, runCli, startCli, tempDir, waitFor } from '../helpers/cli.js';
+import { bossOf, fanOutFolder, jobCounts } from '../helpers/queue-fixture.js';
+import { startWorker, startWorkers, stopWorkers, type WorkerProcess } from '../helpers/queue-workers.js';
+import { REDIS_SKIP_REASON, redisAvailable, startRedis, type TestRedis } from '../helpers/redis-server.js';
+
+/** The command line of a queued boss run: `--json --quiet` on the queue `queue` of `url`, with `extra` flags. */
+function queuedRun(folder: string, url: string, queue: string, ...extra: string[]): string[] {
+  return [bossOf(folder), '--json', '--quiet', '--queue', url, '--queue-name', queue, ...extra];
+}
+
+/** True once the trace file holds an event named `name`. */
+function traced(path: string, name: string): boolean {
+  return existsSync(path) && readFileSync(path, 'utf8').includes(`"event":"${name}"`);
+}
+
+const usageOf = (stdout: string) => {
+  const { ms: _ms, ...usage } = JSON.parse(stdout).usage;
+  return usage;
+};
+
+let queues = 0;
+/** A queue of its own for each test, so its workers take only its jobs. */
+const freshQueue = () => `q${process.pid}-${++queues}`;
+
+describe.skipIf(!redisAvailable)(redisAvailable ? 'the queue under load and faults, on a real redis-server' : `queue fault tests, ${REDIS_SKIP_REASON}`, () => {
+  let redis: TestRedis;
+  const workers: WorkerProcess[] = [];
+
+  beforeAll(async () => {
+    redis = await startRedis();
+  });
+
+  afterAll(async () => {
+    await stopWorkers(workers);
+    await redis?.stop();
+  });
+
+  async function pool(count: number, queue: string, extra: string[] = []): Promise<WorkerProcess[]> {
+    const started = await startWorkers(redis.url, count, ['--queue-name', queue, ...extra]);
+    workers.push(...started);
+    return started;
+  }
+
+  it('fans 200 delegations out over 3 worker processes with the output and usage of the same run in process', async () => {
+    const queue = freshQueue();
+    const started = await pool(3, queue, ['--concurrency', '100']);
+    const folder = fanOutFolder(200);
+    const local = await runCli([bossOf(folder), '--json', '--quiet']);
+    expect(local.code).toBe(0);
+    const trace = join(tempDir(), 'trace.jsonl');
+    const queued = await runCli(queuedRun(folder, redis.url, queue, '--trace', trace));
+    expect(queued.code).toBe(0);
+    expect(JSON.parse(queued.stdout).output).toEqual({ done: 200 });
+    expect(JSON.parse(queued.stdout).output).toEqual(JSON.parse(local.stdout).output);
+    expect(usageOf(queued.stdout)).toEqual(usageOf(local.stdout));
+    const events = readTrace(trace);
+    const jobs = events.filter((event) => event.event === 'queue.job');
+    expect(jobs).toHaveLength(200);
+    // Every worker took some of them.
+    for (const worker of started) expect(jobs.some((job) => String(job.worker).endsWith(`:${worker.child.pid}`))).toBe(true);
+    expect(events.filter((event) => event.event === 'delegate.completed')).toHaveLength(200);
+    expect(await jobCounts(redis.url, queue)).toMatchObject({ active: 0, waiting: 0, failed: 0 });
+  }, 120_000);
+
+  it('cancels the tree on SIGINT: the parent exits 130, no job is left active or waiting 2 s later', async () => {
+    const queue = freshQueue();
+    const [worker] = await pool(1, queue);
+    const folder = fanOutFolder(3, { delayMs: 60_000 });
+    const trace = join(tempDir(), 'trace.jsonl');
+    const { child, done } = startCli(queuedRun(folder, redis.url, queue, '--trace', trace, '--max-concurrency', '2'));
+    await waitFor(() => traced(trace, 'queue.job'), 20_000);
+    child.kill('SIGINT');
+    const result = await exited(done, 'the cancelled parent');
+    expect(result.code).toBe(130);
+    await new Promise((wait) => setTimeout(wait, 2000));
+    expect(await jobCounts(redis.url, queue)).toMatchObject({ active: 0, waiting: 0 });
+    // The worker ended the child itself (cancelled on the worker, QUEUE-7) and lives on.
+    expect(worker?.child.exitCode).toBeNull();
+    const failedChildren = readTrace(trace).filter((event) => event.event === 'run.failed' && event.depth === 1);
+    expect(failedChildren.map((event) => event.code)).toContain('cancelled_by_user');
+  }, 60_000);
+
+  it('hands the job of a SIGKILLed worker to another: the parent completes, each attempt traced', async () => {
+    const queue = freshQueue();
+    const [doomed] = await pool(1, queue, ['--lock-seconds', '1']);
+    const folder = fanOutFolder(1, { delayMs: 3000 });
+    const trace = join(tempDir(), 'trace.jsonl');
+    const { done } = startCli(queuedRun(folder, redis.url, queue, '--trace', trace));
+    await waitFor(() => traced(trace, 'queue.job'), 20_000);
+    doomed?.child.kill('SIGKILL');
+    const rescuer = await startWorker(redis.url, ['--queue-name', queue, '--lock-seconds', '1']);
+    workers.push(rescuer);
+    const result = await exited(done, 'the parent of a killed worker').catch(async () => done);
+    expect(result.code).toBe(0);
+    expect(JSON.parse(result.stdout).output).toEqual({ done: 1 });
+    const attempts = readTrace(trace).filter((event) => event.event === 'queue.job');
+    expect(attempts.map((event) => event.attempt)).toEqual([1, 2]);
+    expect(new Set(attempts.map((event) => event.run)).size).toBe(1);
+    expect(attempts[1]?.worker).toBe(`${String(attempts[1]?.worker).split(':')[0]}:${rescuer.child.pid}`);
+  }, 60_000);
+
+  it('fails the waiting delegations with worker_error when Redis stops mid-run, instead of hanging', async () => {
+    const own = await startRedis();
+    try {
+      const queue = freshQueue();
+      const started = await startWorkers(own.url, 1, ['--queue-name', queue]);
+      workers.push(...started);
+      const folder = fanOutFolder(2, { delayMs: 60_000 });
+      const trace = join(tempDir(), 'trace.jsonl');
+      const { done } = startCli(queuedRun(folder, own.url, queue, '--trace', trace));
+      await waitFor(() => traced(trace, 'queue.job'), 20_000);
+      await own.stop();
+      const result = await exited(done, 'the parent whose Redis stopped');
+      const failed = readTrace(trace).filter((event) => event.event === 'delegate.failed');
+      expect(failed).toHaveLength(2);
+      for (const event of failed) {
+        expect(event.code).toBe('worker_error');
+        expect(String(event.message)).toContain('Lost the connection to Redis');
+      }
+      // The model saw the failed calls and answered; the run itself ends.
+      expect(result.code).toBe(0);
+    } finally {
+      await own.stop();
+    }
+  }, 60_000);
+
+  it('bounds a job whose result never comes by --queue-timeout', async () => {
+    const queue = freshQueue();
+    await pool(1, queue);
+    const folder = fanOutFolder(1, { delayMs: 30_000 });
+    const trace = join(tempDir(), 'trace.jsonl');
+    const result = await runCli(queuedRun(folder, redis.url, queue, '--queue-timeout', '1', '--trace', trace));
+    expect(result.code).toBe(0);
+    const failed = readTrace(trace).find((event) => event.event === 'delegate.failed');
+    expect(failed).toMatchObject({ code: 'worker_error', error: { timeoutMs: 1000 } });
+    expect(String(failed?.message)).toContain('gave no result within 1 s');
+  }, 60_000);
+
+  it("stops the tree at the budget across workers: the parent's next model call sees what the workers spent", async () => {
+    const queue = freshQueue();
+    await pool(2, queue);
+    const folder = fanOutFolder(4, { taskTokens: 1000 });
+    const local = await runCli([bossOf(folder), '--json', '--quiet', '--budget-tokens', '2000']);
+    const queued = await runCli(queuedRun(folder, redis.url, queue, '--budget-tokens', '2000'));
+    expect(JSON.parse(local.stdout)).toMatchObject({ ok: false, error: { code: 'budget_exceeded' } });
+    expect(JSON.parse(queued.stdout)).toMatchObject({ ok: false, error: { code: 'budget_exceeded' } });
+    expect(queued.code).toBe(local.code);
+  }, 60_000);
+
+  it('answers approvals on a worker by its --approve policy, strict by default', async () => {
+    const queue = freshQueue();
+    await pool(1, queue);
+    const folder = fanOutFolder(1, { approval: true });
+    const trace = join(tempDir(), 'trace.jsonl');
+    const result = await runCli(queuedRun(folder, redis.url, queue, '--approve', 'approve_all', '--trace', trace));
+    expect(result.code).toBe(0);
+    const decided = readTrace(trace).find((event) => event.event === 'approval.decided');
+    expect(decided).toMatchObject({ decision: 'rejected', by: 'policy:strict', depth: 1 });
+  }, 60_000);
+});
