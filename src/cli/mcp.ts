@@ -1,5 +1,6 @@
 #!/usr/bin/env node
 /** The `delegate-mcp` executable (MCP-8 to MCP-14): a folder or catalog of Requests served as MCP tools, over stdio or Streamable HTTP. */
+import { subcommandArguments } from './command-line.js';
 import { stat } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
@@ -145,17 +146,13 @@ export interface McpCommandIo extends CliIo {
 /** Runs delegate-mcp; resolves with the exit status once the server stopped (MCP-8). */
 export async function main(argv: string[], io: McpCommandIo): Promise<number> {
   const say = (line: string) => void io.stderr.write(`${line}\n`);
-  let args: McpArguments | 'help';
-  try {
-    args = parseMcpArguments(argv, io.cwd);
-  } catch (error) {
-    say(`delegate-mcp: ${(error as Error).message}\n\n${USAGE}`);
-    return EXIT.usage;
-  }
-  if (args === 'help') {
-    io.stdout.write(USAGE);
-    return EXIT.ok;
-  }
+  const args = subcommandArguments(
+    () => parseMcpArguments(argv, io.cwd),
+    USAGE,
+    io.stdout,
+    (line) => say(`delegate-mcp: ${line}`),
+  );
+  if (typeof args === 'number') return args;
   let runtime: DelegatingRuntime | undefined;
   let tools: RequestTools | undefined;
   let sink: JsonlFileSink | undefined;

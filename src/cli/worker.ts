@@ -1,5 +1,6 @@
 #!/usr/bin/env node
 /** The `delegate-worker` executable: runs the delegations `delegate-run --queue` puts on a BullMQ queue (CLI-24, QUEUE-3). */
+import { subcommandArguments } from './command-line.js';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { ModelCatalog } from '../models/model-catalog.js';
@@ -122,17 +123,13 @@ function runArguments(args: WorkerArguments): ParsedArguments {
  */
 export async function workerMain(argv: string[], io: CliIo, started?: (worker: QueueWorker) => void): Promise<number> {
   const say = (line: string) => io.stderr.write(`${line}\n`);
-  let args: WorkerArguments | 'help';
-  try {
-    args = parseWorkerArguments(argv);
-  } catch (error) {
-    say(`delegate-worker: ${(error as Error).message}\n\n${WORKER_USAGE}`);
-    return EXIT.usage;
-  }
-  if (args === 'help') {
-    io.stdout.write(WORKER_USAGE);
-    return EXIT.ok;
-  }
+  const args = subcommandArguments(
+    () => parseWorkerArguments(argv),
+    WORKER_USAGE,
+    io.stdout,
+    (line) => say(`delegate-worker: ${line}`),
+  );
+  if (typeof args === 'number') return args;
   let worker: QueueWorker;
   try {
     const root = resolve(io.cwd, args.root ?? '.');
