@@ -1,4 +1,5 @@
 // In-memory run trees for the run-tree bound tests: one Request per node, delegating to its children, and a model that counts its calls in flight.
+import { answered } from './step-model.js';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { createDelegateActivity } from '../../src/activities/delegate.js';
 import type { Model, ModelRequest, ModelResponse } from '../../src/protocol/model.js';
@@ -74,13 +75,7 @@ export class TreeModel implements Model {
       request.step === 0 && children.length > 0
         ? { calls: children.map((child): Call => ({ _tool: `c${child}` })), output: null }
         : { calls: [], output: `n${id} done` };
-    return {
-      text: JSON.stringify(solution),
-      solution,
-      model: this.id,
-      usage: { inputTokens: 1, outputTokens: 1, cacheReadTokens: 0, cacheWriteTokens: 0 },
-      costUsd: 0,
-    };
+    return answered(solution, this.id);
   }
 }
 

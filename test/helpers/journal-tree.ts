@@ -1,4 +1,5 @@
 // A small journaled run tree for the journal tests: a top run delegating to two helpers in parallel, an Activity that counts its executions, and an in-memory journal store.
+import { answered } from './step-model.js';
 import { createRuntime, type DelegatingRuntime } from '../../src/create-runtime.js';
 import type { JournalStore } from '../../src/protocol/journal.js';
 import type { Model, ModelRequest, ModelResponse } from '../../src/protocol/model.js';
@@ -75,13 +76,7 @@ export class TreeScript implements Model {
           : { calls: [], output: `found ${topic}` };
     // A tick between answers lets parallel children interleave as live ones do.
     await new Promise((resolve) => setImmediate(resolve));
-    return {
-      text: JSON.stringify(solution),
-      solution,
-      model: this.id,
-      usage: { inputTokens: 10, outputTokens: 3, cacheReadTokens: 0, cacheWriteTokens: 0 },
-      costUsd: 0.001,
-    };
+    return answered(solution, this.id, { inputTokens: 10, outputTokens: 3 }, 0.001);
   }
 }
 

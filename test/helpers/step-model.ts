@@ -11,14 +11,18 @@ export function stepModel(...answers: ((request: ModelRequest) => unknown)[]): M
       requests.push(request);
       const answer = answers[Math.min(request.step, answers.length - 1)];
       if (!answer) throw new Error('No answer scripted.');
-      const solution = answer(request);
-      return {
-        text: JSON.stringify(solution),
-        solution,
-        model: 'scripted',
-        usage: { inputTokens: 1, outputTokens: 1, cacheReadTokens: 0, cacheWriteTokens: 0 },
-        costUsd: 0,
-      };
+      return answered(answer(request), 'scripted');
     },
+  };
+}
+
+/** A model's response carrying `solution` as written, with flat token usage: what the test models answer. */
+export function answered(solution: unknown, model: string, tokens = { inputTokens: 1, outputTokens: 1 }, costUsd = 0): ModelResponse {
+  return {
+    text: JSON.stringify(solution),
+    solution,
+    model,
+    usage: { ...tokens, cacheReadTokens: 0, cacheWriteTokens: 0 },
+    costUsd,
   };
 }
