@@ -183,6 +183,8 @@ export function createWorkersPreparer(options: WorkersPreparerOptions): RunPrepa
 /** A worker a `workers` message may offer, before it is resolved: the name its place gives it and its `_delegate` reference. */
 interface Candidate {
   byPlace: string;
+  /** True when `byPlace` is the worker's name already (a catalog gives DOC-4 names), so a worker not allowed need not be fetched. */
+  named?: boolean;
   reference: string;
 }
 
@@ -217,7 +219,7 @@ async function catalogCandidates(
       tool: { type: 'object', properties: { _delegate: { const: catalog } } },
       ...(runOptions.signal ? { signal: runOptions.signal } : {}),
     });
-    return entries.map((entry) => ({ byPlace: entry.name, reference: entry.reference }));
+    return entries.map((entry) => ({ byPlace: entry.name, reference: entry.reference, named: true }));
   } catch (error) {
     if (!(error instanceof DelegateError)) throw error;
     problem(`Expected "from" to name a delegate-serve catalog that can be read: ${error.message}`);
@@ -248,7 +250,9 @@ async function findWorkers(
   const candidates =
     catalog === undefined ? await folderCandidates(message, request, root, problem) : await catalogCandidates(catalog, resolvers, runOptions, problem);
   const found: FoundWorker[] = [];
-  for (const { byPlace, reference } of candidates) {
+  for (const { byPlace, reference, named: final } of candidates) {
+    // A catalog names its Requests: one not allowed is never fetched (WRK-2, WRK-3).
+    if (final && !isAllowedWorker(message.allow, byPlace)) continue;
     let resolved: ResolvedRequest;
     try {
       resolved = await resolvers.resolve(reference, {

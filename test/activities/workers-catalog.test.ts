@@ -21,8 +21,10 @@ const served = folderWith({
 
 let server: RunningServer;
 let answered: string;
+/** The access-log lines of the server: what it was asked. */
+const asked: string[] = [];
 beforeAll(async () => {
-  const handler = createRequestHandler({ root: served, log: () => {} });
+  const handler = createRequestHandler({ root: served, log: (line) => asked.push(line) });
   server = await serve(handler, { port: 0, host: '127.0.0.1' });
   answered = `${server.url}/`;
 });
@@ -70,6 +72,14 @@ describe('workers from a delegate-serve catalog (WRK-2)', () => {
     const child = model.requests.find((request) => request.requestName === 'evaluator');
     expect(JSON.stringify(child?.messages)).toContain('SERVED-EVALUATOR');
     expect(events.find((event) => event.event === 'delegate.started')).toMatchObject({ delegate: `${server.url}/evaluator.json`, name: 'evaluator' });
+  });
+
+  it('fetches only the catalog and the workers it allows, never a Request it does not offer', async () => {
+    const root = orchestratorRoot(answered, ['evaluator']);
+    asked.length = 0;
+    await run(root, [() => ({ calls: [], output: 'nothing to do' })]);
+    expect(asked.some((line) => line.includes('/evaluator.json'))).toBe(true);
+    expect(asked.filter((line) => line.includes('/team/reviewer.json'))).toEqual([]);
   });
 
   it('finds workers in the catalog\'s subfolders by name, "*" offering all', async () => {
