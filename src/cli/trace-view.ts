@@ -4,6 +4,7 @@ import { CostTree, type CostRunStatus } from './cost-tree.js';
 import type { BadTraceLine } from './read-trace.js';
 import { formatModel } from './tree-renderer.js';
 import { type TraceEventBase, knownTraceEvent } from '../protocol/trace-events.js';
+import { isJsonObject, isMetaProperty } from '../protocol/types.js';
 import type { ViewApproval, ViewCall, ViewData, ViewExchange, ViewFigures, ViewGroup, ViewRun, ViewRunStatus, ViewSpan } from '../viewer/view-data.js';
 
 /** How the view labels tiers of runs not delegated at one (the report's catalog, CLI-17). */
@@ -255,7 +256,7 @@ export class TraceView {
       for (const index of call.events) {
         const event = this.events[index] as unknown as Record<string, unknown>;
         if (event.event === 'approval.requested') {
-          open = { run: call.run, call: call.call, tool: call.tool, params: event.params ?? null, decision: null, reason: null, by: null };
+          open = { run: call.run, call: call.call, tool: call.tool, params: shownParams(event.params), decision: null, reason: null, by: null };
           approvals.push(open);
         } else if (event.event === 'approval.decided' && open) {
           open.decision = stringField(event, 'decision', 'unknown');
@@ -286,4 +287,10 @@ function usageFigures(value: unknown, runs: number): ViewFigures {
     cacheWriteTokens: numberField(usage, 'cacheWriteTokens'),
     costUsd: usage.costUsd === null ? null : numberField(usage, 'costUsd'),
   };
+}
+
+/** An approval's parameters as the terminal prompt shows them: without the meta-properties (the call's `_tool`, what the document fixed). */
+function shownParams(params: unknown): unknown {
+  if (!isJsonObject(params)) return params ?? null;
+  return Object.fromEntries(Object.entries(params).filter(([key]) => !isMetaProperty(key)));
 }

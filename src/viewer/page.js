@@ -363,18 +363,13 @@
 
   // Approvals asked and decided (VIEW-6).
   /**
-   * An approval's parameters as the person saw them: without the meta-properties the document fixed
-   * (`_activity`, `_sandboxes`, …), one line to open for the whole value.
+   * An approval's parameters (without meta-properties, as the prompt showed them): one line to open for long values.
    * @param {unknown} params
    */
   function approvalParams(params) {
-    const shown =
-      params !== null && typeof params === 'object' && !Array.isArray(params)
-        ? Object.fromEntries(Object.entries(params).filter(([key]) => !key.startsWith('_')))
-        : params;
-    const text = JSON.stringify(shown) ?? '';
+    const text = JSON.stringify(params) ?? '';
     if (text.length <= 80) return `<code>${esc(text)}</code>`;
-    return `<details><summary><code>${esc(text.slice(0, 80))}…</code></summary><pre class="params">${esc(JSON.stringify(shown, null, 2))}</pre></details>`;
+    return `<details><summary><code>${esc(text.slice(0, 80))}…</code></summary><pre class="params">${esc(JSON.stringify(params, null, 2))}</pre></details>`;
   }
 
   byId('approvals').innerHTML =
