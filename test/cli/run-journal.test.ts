@@ -153,7 +153,13 @@ describe('delegate-run --journal and --resume', () => {
         // No answer the journal held was asked for again.
         const askedAgain = paid.slice(paidBefore).filter((answer) => answered.has(answer));
         expect(askedAgain).toEqual([]);
-        expect(result.replayed.modelCalls).toBeGreaterThanOrEqual(0);
+        // The result counts exactly the answers the resume took from the journal (none beyond what it held;
+        // answers inside a delegation that had finished are not needed again, its call's result is).
+        const replayedEvents = journalEvents(journal)
+          .slice(atKill.length)
+          .filter((event) => event.event === 'model.replayed');
+        expect(result.replayed.modelCalls).toBe(replayedEvents.length);
+        expect(replayedEvents.length).toBeLessThanOrEqual(atKill.filter((event) => event.event === 'model.response').length);
         // Each execution the journal saw finish happened exactly once; every note happened.
         const notes = lines(env.NOTE_LOG);
         for (const text of completed) expect(notes.filter((line) => line === text)).toHaveLength(1);
