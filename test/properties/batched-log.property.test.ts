@@ -43,4 +43,14 @@ describe('batched access log (SERVE-10)', () => {
       fcOptions,
     );
   });
+
+  it('writes the lines of one turn of the event loop in one write (SERVE-10)', async () => {
+    const writes: string[] = [];
+    const log = batchedLog((text) => writes.push(text));
+    for (let index = 0; index < 40; index++) log.line(`GET /hello.json ${index}`);
+    expect(writes).toEqual([]);
+    await turn();
+    expect(writes).toHaveLength(1);
+    expect(writes[0]?.split('\n').filter(Boolean)).toHaveLength(40);
+  });
 });

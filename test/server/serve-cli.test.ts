@@ -137,7 +137,7 @@ describe('delegate-serve serving', () => {
     await expect(fetch(`${server.url}/hello.json`)).rejects.toThrow();
   });
 
-  it('writes the access lines of requests answered together in one write, and none is lost at shutdown (SERVE-10)', async () => {
+  it('writes the access lines in whole-line batches, and none is lost at shutdown (SERVE-10)', async () => {
     const stop = new AbortController();
     const { server, exit, io, stderrLines } = await startMain([fixture.root, '--port', '0', '--host', '127.0.0.1'], { signal: stop.signal });
     const writes: string[] = [];
@@ -154,8 +154,10 @@ describe('delegate-serve serving', () => {
     expect(access).toHaveLength(40);
     expect(stderrLines().at(-1)).toBe('delegate-serve: shutting down');
     expect(access.filter((line) => / GET \/hello\.json 200 \d+B \d+ms$/.test(line))).toHaveLength(40);
+    // Whole lines per write; how many share a write depends on how the requests arrived (the
+    // batching itself is pinned in test/properties/batched-log.property.test.ts).
     const batches = writes.filter((text) => text.includes(' GET /hello.json '));
-    expect(batches.length).toBeLessThan(40);
+    expect(batches.every((text) => text.endsWith('\n'))).toBe(true);
     expect(batches.join('').split('\n').filter(Boolean)).toHaveLength(40);
   });
 
