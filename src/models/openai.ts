@@ -10,6 +10,7 @@ import { answerCut, callWithRetries, sdkTimeoutMs } from './live-call.js';
 import { base64Of, type Model, type ModelRequest, type ModelResponse, type ProviderFile, type ProviderMessage } from '../protocol/model.js';
 import { zeroUsage } from '../protocol/usage.js';
 import { isJsonObject } from '../protocol/types.js';
+import { providerFetch } from './provider-fetch.js';
 import { parseModelJson } from './parse-json.js';
 import { fromStrictValue, toStrictSchema, type StrictSchemaResult } from './strict-schema.js';
 import { StreamedCalls } from './stream-calls.js';
@@ -75,6 +76,8 @@ export class OpenAIModel implements Model {
       timeout: sdkTimeoutMs(options),
       // The SDK would print what it could not parse to stderr; the failure reaches us as an error.
       logLevel: 'off',
+      // Sent without fetch's per-request copy of the body (MODEL-10).
+      fetch: providerFetch,
     };
   }
 

@@ -50,6 +50,21 @@ const twoCalls = {
 };
 
 describe('AnthropicModel', () => {
+  it('follows a server that redirects the request elsewhere, sending the whole body again (MODEL-10)', async () => {
+    const answer = anthropicMessage(twoCalls);
+    const moving: Handler = (received, response) => {
+      if (received.path === '/moved/v1/messages') return answer(received, response);
+      response.writeHead(308, { location: '/moved/v1/messages' });
+      response.end();
+    };
+    const model = await modelFor([moving], { stream: false });
+    expect((await model.generate(request())).solution).toEqual(twoCalls);
+    const answered = server!.requests.at(-1)!;
+    expect(answered.path).toBe('/moved/v1/messages');
+    expect(answered.body).toEqual(server!.requests[0]!.body);
+    expect(answered.body.messages.length).toBeGreaterThan(0);
+  });
+
   it('forces the solution tool with the Solution schema as input_schema and puts system messages in system', async () => {
     const model = await modelFor([anthropicMessage(twoCalls)], { stream: false });
     const response = await model.generate(request({ config: { maxTokens: 500 } }));

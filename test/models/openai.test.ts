@@ -243,6 +243,21 @@ describe('OpenAIModel', () => {
     expect(response.model).toBe('openai:gpt-4.1-mini-2025-04-14');
   });
 
+  it('follows a server that redirects the request elsewhere, sending the whole body again (MODEL-10)', async () => {
+    const answer = openAICompletion(JSON.stringify(twoCalls));
+    const moving: Handler = (received, response) => {
+      if (received.path === '/moved/chat/completions') return answer(received, response);
+      response.writeHead(307, { location: '/moved/chat/completions' });
+      response.end();
+    };
+    const model = await modelFor([moving], { stream: false });
+    expect((await model.generate(request())).solution).toEqual(twoCallsMapped);
+    const answered = server!.requests.at(-1)!;
+    expect(answered.path).toBe('/moved/chat/completions');
+    expect(answered.body).toEqual(server!.requests[0]!.body);
+    expect(answered.body.messages.length).toBeGreaterThan(0);
+  });
+
   it('reads OPENAI_BASE_URL, needs no key for a custom server, and requires one for the official API', async () => {
     server = await startServer([openAICompletion('{"calls":[],"output":"local"}')]);
     const model = new OpenAIModel({ model: 'llama3.2', env: { OPENAI_BASE_URL: server.url }, stream: false });
