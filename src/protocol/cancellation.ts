@@ -2,19 +2,56 @@
 import { setMaxListeners } from 'node:events';
 import { cancelled } from './errors.js';
 
+/** The followers of each signal that has any, called by the one listener the signal carries for them. */
+const followers = new WeakMap<AbortSignal, Set<() => void>>();
+
+/**
+ * Calls `listener` once when `signal` aborts (at once when it already has); returns the function
+ * that stops following. A run's signal is followed by every child run, call and wait below it at
+ * once — a fan-out of a thousand — and an EventTarget removes a listener by walking all of them,
+ * which made a fan-out's bookkeeping grow with the square of its width. So a signal carries one
+ * listener, and its followers are a set: adding and releasing one costs the same at any width.
+ */
+export function onAbort(signal: AbortSignal, listener: () => void): () => void {
+  if (signal.aborted) {
+    listener();
+    return () => undefined;
+  }
+  let set = followers.get(signal);
+  if (!set) {
+    const own = new Set<() => void>();
+    set = own;
+    followers.set(signal, own);
+    signal.addEventListener(
+      'abort',
+      () => {
+        followers.delete(signal);
+        for (const follower of own) follower();
+      },
+      { once: true },
+    );
+  }
+  const entry = () => {
+    set.delete(entry);
+    listener();
+  };
+  set.add(entry);
+  return () => {
+    set.delete(entry);
+  };
+}
+
 /**
  * The signal of one run: aborts when `parent` does. Every running call, approval prompt and child
  * run listens to it at once, so it takes any number of listeners without the leak warning, and
- * the parent carries a single listener, removed by `release()` when the run ends.
+ * the parent carries it as one follower (onAbort), released by `release()` when the run ends.
  */
 export function runSignal(parent: AbortSignal | undefined): { signal: AbortSignal; release(): void } {
   const controller = new AbortController();
   setMaxListeners(0, controller.signal);
   if (!parent) return { signal: controller.signal, release: () => undefined };
-  const follow = () => controller.abort(parent.reason);
-  if (parent.aborted) follow();
-  else parent.addEventListener('abort', follow, { once: true });
-  return { signal: controller.signal, release: () => parent.removeEventListener('abort', follow) };
+  const release = onAbort(parent, () => controller.abort(parent.reason));
+  return { signal: controller.signal, release };
 }
 
 /** Throws `cancelled_by_user` when the signal has aborted. */
@@ -33,15 +70,14 @@ export function abortable<T>(work: Promise<T>, signal: AbortSignal | undefined, 
     return Promise.reject(reason());
   }
   return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(reason());
-    signal.addEventListener('abort', onAbort, { once: true });
+    const release = onAbort(signal, () => reject(reason()));
     work.then(
       (value) => {
-        signal.removeEventListener('abort', onAbort);
+        release();
         resolve(value);
       },
       (error: unknown) => {
-        signal.removeEventListener('abort', onAbort);
+        release();
         reject(error);
       },
     );

@@ -1,6 +1,7 @@
 /** Bounds on a whole run tree: how many runs it may start (DEL-19) and how many model calls it may have in flight (LOOP-16). */
 import { DEFAULT_MAX_CONCURRENCY, DEFAULT_MAX_RUNS } from './constants.js';
 import { BoundError, UsageError, cancelled } from './errors.js';
+import { onAbort } from './cancellation.js';
 
 /** The limits of one run tree. */
 export interface TreeLimits {
@@ -43,16 +44,17 @@ export class Slots {
       return Promise.resolve(this.releaser());
     }
     return new Promise((resolve, reject) => {
-      const onAbort = () => {
-        this.waiting.delete(grant);
-        reject(cancelled(signal?.reason));
-      };
       const grant = () => {
-        signal?.removeEventListener('abort', onAbort);
+        release();
         resolve(this.releaser());
       };
       this.waiting.add(grant);
-      signal?.addEventListener('abort', onAbort, { once: true });
+      const release = signal
+        ? onAbort(signal, () => {
+            this.waiting.delete(grant);
+            reject(cancelled(signal.reason));
+          })
+        : () => undefined;
     });
   }
 
