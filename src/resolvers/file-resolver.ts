@@ -1,6 +1,7 @@
 /** The file resolver: relative `.json` references, resolved against the referring file and confined to a root folder. */
 import { readFile, realpath, stat } from 'node:fs/promises';
 import { dirname, isAbsolute, resolve as resolvePath } from 'node:path';
+import { abortable } from '../protocol/cancellation.js';
 import { DelegateError } from '../protocol/errors.js';
 import { splitIntegrity } from './integrity.js';
 import { hasScheme, isAnonymousReference, isHttpUrl, isInside } from './reference-forms.js';
@@ -30,6 +31,8 @@ export class FileResolver implements Resolver {
   readonly form = 'a relative path to a .json file inside the root folder (resolved against the referring file)';
   /** The absolute root folder delegates are confined to. */
   readonly root: string;
+  /** The reads in flight, by target and reference. */
+  private readonly reading = new Map<string, Promise<LocatedRequest>>();
 
   constructor(options: FileResolverOptions) {
     this.root = resolvePath(options.root);
@@ -67,6 +70,18 @@ export class FileResolver implements Resolver {
     const target = resolvePath(from, path);
     if (!isInside(this.root, target)) refuse(`it resolves to ${target}, outside the root`, { path: target });
 
+    // Children resolving the same reference at the same moment (a fan-out) share one read (DEL-29).
+    const key = `${target}\u0000${reference}`;
+    let reading = this.reading.get(key);
+    if (!reading) {
+      reading = this.read(reference, target, refuse).finally(() => this.reading.delete(key));
+      this.reading.set(key, reading);
+    }
+    return abortable(reading, context.signal, () => new DOMException('This operation was aborted', 'AbortError'));
+  }
+
+  /** Confines `target` once symbolic links are followed, and reads it. */
+  private async read(reference: string, target: string, refuse: (reason: string, data?: Record<string, unknown>) => never): Promise<LocatedRequest> {
     const realRoot = await this.realRoot(reference);
     let real: string;
     try {
@@ -83,7 +98,7 @@ export class FileResolver implements Resolver {
         throw new DelegateError('delegate_not_found', `Delegate "${reference}" was not found: ${target} is not a file.`, { reference, path: target });
       }
       // Read the real path that was checked, so the file read is the file confined.
-      bytes = await readFile(real, { signal: context.signal });
+      bytes = await readFile(real);
     } catch (error) {
       throw this.fileError(error, reference, target);
     }

@@ -133,4 +133,26 @@ describe('FileResolver', () => {
     const lost = new FileResolver({ root: join(dir.path, 'no-such-root') });
     await expectDelegateError(lost.resolve('./x.json', { toolName: 't', tool }), 'delegate_not_found');
   });
+
+  it('shares one read among the children resolving the same reference at once, and reads anew after it (DEL-29)', async () => {
+    const bare = new FileResolver({ root });
+    const path = join(root, 'a', 'changing.json');
+    await writeDocument(path, validDocument('first'));
+    const together = await Promise.all(Array.from({ length: 20 }, () => bare.resolve('./changing.json', from('a/main.json'))));
+    expect(new Set(together.map((located) => located.content)).size).toBe(1);
+    await writeDocument(path, validDocument('second'));
+    const after = await bare.resolve('./changing.json', from('a/main.json'));
+    expect(after.content).not.toBe(together[0]!.content);
+    expect(String(after.content)).toContain('second');
+  });
+
+  it('lets a cancelled child stop waiting on a shared read without failing the others', async () => {
+    const bare = new FileResolver({ root });
+    const cancelled = new AbortController();
+    const waiting = bare.resolve('./top.json', { ...from('main.json'), signal: cancelled.signal });
+    const other = bare.resolve('./top.json', from('main.json'));
+    cancelled.abort();
+    await expect(waiting).rejects.toMatchObject({ name: 'AbortError' });
+    expect(String((await other).content)).toContain('top');
+  });
 });
