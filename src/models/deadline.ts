@@ -49,8 +49,12 @@ export class AttemptDeadline {
 
   /** A streamed chunk arrived: the idle deadline starts over. */
   chunk(): void {
-    if (this.idleTimer !== undefined) clearTimeout(this.idleTimer);
     if (this.controller.signal.aborted) return;
+    // One timer per attempt, pushed back by each chunk: a stream of hundreds of chunks makes no new ones.
+    if (this.idleTimer !== undefined) {
+      this.idleTimer.refresh();
+      return;
+    }
     this.idleTimer = setTimeout(
       () => this.expire(`The answer stream was silent for longer than the idle timeout of ${seconds(this.limits.idleMs)}.`),
       this.limits.idleMs,

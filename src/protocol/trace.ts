@@ -22,6 +22,11 @@ export class Tracer {
     for (const listener of listeners) this.listeners.add(listener);
   }
 
+  /** True when someone listens: a run emits nothing to a Tracer without listeners. */
+  get listening(): boolean {
+    return this.listeners.size > 0;
+  }
+
   /** Adds a listener; returns a function that removes it. */
   subscribe(listener: TraceListener): () => void {
     this.listeners.add(listener);
@@ -54,6 +59,7 @@ export class RunTrace {
    * An event the runtime emits takes exactly its `TraceEventMap` fields.
    */
   emit<E extends string>(event: E, ...[fields = {}]: TraceFieldsOf<E>): void {
+    if (!this.tracer.listening) return;
     const { ts: _ts, event: _event, run: _run, parent: _parent, depth: _depth, ...own } = fields as Record<string, unknown>;
     this.tracer.emit({ ts: new Date().toISOString(), event, run: this.run, parent: this.parent, depth: this.depth, ...own });
   }
