@@ -56,11 +56,14 @@ export async function delegateRunFanOut(loopback, tasks, { maxConcurrency, maxRu
   const request = await runtime.load(resolve(folder, 'orchestrator.json'));
   const model = new OpenAIModel({ model: 'gpt-4.1-mini', baseUrl: `${loopback.url}/v1`, env: {} });
   await loopback.reset(tasks);
+  const cpu = process.cpuUsage();
   const started = performance.now();
   const result = await runtime.run(request, { model, ...(maxConcurrency ? { maxConcurrency } : {}), ...(maxRuns ? { maxRuns } : {}) });
   const ms = performance.now() - started;
+  const used = process.cpuUsage(cpu);
   if (!result.ok) throw new Error(`the fan-out failed: ${result.error.code}: ${result.error.message}`);
-  return { ms, ...(await loopback.stats()) };
+  // CPU time is this process's own, so it says what a delegate costs even when the machine is busy and wall times are not.
+  return { ms, cpuMs: (used.user + used.system) / 1000, ...(await loopback.stats()) };
 }
 
 /** The text of task `n`, as the loopback model's orchestrator writes it. */
