@@ -5,8 +5,10 @@ import { DelegateError, UsageError, cancelled, type ProtocolError } from '../pro
 import type { RemoteChild, RemoteChildHooks, RemoteChildRunner } from '../protocol/remote-child.js';
 import type { RunResult } from '../protocol/runtime.js';
 import type { Budget } from '../protocol/budget.js';
-import { budgetKey, cancelChannel, cancelledKey } from './queue-keys.js';
+import type { TreeLimits } from '../protocol/tree-bounds.js';
+import { budgetKey, cancelChannel, cancelledKey, runsKey } from './queue-keys.js';
 import { RedisBudgetMeter } from './redis-budget-meter.js';
+import { RedisTreeBounds } from './redis-tree-bounds.js';
 import { connectionFor, DEFAULT_QUEUE_NAME } from './redis-url.js';
 import { emptyUsage, resultFromJson, type RunResultJson } from './run-result-json.js';
 import { TraceStreamReader } from './trace-relay.js';
@@ -46,6 +48,7 @@ export interface JobReturn {
 export class QueueChildRunner implements RemoteChildRunner {
   private readonly lost: Promise<string>;
   private readonly meters = new Map<string, RedisBudgetMeter>();
+  private readonly counts = new Map<string, RedisTreeBounds>();
 
   private constructor(
     readonly queueName: string,
@@ -125,7 +128,8 @@ export class QueueChildRunner implements RemoteChildRunner {
       if ('error' in outcome) return failed(child.id, this.jobError(outcome.error));
       await this.reader?.reached(root, outcome.value.trace);
       // What the child spent counts before the caller's next model call checks the budget (QUEUE-6).
-      await this.meters.get(root)?.sync();
+      // So does a refusal of a run below it (QUEUE-20).
+      await Promise.all([this.meters.get(root)?.sync(), this.counts.get(root)?.sync()]);
       return resultFromJson(outcome.value.result);
     } finally {
       clearTimeout(grace);
@@ -142,9 +146,28 @@ export class QueueChildRunner implements RemoteChildRunner {
     return meter;
   }
 
-  /** Forgets the meter of a tree this process no longer runs anything of. */
+  /** The run bounds of the tree `root`, whose top run starts here: the tree's count in Redis starts again at 1 (QUEUE-20). */
+  bounds(root: string, limits: TreeLimits): RedisTreeBounds {
+    const bounds = new RedisTreeBounds(limits, this.command, runsKey(this.queueName, root), this.url);
+    bounds.start();
+    this.counts.set(root, bounds);
+    return bounds;
+  }
+
+  /** The run bounds of the tree `root`, whose top run is elsewhere, counted in Redis (QUEUE-20): one per tree in this process. */
+  joinBounds(root: string, limits: TreeLimits): RedisTreeBounds {
+    let bounds = this.counts.get(root);
+    if (!bounds) {
+      bounds = new RedisTreeBounds(limits, this.command, runsKey(this.queueName, root), this.url);
+      this.counts.set(root, bounds);
+    }
+    return bounds;
+  }
+
+  /** Forgets the meter and bounds of a tree this process no longer runs anything of. */
   release(root: string): void {
     this.meters.delete(root);
+    this.counts.delete(root);
   }
 
   /** Announces that the tree `root` is cancelled: every worker aborts its jobs (QUEUE-7). */

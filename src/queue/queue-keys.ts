@@ -1,4 +1,4 @@
-/** The Redis keys a queue's run trees use besides BullMQ's own (QUEUE-5, QUEUE-7). */
+/** The Redis keys a queue's run trees use besides BullMQ's own (QUEUE-5, QUEUE-6, QUEUE-7, QUEUE-20). */
 
 /** The stream a run tree's remote events go to, in order per run (QUEUE-5). */
 export function traceStreamKey(queueName: string, root: string): string {
@@ -8,6 +8,11 @@ export function traceStreamKey(queueName: string, root: string): string {
 /** The hash holding a run tree's spending, `tokens` and `costUsd`, that all its processes share (QUEUE-6). */
 export function budgetKey(queueName: string, root: string): string {
   return `delegate-run:${queueName}:budget:${root}`;
+}
+
+/** The hash counting a run tree's runs, `runs` started and `refused`, that all its processes admit against (QUEUE-20). */
+export function runsKey(queueName: string, root: string): string {
+  return `delegate-run:${queueName}:runs:${root}`;
 }
 
 /** The channel a cancelled run tree is announced on: every worker aborts that tree's jobs (QUEUE-7). */

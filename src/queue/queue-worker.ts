@@ -83,9 +83,12 @@ export async function startQueueWorker(options: QueueWorkerOptions): Promise<Que
       }
       // The tree's spending so far, as every process of the tree shares it (QUEUE-6).
       const meter = child.budget === undefined ? undefined : runner.meter(root, child.budget);
-      await meter?.sync();
+      // And its one count of runs (QUEUE-20).
+      const bounds = runner.joinBounds(root, child.limits);
+      await Promise.all([meter?.sync(), bounds.sync()]);
       const result = await runRemoteChild(options.runtime, child, {
         ...(meter === undefined ? {} : { meter }),
+        bounds,
         model,
         signal: controller.signal,
         tracer,

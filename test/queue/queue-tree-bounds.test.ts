@@ -1,0 +1,97 @@
+// A tree's bounds across worker processes on a real redis-server: maxRuns counted once for the whole tree (QUEUE-20), model calls in flight bounded per worker (QUEUE-21), a timed-out job ended on its worker (QUEUE-22).
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { readTrace, runCli, tempDir } from '../helpers/cli.js';
+import { bossOf, fanOutFolder } from '../helpers/queue-fixture.js';
+import { nestedTreeFolder } from '../helpers/queue-tree-fixture.js';
+import { startWorkers, stopWorkers, type WorkerProcess } from '../helpers/queue-workers.js';
+import { REDIS_SKIP_REASON, redisAvailable, startRedis, type TestRedis } from '../helpers/redis-server.js';
+
+let queues = 0;
+/** A queue of its own for each test, so its workers take only its jobs. */
+const freshQueue = () => `b${process.pid}-${++queues}`;
+
+describe.skipIf(!redisAvailable)(
+  redisAvailable ? "a tree's bounds across worker processes, on a real redis-server" : `queue bound tests, ${REDIS_SKIP_REASON}`,
+  () => {
+    let redis: TestRedis;
+    const workers: WorkerProcess[] = [];
+
+    beforeAll(async () => {
+      redis = await startRedis();
+    });
+
+    afterAll(async () => {
+      await stopWorkers(workers);
+      await redis?.stop();
+    });
+
+    /** `count` workers on `queue` whose resolvers are confined to `folder`, where the tree's documents are. */
+    async function pool(count: number, queue: string, folder: string, extra: string[] = []): Promise<WorkerProcess[]> {
+      const started = await startWorkers(redis.url, count, ['--queue-name', queue, '--root', folder, ...extra]);
+      workers.push(...started);
+      return started;
+    }
+
+    it('starts at most --max-runs runs in the whole tree spread over 2 workers, refusing the rest with budget_exceeded as in process', async () => {
+      const queue = freshQueue();
+      // 1 boss, 3 tasks, 9 parts: 13 runs, of which 6 may start.
+      const folder = nestedTreeFolder(3, 3);
+      await pool(2, queue, folder);
+      const localTrace = join(tempDir(), 'local.jsonl');
+      const local = await runCli([bossOf(folder), '--json', '--quiet', '--max-runs', '6', '--trace', localTrace]);
+      const trace = join(tempDir(), 'queued.jsonl');
+      const queued = await runCli([bossOf(folder), '--json', '--quiet', '--max-runs', '6', '--queue', redis.url, '--queue-name', queue, '--trace', trace]);
+      const events = readTrace(trace);
+      // The children did run on the workers, and the tree as a whole stayed within its bound.
+      expect(events.filter((event) => event.event === 'queue.job').length).toBeGreaterThan(3);
+      expect(events.filter((event) => event.event === 'run.started').length).toBeLessThanOrEqual(6);
+      expect(readTrace(localTrace).filter((event) => event.event === 'run.started')).toHaveLength(6);
+      // The refused delegations fail as in process: their calls fail with budget_exceeded, the same message and data.
+      const refusals = (all: typeof events) =>
+        all.filter((event) => event.event === 'call.failed' && String((event.error as { message?: string }).message).includes('would start run'));
+      expect(refusals(events).length).toBeGreaterThan(0);
+      for (const event of [...refusals(events), ...refusals(readTrace(localTrace))]) {
+        expect(event).toMatchObject({ tool: 'part', error: { code: 'budget_exceeded', maxRuns: 6, runs: 6 } });
+        expect(String((event.error as { message: string }).message)).toMatch(
+          /would start run 7 of the run tree, past its limit of 6 runs \(maxRuns, --max-runs\)\.$/,
+        );
+      }
+      // The tree stops as it does in process: the top run fails with budget_exceeded.
+      expect(JSON.parse(local.stdout)).toMatchObject({ ok: false, error: { code: 'budget_exceeded' } });
+      expect(JSON.parse(queued.stdout)).toMatchObject({ ok: false, error: { code: 'budget_exceeded' } });
+      expect(queued.code).toBe(local.code);
+    }, 60_000);
+
+    it("bounds the tree's model calls in flight on one worker by --max-concurrency: the worker's jobs of the tree share its slots", async () => {
+      const queue = freshQueue();
+      const folder = fanOutFolder(3, { delayMs: 400 });
+      await pool(1, queue, folder);
+      const trace = join(tempDir(), 'trace.jsonl');
+      const result = await runCli([
+        bossOf(folder),
+        '--json',
+        '--quiet',
+        '--max-concurrency',
+        '1',
+        '--queue',
+        redis.url,
+        '--queue-name',
+        queue,
+        '--trace',
+        trace,
+      ]);
+      expect(result.code).toBe(0);
+      const events = readTrace(trace).filter((event) => event.depth === 1);
+      const calls = [...new Set(events.map((event) => event.run))].map((run) => {
+        const own = events.filter((event) => event.run === run);
+        const at = (name: string) => Date.parse(String(own.find((event) => event.event === name)?.ts));
+        return { from: at('model.request'), to: at('model.response') };
+      });
+      expect(calls).toHaveLength(3);
+      // One at a time: no two children's model calls overlap, though all three jobs ran at once on the worker.
+      calls.sort((a, b) => a.from - b.from);
+      for (let index = 1; index < calls.length; index++) expect(calls[index]?.from).toBeGreaterThanOrEqual(calls[index - 1]?.to as number);
+    }, 60_000);
+  },
+);
