@@ -68,13 +68,13 @@ export function nestedTreeFolder(tasks: number, parts: number, options: NestedTr
   return folder;
 }
 
-/** The job of the queue `queueName` with id `id`: its state and what it returned. */
-export async function jobOf(url: string, queueName: string, id: string): Promise<{ state: string; returnvalue: unknown }> {
+/** The jobs of the queue `queueName` that are not waiting to run: their ids, states and what they returned. */
+export async function jobsOf(url: string, queueName: string): Promise<{ id: string | undefined; state: string; returnvalue: unknown }[]> {
   const parsed = new URL(url);
   const queue = new Queue(queueName, { connection: { host: parsed.hostname, port: Number(parsed.port), maxRetriesPerRequest: 1 } });
   try {
-    const job = await queue.getJob(id);
-    return { state: job ? await job.getState() : 'missing', returnvalue: job?.returnvalue };
+    const jobs = await queue.getJobs(['active', 'completed', 'failed']);
+    return Promise.all(jobs.map(async (job) => ({ id: job.id, state: await job.getState(), returnvalue: job.returnvalue })));
   } finally {
     await queue.close();
   }

@@ -1,9 +1,10 @@
 // A tree's bounds across worker processes on a real redis-server: maxRuns counted once for the whole tree (QUEUE-20), model calls in flight bounded per worker (QUEUE-21), a timed-out job ended on its worker (QUEUE-22).
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readTrace, runCli, tempDir } from '../helpers/cli.js';
-import { bossOf, fanOutFolder } from '../helpers/queue-fixture.js';
-import { nestedTreeFolder } from '../helpers/queue-tree-fixture.js';
+import { bossOf, fanOutFolder, jobCounts } from '../helpers/queue-fixture.js';
+import { jobsOf, nestedTreeFolder } from '../helpers/queue-tree-fixture.js';
 import { startWorkers, stopWorkers, type WorkerProcess } from '../helpers/queue-workers.js';
 import { REDIS_SKIP_REASON, redisAvailable, startRedis, type TestRedis } from '../helpers/redis-server.js';
 
@@ -92,6 +93,45 @@ describe.skipIf(!redisAvailable)(
       // One at a time: no two children's model calls overlap, though all three jobs ran at once on the worker.
       calls.sort((a, b) => a.from - b.from);
       for (let index = 1; index < calls.length; index++) expect(calls[index]?.from).toBeGreaterThanOrEqual(calls[index - 1]?.to as number);
+    }, 60_000);
+
+    it('ends a timed-out job on its worker: the delegation fails with worker_error, and within 2 s the job and its own child ended cancelled', async () => {
+      const queue = freshQueue();
+      // boss → task → part, whose Activity hangs until its signal aborts.
+      const folder = nestedTreeFolder(1, 1, { hang: true });
+      await pool(1, queue, folder, ['--activities', join(folder, 'hang.mjs')]);
+      const trace = join(tempDir(), 'trace.jsonl');
+      // 3 s, so that even a loaded machine has the part hanging on the worker by then.
+      const result = await runCli([bossOf(folder), '--json', '--quiet', '--queue-timeout', '3', '--queue', redis.url, '--queue-name', queue, '--trace', trace]);
+      const ended = Date.now();
+      expect(result.code).toBe(0);
+      const failed = readTrace(trace).find((event) => event.event === 'delegate.failed');
+      expect(failed).toMatchObject({ code: 'worker_error', error: { timeoutMs: 3000 } });
+      // Both jobs (the task the boss gave up on, and the part it waits for) ended on the worker, cancelled.
+      let jobs = await jobsOf(redis.url, queue);
+      while (jobs.some((job) => job.state === 'active') && Date.now() - ended < 2000) {
+        await new Promise((wait) => setTimeout(wait, 100));
+        jobs = await jobsOf(redis.url, queue);
+      }
+      expect(await jobCounts(redis.url, queue)).toMatchObject({ active: 0, waiting: 0 });
+      expect(jobs).toHaveLength(2);
+      for (const job of jobs) expect(job).toMatchObject({ state: 'completed', returnvalue: { result: { ok: false, error: { code: 'cancelled_by_user' } } } });
+      // The Activity heard its signal.
+      expect(existsSync(join(folder, 'hang-aborted'))).toBe(true);
+    }, 60_000);
+
+    it('removes a timed-out job no worker took: nothing stays waiting on the queue', async () => {
+      const queue = freshQueue();
+      const folder = fanOutFolder(1);
+      const trace = join(tempDir(), 'trace.jsonl');
+      const result = await runCli([bossOf(folder), '--json', '--quiet', '--queue-timeout', '1', '--queue', redis.url, '--queue-name', queue, '--trace', trace]);
+      expect(result.code).toBe(0);
+      expect(readTrace(trace).find((event) => event.event === 'delegate.failed')).toMatchObject({ code: 'worker_error', error: { timeoutMs: 1000 } });
+      expect(await jobCounts(redis.url, queue)).toMatchObject({ active: 0, waiting: 0 });
+      // A worker started later finds nothing to run.
+      await pool(1, queue, folder);
+      await new Promise((wait) => setTimeout(wait, 500));
+      expect(await jobsOf(redis.url, queue)).toEqual([]);
     }, 60_000);
   },
 );
