@@ -38,14 +38,17 @@ describe.skipIf(!redisAvailable)(
       const queue = freshQueue();
       // 1 boss, 3 tasks, 9 parts: 13 runs, of which 6 may start.
       const folder = nestedTreeFolder(3, 3);
-      await pool(2, queue, folder);
+      // Two jobs at most on each, so the three tasks cannot all land on one worker.
+      const started = await pool(2, queue, folder, ['--concurrency', '2']);
       const localTrace = join(tempDir(), 'local.jsonl');
       const local = await runCli([bossOf(folder), '--json', '--quiet', '--max-runs', '6', '--trace', localTrace]);
       const trace = join(tempDir(), 'queued.jsonl');
       const queued = await runCli([bossOf(folder), '--json', '--quiet', '--max-runs', '6', '--queue', redis.url, '--queue-name', queue, '--trace', trace]);
       const events = readTrace(trace);
       // The children did run on the workers, and the tree as a whole stayed within its bound.
-      expect(events.filter((event) => event.event === 'queue.job').length).toBeGreaterThan(3);
+      const jobs = events.filter((event) => event.event === 'queue.job');
+      expect(jobs.length).toBeGreaterThan(3);
+      for (const worker of started) expect(jobs.some((job) => String(job.worker).endsWith(`:${worker.child.pid}`))).toBe(true);
       expect(events.filter((event) => event.event === 'run.started').length).toBeLessThanOrEqual(6);
       expect(readTrace(localTrace).filter((event) => event.event === 'run.started')).toHaveLength(6);
       // The refused delegations fail as in process: their calls fail with budget_exceeded, the same message and data.
