@@ -34,9 +34,9 @@ export async function startWorker(url: string, extra: string[] = [], env: Record
   return { child, stderr: () => stderr };
 }
 
-/** Starts `count` workers on the queue at `url`. */
-export function startWorkers(url: string, count: number, extra: string[] = []): Promise<WorkerProcess[]> {
-  return Promise.all(Array.from({ length: count }, () => startWorker(url, extra)));
+/** Starts `count` workers on the queue at `url`, offline but for the variables in `env`. */
+export function startWorkers(url: string, count: number, extra: string[] = [], env: Record<string, string> = {}): Promise<WorkerProcess[]> {
+  return Promise.all(Array.from({ length: count }, () => startWorker(url, extra, env)));
 }
 
 /** Stops workers (SIGTERM, then SIGKILL after 5 s) and waits for them to exit. */

@@ -1,54 +1,18 @@
 // Attachments of a delegating call reach a child run on a worker process (QUEUE-2, ATT-6): the child's model, a loopback OpenAI server, receives the file's bytes; a refused attachment queues no job.
-import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { folderWith, readTrace, startCli, tempDir } from '../helpers/cli.js';
+import { readTrace, startCli, tempDir } from '../helpers/cli.js';
+import { deckRoot } from '../helpers/deck-root.js';
 import { jobCounts } from '../helpers/queue-fixture.js';
-import { startWorker, stopWorkers, type WorkerProcess } from '../helpers/queue-workers.js';
-import { REDIS_SKIP_REASON, redisAvailable, startRedis, type TestRedis } from '../helpers/redis-server.js';
+import { useQueuePool } from '../helpers/queue-pool.js';
+import type { WorkerProcess } from '../helpers/queue-workers.js';
+import { REDIS_SKIP_REASON, redisAvailable } from '../helpers/redis-server.js';
 import { type LoopbackServer, type ReceivedRequest, startServer } from '../models/support/loopback.js';
 import { openAIStream, openAIUsage } from '../models/support/openai-wire.js';
 
 /** Bytes only the attached PDF holds: nothing else of the run contains them. */
 const PDF = '%PDF-1.4 QUEUED-DECK-7f3a9c';
 const ENV = { OPENAI_API_KEY: 'sk-test' };
-
-/** A root with a caller delegating to ./evaluator.json, which takes PDFs and text, and the files under input/. */
-function deckFolder(): string {
-  const root = folderWith(
-    {
-      'caller.json': {
-        meta: { name: 'caller' },
-        context: [
-          { type: 'system', text: 'Hand the deck to the evaluator.' },
-          {
-            type: 'tool',
-            tool: {
-              evaluate: {
-                type: 'object',
-                properties: { focus: { type: 'string' }, attachments: { type: 'array', items: { type: 'string' } } },
-                _delegate: './evaluator.json',
-              },
-            },
-          },
-        ],
-        schema: { type: 'string' },
-      },
-      'evaluator.json': {
-        meta: { name: 'evaluator' },
-        config: { attachments: { maxCount: 2, allowSuffixes: ['.pdf', '.txt'] } },
-        context: [{ type: 'system', text: 'Evaluate the attached deck.' }],
-        schema: { type: 'string' },
-      },
-    },
-    'delegate-queue-deck-',
-  );
-  mkdirSync(join(root, 'input'));
-  writeFileSync(join(root, 'input', 'deck.pdf'), PDF);
-  writeFileSync(join(root, 'input', 'notes.txt'), 'growth 40% a month');
-  writeFileSync(join(root, 'secret.pdf'), 'secret');
-  return root;
-}
 
 /** The text of a chat request's messages, parts included. */
 function promptOf(request: ReceivedRequest): string {
@@ -58,16 +22,14 @@ function promptOf(request: ReceivedRequest): string {
 describe.skipIf(!redisAvailable)(
   redisAvailable ? 'attachments through the queue, on a real redis-server' : `queue attachment tests, ${REDIS_SKIP_REASON}`,
   () => {
-    let redis: TestRedis;
+    const queues = useQueuePool();
     let server: LoopbackServer;
-    const workers: WorkerProcess[] = [];
     /** Which attachments the caller's model passes on, per test. */
     let attachments: string[] = [];
     /** How often the caller's model was asked in this test: first it delegates, then it answers. */
     let callerAsked = 0;
 
     beforeAll(async () => {
-      redis = await startRedis();
       server = await startServer([
         (request, response) => {
           const prompt = promptOf(request);
@@ -82,24 +44,21 @@ describe.skipIf(!redisAvailable)(
     });
 
     afterAll(async () => {
-      await stopWorkers(workers);
       await server?.close();
-      await redis?.stop();
     });
 
     async function run(root: string, queue: string) {
       callerAsked = 0;
       const trace = join(tempDir(), 'trace.jsonl');
       const flags = ['--model', 'openai:gpt-4.1-mini', '--base-url', `${server.url}/v1`, '--root', root, '--json', '--quiet', '--trace', trace];
-      const result = await startCli([join(root, 'caller.json'), ...flags, '--queue', redis.url, '--queue-name', queue], { env: ENV }).done;
+      const result = await startCli([join(root, 'caller.json'), ...flags, '--queue', queues.redis.url, '--queue-name', queue], { env: ENV }).done;
       return { result, events: readTrace(trace) };
     }
 
     it("gives a child on a worker the attached PDF's bytes as a native part and the text file as a message", async () => {
-      const root = deckFolder();
+      const root = deckRoot({ policy: { maxCount: 2, allowSuffixes: ['.pdf', '.txt'] }, pdf: PDF });
       const queue = `att${process.pid}-1`;
-      const worker = await startWorker(redis.url, ['--queue-name', queue, '--root', root, '--base-url', `${server.url}/v1`], ENV);
-      workers.push(worker);
+      const [worker] = (await queues.start(1, queue, ['--root', root, '--base-url', `${server.url}/v1`], ENV)) as [WorkerProcess];
       attachments = ['input/deck.pdf', 'input/notes.txt'];
       const { result, events } = await run(root, queue);
       expect(result.code, result.stderr + result.stdout).toBe(0);
@@ -122,14 +81,14 @@ describe.skipIf(!redisAvailable)(
     }, 60_000);
 
     it('refuses an attachment outside the root in the parent, with delegate_forbidden, and queues no job', async () => {
-      const root = deckFolder();
+      const root = deckRoot({ policy: { maxCount: 2, allowSuffixes: ['.pdf', '.txt'] }, pdf: PDF });
       const queue = `att${process.pid}-2`;
       attachments = ['input/../secret.pdf'];
       const { result, events } = await run(root, queue);
       expect(result.code, result.stderr + result.stdout).toBe(0);
       expect(events.find((event) => event.event === 'call.failed')?.error).toMatchObject({ code: 'delegate_forbidden' });
       expect(events.some((event) => event.event === 'queue.job')).toBe(false);
-      expect(await jobCounts(redis.url, queue)).toMatchObject({ waiting: 0, active: 0, completed: 0, failed: 0 });
+      expect(await jobCounts(queues.redis.url, queue)).toMatchObject({ waiting: 0, active: 0, completed: 0, failed: 0 });
     }, 60_000);
   },
 );

@@ -1,12 +1,12 @@
 // A tree's bounds across worker processes on a real redis-server: maxRuns counted once for the whole tree (QUEUE-20), model calls in flight bounded per worker (QUEUE-21), a timed-out job ended on its worker (QUEUE-22).
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { readTrace, runCli, tempDir } from '../helpers/cli.js';
 import { bossOf, fanOutFolder, jobCounts } from '../helpers/queue-fixture.js';
 import { jobsOf, nestedTreeFolder } from '../helpers/queue-tree-fixture.js';
-import { startWorkers, stopWorkers, type WorkerProcess } from '../helpers/queue-workers.js';
-import { REDIS_SKIP_REASON, redisAvailable, startRedis, type TestRedis } from '../helpers/redis-server.js';
+import { useQueuePool } from '../helpers/queue-pool.js';
+import { REDIS_SKIP_REASON, redisAvailable } from '../helpers/redis-server.js';
 
 let queues = 0;
 /** A queue of its own for each test, so its workers take only its jobs. */
@@ -15,24 +15,14 @@ const freshQueue = () => `b${process.pid}-${++queues}`;
 describe.skipIf(!redisAvailable)(
   redisAvailable ? "a tree's bounds across worker processes, on a real redis-server" : `queue bound tests, ${REDIS_SKIP_REASON}`,
   () => {
-    let redis: TestRedis;
-    const workers: WorkerProcess[] = [];
-
-    beforeAll(async () => {
-      redis = await startRedis();
-    });
-
-    afterAll(async () => {
-      await stopWorkers(workers);
-      await redis?.stop();
-    });
+    const queues = useQueuePool();
 
     /** `count` workers on `queue` whose resolvers are confined to `folder`, where the tree's documents are. */
-    async function pool(count: number, queue: string, folder: string, extra: string[] = []): Promise<WorkerProcess[]> {
-      const started = await startWorkers(redis.url, count, ['--queue-name', queue, '--root', folder, ...extra]);
-      workers.push(...started);
-      return started;
-    }
+    const pool = (count: number, queue: string, folder: string, extra: string[] = []) => queues.start(count, queue, ['--root', folder, ...extra]);
+
+    /** delegate-run on the boss of `folder` with `flags`, its children queued on `queue`, traced to `trace`. */
+    const runQueued = (folder: string, queue: string, trace: string, ...flags: string[]) =>
+      runCli([bossOf(folder), '--json', '--quiet', ...flags, '--queue', queues.redis.url, '--queue-name', queue, '--trace', trace]);
 
     it('starts at most --max-runs runs in the whole tree spread over 2 workers, refusing the rest with budget_exceeded as in process', async () => {
       const queue = freshQueue();
@@ -43,7 +33,7 @@ describe.skipIf(!redisAvailable)(
       const localTrace = join(tempDir(), 'local.jsonl');
       const local = await runCli([bossOf(folder), '--json', '--quiet', '--max-runs', '6', '--trace', localTrace]);
       const trace = join(tempDir(), 'queued.jsonl');
-      const queued = await runCli([bossOf(folder), '--json', '--quiet', '--max-runs', '6', '--queue', redis.url, '--queue-name', queue, '--trace', trace]);
+      const queued = await runQueued(folder, queue, trace, '--max-runs', '6');
       const events = readTrace(trace);
       // The children did run on the workers, and the tree as a whole stayed within its bound.
       const jobs = events.filter((event) => event.event === 'queue.job');
@@ -72,19 +62,7 @@ describe.skipIf(!redisAvailable)(
       const folder = fanOutFolder(3, { delayMs: 400 });
       await pool(1, queue, folder);
       const trace = join(tempDir(), 'trace.jsonl');
-      const result = await runCli([
-        bossOf(folder),
-        '--json',
-        '--quiet',
-        '--max-concurrency',
-        '1',
-        '--queue',
-        redis.url,
-        '--queue-name',
-        queue,
-        '--trace',
-        trace,
-      ]);
+      const result = await runQueued(folder, queue, trace, '--max-concurrency', '1');
       expect(result.code).toBe(0);
       const events = readTrace(trace).filter((event) => event.depth === 1);
       const calls = [...new Set(events.map((event) => event.run))].map((run) => {
@@ -105,18 +83,18 @@ describe.skipIf(!redisAvailable)(
       await pool(1, queue, folder, ['--activities', join(folder, 'hang.mjs')]);
       const trace = join(tempDir(), 'trace.jsonl');
       // 3 s, so that even a loaded machine has the part hanging on the worker by then.
-      const result = await runCli([bossOf(folder), '--json', '--quiet', '--queue-timeout', '3', '--queue', redis.url, '--queue-name', queue, '--trace', trace]);
+      const result = await runQueued(folder, queue, trace, '--queue-timeout', '3');
       const ended = Date.now();
       expect(result.code).toBe(0);
       const failed = readTrace(trace).find((event) => event.event === 'delegate.failed');
       expect(failed).toMatchObject({ code: 'worker_error', error: { timeoutMs: 3000 } });
       // Both jobs (the task the boss gave up on, and the part it waits for) ended on the worker, cancelled.
-      let jobs = await jobsOf(redis.url, queue);
+      let jobs = await jobsOf(queues.redis.url, queue);
       while (jobs.some((job) => job.state === 'active') && Date.now() - ended < 2000) {
         await new Promise((wait) => setTimeout(wait, 100));
-        jobs = await jobsOf(redis.url, queue);
+        jobs = await jobsOf(queues.redis.url, queue);
       }
-      expect(await jobCounts(redis.url, queue)).toMatchObject({ active: 0, waiting: 0 });
+      expect(await jobCounts(queues.redis.url, queue)).toMatchObject({ active: 0, waiting: 0 });
       expect(jobs).toHaveLength(2);
       for (const job of jobs) expect(job).toMatchObject({ state: 'completed', returnvalue: { result: { ok: false, error: { code: 'cancelled_by_user' } } } });
       // The Activity heard its signal.
@@ -127,14 +105,14 @@ describe.skipIf(!redisAvailable)(
       const queue = freshQueue();
       const folder = fanOutFolder(1);
       const trace = join(tempDir(), 'trace.jsonl');
-      const result = await runCli([bossOf(folder), '--json', '--quiet', '--queue-timeout', '1', '--queue', redis.url, '--queue-name', queue, '--trace', trace]);
+      const result = await runQueued(folder, queue, trace, '--queue-timeout', '1');
       expect(result.code).toBe(0);
       expect(readTrace(trace).find((event) => event.event === 'delegate.failed')).toMatchObject({ code: 'worker_error', error: { timeoutMs: 1000 } });
-      expect(await jobCounts(redis.url, queue)).toMatchObject({ active: 0, waiting: 0 });
+      expect(await jobCounts(queues.redis.url, queue)).toMatchObject({ active: 0, waiting: 0 });
       // A worker started later finds nothing to run.
       await pool(1, queue, folder);
       await new Promise((wait) => setTimeout(wait, 500));
-      expect(await jobsOf(redis.url, queue)).toEqual([]);
+      expect(await jobsOf(queues.redis.url, queue)).toEqual([]);
     }, 60_000);
   },
 );
