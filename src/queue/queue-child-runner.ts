@@ -153,7 +153,7 @@ export class QueueChildRunner implements RemoteChildRunner {
 
   /** The run bounds of the tree `root`, whose top run starts here: the tree's count in Redis starts again at 1 (QUEUE-20). */
   bounds(root: string, limits: TreeLimits): RedisTreeBounds {
-    const bounds = new RedisTreeBounds(limits, this.command, runsKey(this.queueName, root), this.url);
+    const bounds = this.countIn(root, limits);
     bounds.start();
     this.counts.set(root, bounds);
     return bounds;
@@ -163,7 +163,7 @@ export class QueueChildRunner implements RemoteChildRunner {
   joinBounds(root: string, limits: TreeLimits): RedisTreeBounds {
     let bounds = this.counts.get(root);
     if (!bounds) {
-      bounds = new RedisTreeBounds(limits, this.command, runsKey(this.queueName, root), this.url);
+      bounds = this.countIn(root, limits);
       this.counts.set(root, bounds);
     }
     return bounds;
@@ -208,6 +208,10 @@ export class QueueChildRunner implements RemoteChildRunner {
     }
     await Promise.allSettled([this.events.close(), this.queue.close()]);
     this.command.disconnect();
+  }
+
+  private countIn(root: string, limits: TreeLimits): RedisTreeBounds {
+    return new RedisTreeBounds(limits, this.command, runsKey(this.queueName, root), this.url);
   }
 
   private jobError(error: Error): ProtocolError {
