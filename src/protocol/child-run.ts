@@ -98,7 +98,8 @@ export async function runChild(scope: CallScope, place: ChildPlace, child: Child
   const callId = place.callId;
   checkChild(scope, child.description);
   // Admitted last, just before the child starts, so the tree counts exactly the runs that started (DEL-19).
-  scope.tree.bounds.admitRun(child.description);
+  const admission = scope.tree.bounds.admit(child.description);
+  if (admission) await admission;
   const id = childRunId(scope.run.id, place, nextChildOrdinal(scope, place));
   child.onStart?.(id);
   const options: RunOptions = {

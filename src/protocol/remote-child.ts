@@ -5,7 +5,7 @@ import type { Model, ProviderFile } from './model.js';
 import { runRequest } from './run-loop.js';
 import type { ConfirmHook, RunOptions, RunResult, Runtime } from './runtime.js';
 import type { Tracer } from './trace.js';
-import { TreeBounds } from './tree-bounds.js';
+import { TreeBounds, type TreeLimits } from './tree-bounds.js';
 
 /**
  * Everything a child run needs, as JSON (QUEUE-2): its id and place in the tree, the resolved
@@ -55,6 +55,11 @@ export interface RemoteChildRunner {
    * run with a budget takes its meter from here when the runner has one.
    */
   meter?(root: string, limit: Budget): BudgetMeter;
+  /**
+   * The run bounds of the tree `root`, whose top run starts in this process, as every process of
+   * the tree shares them (QUEUE-20): the tree's one count of runs starts again at 1, the top run.
+   */
+  bounds?(root: string, limits: TreeLimits): TreeBounds;
 }
 
 /** The native parts a remote child carries, as JSON (QUEUE-2). */
@@ -67,6 +72,8 @@ export interface RemoteChildSetting {
   model: Model | undefined;
   /** The tree's budget meter as this process sees it (QUEUE-6); default: a fresh one for the child's budget. */
   meter?: BudgetMeter;
+  /** The tree's run bounds as this process sees them (QUEUE-20); default: bounds of the child's own, counted here. */
+  bounds?: TreeBounds;
   signal: AbortSignal;
   tracer: Tracer;
   /** Decides the child's approvals (QUEUE-11): no one can be asked across processes, so a worker gives its own policy. */
@@ -94,7 +101,7 @@ export function runRemoteChild(runtime: Runtime, child: RemoteChild, setting: Re
   const files = (child.files ?? []).map((file) => ({ path: file.path, mediaType: file.mediaType, data: Buffer.from(file.base64, 'base64') }));
   return runRequest(runtime, child.request, options, {
     parent: child.parent,
-    tree: { meter, bounds: new TreeBounds(child.limits) },
+    tree: { meter, bounds: setting.bounds ?? new TreeBounds(child.limits) },
     ...(child.worker ? { worker: true } : {}),
     ...(files.length === 0 ? {} : { files }),
   });

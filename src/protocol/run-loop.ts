@@ -110,7 +110,10 @@ function treeShares(runtime: Runtime, root: string, loaded: LoadedRequest, optio
   const limits = options.budget ?? loaded.document.config?.budget;
   // A tree whose children run elsewhere shares its meter with them through the runner (QUEUE-6).
   const meter = limits ? (runtime.childRunner?.meter?.(root, limits) ?? new BudgetMeter(limits)) : undefined;
-  return { meter, bounds: new TreeBounds(treeLimits(options)), ...(journal ? { journal } : {}) };
+  const bounded = treeLimits(options);
+  // So are its run bounds: every process admits against the tree's one count (QUEUE-20).
+  const bounds = runtime.childRunner?.bounds?.(root, bounded) ?? new TreeBounds(bounded);
+  return { meter, bounds, ...(journal ? { journal } : {}) };
 }
 
 /** The run's `config.attachments` as RunInfo carries it (ATT-3): only when it is an object. */

@@ -97,9 +97,24 @@ export class TreeBounds {
   admitRun(what: string): void {
     if (this.runs >= this.limits.maxRuns) {
       this.refused++;
-      throw this.exceeded(`${what} would start run ${this.runs + 1} of the run tree, past its limit of ${runs(this.limits.maxRuns)} (maxRuns, --max-runs).`);
+      throw this.refusal(what);
     }
     this.runs++;
+  }
+
+  /**
+   * Admits one more run as {@link admitRun} does. Bounds a tree shares across processes count in
+   * one place every process asks (QUEUE-20), so theirs answers with a promise; these answer at once
+   * and return nothing, which keeps an in-process tree's admissions synchronous.
+   */
+  admit(what: string): Promise<void> | undefined {
+    this.admitRun(what);
+    return undefined;
+  }
+
+  /** The `budget_exceeded` error a delegation refused a run fails with, naming the run it would have been. */
+  protected refusal(what: string): BoundError {
+    return this.exceeded(`${what} would start run ${this.runs + 1} of the run tree, past its limit of ${runs(this.limits.maxRuns)} (maxRuns, --max-runs).`);
   }
 
   /**

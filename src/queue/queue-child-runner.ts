@@ -1,12 +1,14 @@
 /** The parent side of the queue (QUEUE-1): every child run becomes a BullMQ job, and the caller waits for its result. */
-import { Queue, QueueEvents } from 'bullmq';
+import { type Job, Queue, QueueEvents } from 'bullmq';
 import { Redis } from 'ioredis';
 import { DelegateError, UsageError, cancelled, type ProtocolError } from '../protocol/errors.js';
 import type { RemoteChild, RemoteChildHooks, RemoteChildRunner } from '../protocol/remote-child.js';
 import type { RunResult } from '../protocol/runtime.js';
 import type { Budget } from '../protocol/budget.js';
-import { budgetKey, cancelChannel, cancelledKey } from './queue-keys.js';
+import type { TreeLimits } from '../protocol/tree-bounds.js';
+import { budgetKey, cancelChannel, cancelledKey, jobCancelChannel, jobCancelledKey, runsKey } from './queue-keys.js';
 import { RedisBudgetMeter } from './redis-budget-meter.js';
+import { RedisTreeBounds } from './redis-tree-bounds.js';
 import { connectionFor, DEFAULT_QUEUE_NAME } from './redis-url.js';
 import { emptyUsage, resultFromJson, type RunResultJson } from './run-result-json.js';
 import { TraceStreamReader } from './trace-relay.js';
@@ -46,6 +48,7 @@ export interface JobReturn {
 export class QueueChildRunner implements RemoteChildRunner {
   private readonly lost: Promise<string>;
   private readonly meters = new Map<string, RedisBudgetMeter>();
+  private readonly counts = new Map<string, RedisTreeBounds>();
 
   private constructor(
     readonly queueName: string,
@@ -103,9 +106,9 @@ export class QueueChildRunner implements RemoteChildRunner {
     let grace: ReturnType<typeof setTimeout> | undefined;
     const abandoned = new Promise<RunResult>((settle) => {
       const onAbort = () => {
-        // Waiting jobs are removed; active ones are aborted on their workers (QUEUE-7).
-        void this.cancelTree(root);
-        void job.remove().catch(() => undefined);
+        // The top process's run cancelled is the whole tree cancelled (QUEUE-7); a job's run
+        // cancelled on a worker ends only the jobs it waits for, which end theirs (QUEUE-22).
+        void (this.reader ? this.cancelTree(root).then(() => removeIfWaiting(job)) : this.cancelJob(job));
         grace = setTimeout(() => settle(failed(child.id, cancelled())), CANCEL_GRACE_MS);
       };
       if (hooks.signal.aborted) onAbort();
@@ -122,10 +125,16 @@ export class QueueChildRunner implements RemoteChildRunner {
       ]);
       if ('result' in outcome) return outcome.result;
       if ('lost' in outcome) return failed(child.id, new DelegateError('worker_error', outcome.lost, { queue: this.queueName }));
-      if ('error' in outcome) return failed(child.id, this.jobError(outcome.error));
+      if ('error' in outcome) {
+        const error = this.jobError(outcome.error);
+        // A job no one waits for any more is ended where it is: removed while waiting, aborted on its worker (QUEUE-22).
+        if (error.data.timeoutMs !== undefined) await this.cancelJob(job);
+        return failed(child.id, error);
+      }
       await this.reader?.reached(root, outcome.value.trace);
       // What the child spent counts before the caller's next model call checks the budget (QUEUE-6).
-      await this.meters.get(root)?.sync();
+      // So does a refusal of a run below it (QUEUE-20).
+      await Promise.all([this.meters.get(root)?.sync(), this.counts.get(root)?.sync()]);
       return resultFromJson(outcome.value.result);
     } finally {
       clearTimeout(grace);
@@ -142,9 +151,28 @@ export class QueueChildRunner implements RemoteChildRunner {
     return meter;
   }
 
-  /** Forgets the meter of a tree this process no longer runs anything of. */
+  /** The run bounds of the tree `root`, whose top run starts here: the tree's count in Redis starts again at 1 (QUEUE-20). */
+  bounds(root: string, limits: TreeLimits): RedisTreeBounds {
+    const bounds = this.countIn(root, limits);
+    bounds.start();
+    this.counts.set(root, bounds);
+    return bounds;
+  }
+
+  /** The run bounds of the tree `root`, whose top run is elsewhere, counted in Redis (QUEUE-20): one per tree in this process. */
+  joinBounds(root: string, limits: TreeLimits): RedisTreeBounds {
+    let bounds = this.counts.get(root);
+    if (!bounds) {
+      bounds = this.countIn(root, limits);
+      this.counts.set(root, bounds);
+    }
+    return bounds;
+  }
+
+  /** Forgets the meter and bounds of a tree this process no longer runs anything of. */
   release(root: string): void {
     this.meters.delete(root);
+    this.counts.delete(root);
   }
 
   /** Announces that the tree `root` is cancelled: every worker aborts its jobs (QUEUE-7). */
@@ -154,9 +182,22 @@ export class QueueChildRunner implements RemoteChildRunner {
     await this.command.publish(cancelChannel(this.queueName), root).catch(() => undefined);
   }
 
-  /** True when the tree `root` was cancelled (QUEUE-7). */
-  async cancelled(root: string): Promise<boolean> {
-    return (await this.command.exists(cancelledKey(this.queueName, root)).catch(() => 0)) === 1;
+  /**
+   * Ends one job (QUEUE-22): marks it cancelled, announces it to the worker running it, which aborts
+   * that job alone, and removes it if it is still waiting.
+   */
+  async cancelJob(job: Job): Promise<void> {
+    if (job.id === undefined) return;
+    // Marked first, announced second, as a tree is (QUEUE-7).
+    await this.command.set(jobCancelledKey(this.queueName, job.id), '1', 'EX', 3600).catch(() => undefined);
+    await this.command.publish(jobCancelChannel(this.queueName), job.id).catch(() => undefined);
+    await removeIfWaiting(job);
+  }
+
+  /** True when the tree `root` (QUEUE-7) or the job `id` (QUEUE-22) was cancelled. */
+  async cancelled(root: string, id?: string): Promise<boolean> {
+    const keys = [cancelledKey(this.queueName, root), ...(id === undefined ? [] : [jobCancelledKey(this.queueName, id)])];
+    return (await this.command.exists(...keys).catch(() => 0)) > 0;
   }
 
   /** Stops relaying, deletes the streams of the trees it relayed and closes every connection. */
@@ -167,6 +208,10 @@ export class QueueChildRunner implements RemoteChildRunner {
     }
     await Promise.allSettled([this.events.close(), this.queue.close()]);
     this.command.disconnect();
+  }
+
+  private countIn(root: string, limits: TreeLimits): RedisTreeBounds {
+    return new RedisTreeBounds(limits, this.command, runsKey(this.queueName, root), this.url);
   }
 
   private jobError(error: Error): ProtocolError {
@@ -184,6 +229,11 @@ export class QueueChildRunner implements RemoteChildRunner {
 /** A child that never reported a result of its own: it failed with `error` and used nothing this process knows of. */
 function failed(run: string, error: ProtocolError): RunResult {
   return { ok: false, run, error, usage: emptyUsage(), usageTotal: emptyUsage() };
+}
+
+/** Removes a job no worker has taken up yet; a finished one keeps its result for a resumed tree (QUEUE-2). */
+async function removeIfWaiting(job: Job): Promise<void> {
+  if (await job.isWaiting().catch(() => false)) await job.remove().catch(() => undefined);
 }
 
 function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {

@@ -8,7 +8,7 @@ import { runRemoteChild, type RemoteChild } from '../protocol/remote-child.js';
 import type { ConfirmHook, Runtime } from '../protocol/runtime.js';
 import { RunTrace, Tracer } from '../protocol/trace.js';
 import { QueueChildRunner, type JobReturn } from './queue-child-runner.js';
-import { cancelChannel, traceStreamKey } from './queue-keys.js';
+import { cancelChannel, jobCancelChannel, traceStreamKey } from './queue-keys.js';
 import { connectionFor, DEFAULT_QUEUE_NAME } from './redis-url.js';
 import { emptyUsage, resultToJson } from './run-result-json.js';
 import { TraceStreamWriter } from './trace-relay.js';
@@ -51,9 +51,12 @@ export async function startQueueWorker(options: QueueWorkerOptions): Promise<Que
   const subscriber = new Redis({ ...connection, maxRetriesPerRequest: null });
   subscriber.on('error', () => undefined);
   const active = new Map<string, Set<AbortController>>();
-  await subscriber.subscribe(cancelChannel(queueName));
-  subscriber.on('message', (_channel: string, root: string) => {
-    for (const controller of active.get(root) ?? []) controller.abort();
+  // The jobs running here by id, so one its caller gave up on can be ended alone (QUEUE-22).
+  const jobs = new Map<string, AbortController>();
+  await subscriber.subscribe(cancelChannel(queueName), jobCancelChannel(queueName));
+  subscriber.on('message', (channel: string, name: string) => {
+    if (channel === jobCancelChannel(queueName)) jobs.get(name)?.abort();
+    else for (const controller of active.get(name) ?? []) controller.abort();
   });
   const processJob = async (job: Job<RemoteChild, JobReturn>): Promise<JobReturn> => {
     const child = job.data;
@@ -62,8 +65,9 @@ export async function startQueueWorker(options: QueueWorkerOptions): Promise<Que
     const running = active.get(root) ?? new Set();
     running.add(controller);
     active.set(root, running);
-    // A tree cancelled before this job was taken up ends it at once (QUEUE-7).
-    if (await runner.cancelled(root)) controller.abort();
+    jobs.set(child.id, controller);
+    // A tree or job cancelled before this job was taken up ends it at once (QUEUE-7, QUEUE-22).
+    if (await runner.cancelled(root, child.id)) controller.abort();
     const writer = new TraceStreamWriter(publisher, traceStreamKey(queueName, root));
     const tracer = new Tracer([(event) => writer.append(event)]);
     try {
@@ -83,9 +87,12 @@ export async function startQueueWorker(options: QueueWorkerOptions): Promise<Que
       }
       // The tree's spending so far, as every process of the tree shares it (QUEUE-6).
       const meter = child.budget === undefined ? undefined : runner.meter(root, child.budget);
-      await meter?.sync();
+      // And its one count of runs (QUEUE-20).
+      const bounds = runner.joinBounds(root, child.limits);
+      await Promise.all([meter?.sync(), bounds.sync()]);
       const result = await runRemoteChild(options.runtime, child, {
         ...(meter === undefined ? {} : { meter }),
+        bounds,
         model,
         signal: controller.signal,
         tracer,
@@ -93,6 +100,7 @@ export async function startQueueWorker(options: QueueWorkerOptions): Promise<Que
       });
       return { result: resultToJson(result), trace: await writer.flushed() };
     } finally {
+      if (jobs.get(child.id) === controller) jobs.delete(child.id);
       running.delete(controller);
       if (running.size === 0) {
         active.delete(root);

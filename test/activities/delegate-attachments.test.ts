@@ -1,50 +1,18 @@
 /** A delegating call with attachments end to end (ATT-1, ATT-5, ATT-6, ATT-7): the child sees their messages, its model gets images and PDFs as files, the trace keeps no bytes. */
-import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createRuntime } from '../../src/create-runtime.js';
 import { createApprovalHook } from '../../src/approvals/approval-policy.js';
 import type { ConfirmHook, ConfirmRequest } from '../../src/protocol/runtime.js';
 import { Tracer, memorySink } from '../../src/protocol/trace.js';
-import { folderWith } from '../helpers/cli.js';
+import { deckRoot } from '../helpers/deck-root.js';
 import { stepModel } from '../helpers/step-model.js';
 
 const PDF = '%PDF-1.4 SECRET-PDF-BYTES';
 
 /** A root with a caller delegating to `./evaluator.json`, which accepts attachments by `policy`, and three files under `input/`. */
 function setup(policy: Record<string, unknown> | undefined, caller: Record<string, unknown> = {}, toolMeta: Record<string, unknown> = {}) {
-  const root = folderWith({
-    'caller.json': {
-      meta: { name: 'caller' },
-      ...(Object.keys(caller).length > 0 ? { config: { attachments: caller } } : {}),
-      context: [
-        { type: 'system', text: 'Hand the deck to the evaluator.' },
-        {
-          type: 'tool',
-          tool: {
-            evaluate: {
-              type: 'object',
-              properties: { focus: { type: 'string' }, attachments: { type: 'array', items: { type: 'string' } } },
-              _delegate: './evaluator.json',
-              ...toolMeta,
-            },
-          },
-        },
-      ],
-      schema: true,
-    },
-    'evaluator.json': {
-      meta: { name: 'evaluator' },
-      ...(policy === undefined ? {} : { config: { attachments: policy } }),
-      context: [{ type: 'system', text: 'Evaluate the attached deck.' }],
-      schema: { type: 'string' },
-    },
-  });
-  mkdirSync(join(root, 'input'));
-  writeFileSync(join(root, 'input', 'deck.pdf'), PDF);
-  writeFileSync(join(root, 'input', 'notes.txt'), 'growth 40% a month');
-  writeFileSync(join(root, 'secret.pdf'), 'secret');
-  return root;
+  return deckRoot({ ...(policy === undefined ? {} : { policy }), caller, toolMeta, pdf: PDF });
 }
 
 async function run(root: string, attachments: unknown, confirm?: ConfirmHook) {
