@@ -91,18 +91,11 @@ function fileVersionOf(stats: BigIntStats): string {
 }
 
 /**
- * The version (see `fileVersionOf`) of the document below `root` the way `delegate-serve` may
- * serve it, from its metadata alone: confined as `readConfinedDocument` confines, the last path
- * component not followed if it became a symlink. Undefined when it is not there or not servable.
- * A cache holding the bytes of this version may answer without reading the file (SERVE-11).
- */
-export function statConfinedDocument(root: string, segments: readonly string[]): Promise<string | undefined> {
-  return statConfinedDocuments(root, [segments])[0] as Promise<string | undefined>;
-}
-
-/**
- * `statConfinedDocument` for several documents at once, one promise each: the real root is
- * resolved once for all of them (SERVE-12), then each document is looked up below it.
+ * The versions (see `fileVersionOf`) of several documents below `root`, one promise each, the way
+ * `delegate-serve` may serve them, from their metadata alone: confined as `readConfinedDocument`
+ * confines, the last path component not followed if it became a symlink; undefined for one that is
+ * not there or not servable. The real root is resolved once for all of them (SERVE-12). A cache
+ * holding the bytes of a version may answer without reading the file (SERVE-11).
  */
 export function statConfinedDocuments(root: string, documents: readonly (readonly string[])[]): Promise<string | undefined>[] {
   if (documents.length === 0) return [];
@@ -173,7 +166,7 @@ async function readToEnd(fd: number, size: number): Promise<Uint8Array> {
  * recursively, skipping names `isServableName` refuses and folders whose real path leaves the real
  * root; symlinked folders inside the root are followed, except into a folder that is already on the
  * way down (a cycle), so a document may be listed under every path that reaches it. Sorted by path,
- * code unit by code unit. Candidates still go through `readConfinedDocument` (or `statConfinedDocument`), which decide.
+ * code unit by code unit. Candidates still go through `readConfinedDocument` (or `statConfinedDocuments`), which decide.
  */
 export async function listDocumentPaths(root: string): Promise<string[][]> {
   const realRoot = await realRootOf(root);

@@ -3,7 +3,7 @@ import { link, mkdir, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { readConfinedDocument, statConfinedDocument } from '../../src/server/confined-folder.js';
+import { readConfinedDocument, statConfinedDocuments } from '../../src/server/confined-folder.js';
 import { createRequestHandler, type RequestHandler } from '../../src/server/handler.js';
 
 const VALID = '{"context":[{"type":"system","text":"One."}],"schema":{"type":"string"}}';
@@ -23,7 +23,10 @@ afterEach(async () => {
 
 const get = (path: string, tag?: string) => handler(new Request(`http://serve.test${path}`, tag === undefined ? {} : { headers: { 'if-none-match': tag } }));
 
-describe('statConfinedDocument and readConfinedDocument (SERVE-9, SERVE-11)', () => {
+/** The version of one document, as `statConfinedDocuments` tells it. */
+const statConfinedDocument = (root: string, segments: string[]) => statConfinedDocuments(root, [segments])[0];
+
+describe('statConfinedDocuments and readConfinedDocument (SERVE-9, SERVE-11, SERVE-12)', () => {
   it('tell the version of a file from its metadata, the same version the read saw, and a new one once it changed', async () => {
     const first = await readConfinedDocument(root, ['doc.json']);
     expect(new TextDecoder().decode(first?.bytes)).toBe(VALID);
@@ -47,6 +50,14 @@ describe('statConfinedDocument and readConfinedDocument (SERVE-9, SERVE-11)', ()
     }
     // A symlink inside the folder to a servable document is served as that document.
     expect(await statConfinedDocument(root, ['link.json'])).toBe(await statConfinedDocument(root, ['doc.json']));
+  });
+
+  it('look up several documents at once, each on its own', async () => {
+    const [doc, missing, outside] = statConfinedDocuments(root, [['doc.json'], ['missing.json'], ['..', 'doc.json']]);
+    expect(await doc).toBe(await statConfinedDocument(root, ['doc.json']));
+    expect(await missing).toBeUndefined();
+    expect(await outside).toBeUndefined();
+    expect(statConfinedDocuments(root, [])).toEqual([]);
   });
 });
 
