@@ -147,11 +147,12 @@ export async function readConfinedDocument(root: string, segments: readonly stri
  * request the handle's bookkeeping cost more than the read itself.
  */
 async function readToEnd(fd: number, size: number): Promise<Uint8Array> {
-  let buffer = Buffer.allocUnsafe(size + 1);
+  // Not from Node's shared pool: a small document kept in the cache (SERVE-11) must not keep a pool slab alive.
+  let buffer = Buffer.allocUnsafeSlow(size + 1);
   let length = 0;
   for (;;) {
     if (length === buffer.length) {
-      const bigger = Buffer.allocUnsafe(buffer.length * 2);
+      const bigger = Buffer.allocUnsafeSlow(buffer.length * 2);
       buffer.copy(bigger, 0, 0, length);
       buffer = bigger;
     }

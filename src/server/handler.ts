@@ -57,7 +57,11 @@ type DocumentAnswer =
       /** The `304` for a client that holds the tag. */
       notModified: PlainReply;
     }
-  | { valid: false /** The `422` naming its problems. */; invalid: PlainReply };
+  | {
+      valid: false;
+      /** The `422` naming its problems. */
+      invalid: PlainReply;
+    };
 
 const JSON_TYPE = 'application/json; charset=utf-8';
 const ALLOWED_METHODS = 'GET, HEAD';

@@ -52,6 +52,12 @@ describe('statConfinedDocuments and readConfinedDocument (SERVE-9, SERVE-11, SER
     expect(await statConfinedDocument(root, ['link.json'])).toBe(await statConfinedDocument(root, ['doc.json']));
   });
 
+  it('read a document into memory of its own size, so what the cache holds is what it counts', async () => {
+    const read = await readConfinedDocument(root, ['doc.json']);
+    expect(read?.bytes.byteLength).toBe(VALID.length);
+    expect(read?.bytes.buffer.byteLength).toBeLessThanOrEqual(VALID.length + 1);
+  });
+
   it('look up several documents at once, each on its own', async () => {
     const [doc, missing, outside] = statConfinedDocuments(root, [['doc.json'], ['missing.json'], ['..', 'doc.json']]);
     expect(await doc).toBe(await statConfinedDocument(root, ['doc.json']));
