@@ -1,6 +1,6 @@
 /** Reading files from the served folder without ever leaving it: real-path confinement, no dotfiles, no symlink escapes. */
-import { close, constants, type Dirent, fstat, open, read } from 'node:fs';
-import { readdir, realpath, stat } from 'node:fs/promises';
+import { type BigIntStats, close, constants, type Dirent, fstat, open, read } from 'node:fs';
+import { lstat, readdir, realpath, stat } from 'node:fs/promises';
 import { promisify } from 'node:util';
 import { isAbsolute, join, relative, sep } from 'node:path';
 import { DOCUMENT_SUFFIX, isServableName } from './parse-request-path.js';
@@ -52,35 +52,26 @@ function isServableRealPath(realRoot: string, real: string): boolean {
   return segments.every(isServableName) && real.endsWith(DOCUMENT_SUFFIX);
 }
 
-/**
- * Reads a document below `root` the way `delegate-serve` may serve it (see `openConfinedDocument`);
- * undefined when it is not there or not servable.
- */
-export async function readConfinedDocument(root: string, segments: readonly string[]): Promise<Uint8Array | undefined> {
-  return (await readConfinedDocumentUnless(root, segments, () => false))?.bytes;
-}
-
-/** A servable document as `readConfinedDocumentUnless` found it. */
+/** A servable document as `readConfinedDocument` found it. */
 export interface ConfinedDocument {
-  /** Who the file is and which version: device, inode, size, modification and change times (SERVE-9). */
+  /** Who the file is and which version (SERVE-9): see `fileVersionOf`. */
   identity: string;
-  /** Its bytes; absent when `unchanged` said the identity was known and the file was not read. */
-  bytes?: Uint8Array;
+  /** Its bytes. */
+  bytes: Uint8Array;
 }
 
 /**
- * Opens a document below `root` — its real path inside the real root, a regular file, opened
- * without following a last symlink — and reads it unless `unchanged(identity)` says this very
- * version is already known (SERVE-9), so a conditional request for an unchanged file reads no
- * bytes. Undefined when it is not there or not servable.
+ * The real path of the document at `segments` below `root` when it may be served (SERVE-6): below
+ * the real root, through no dot-named folder, ending in `.json`, every symlink resolved. Undefined
+ * when it is not there or not servable.
  */
-export async function readConfinedDocumentUnless(
-  root: string,
-  segments: readonly string[],
-  unchanged: (identity: string) => boolean,
-): Promise<ConfinedDocument | undefined> {
+async function servableRealPath(root: string, segments: readonly string[]): Promise<string | undefined> {
   const realRoot = await realRootOf(root);
-  if (realRoot === undefined) return undefined;
+  return realRoot === undefined ? undefined : servableRealPathBelow(realRoot, segments);
+}
+
+/** `servableRealPath` for a real root already resolved. */
+async function servableRealPathBelow(realRoot: string, segments: readonly string[]): Promise<string | undefined> {
   let real: string;
   try {
     real = await realpath(join(realRoot, ...segments));
@@ -88,7 +79,49 @@ export async function readConfinedDocumentUnless(
     if (isAbsent(error)) return undefined;
     throw error;
   }
-  if (!isServableRealPath(realRoot, real)) return undefined;
+  return isServableRealPath(realRoot, real) ? real : undefined;
+}
+
+/**
+ * The version of a file as its metadata tells it: device, inode, size, modification and change
+ * times in nanoseconds. Equal versions mean the same file with the same bytes (SERVE-9, SERVE-11).
+ */
+function fileVersionOf(stats: BigIntStats): string {
+  return `${stats.dev}:${stats.ino}:${stats.size}:${stats.mtimeNs}:${stats.ctimeNs}`;
+}
+
+/**
+ * The versions (see `fileVersionOf`) of several documents below `root`, one promise each, the way
+ * `delegate-serve` may serve them, from their metadata alone: confined as `readConfinedDocument`
+ * confines, the last path component not followed if it became a symlink; undefined for one that is
+ * not there or not servable. The real root is resolved once for all of them (SERVE-12). A cache
+ * holding the bytes of a version may answer without reading the file (SERVE-11).
+ */
+export function statConfinedDocuments(root: string, documents: readonly (readonly string[])[]): Promise<string | undefined>[] {
+  if (documents.length === 0) return [];
+  const realRoot = realRootOf(root);
+  return documents.map(async (segments) => {
+    const resolvedRoot = await realRoot;
+    const real = resolvedRoot === undefined ? undefined : await servableRealPathBelow(resolvedRoot, segments);
+    if (real === undefined) return undefined;
+    try {
+      const stats = await lstat(real, { bigint: true });
+      return stats.isFile() ? fileVersionOf(stats) : undefined;
+    } catch (error) {
+      if (isAbsent(error)) return undefined;
+      throw error;
+    }
+  });
+}
+
+/**
+ * Reads a document below `root` the way `delegate-serve` may serve it: its real path inside the
+ * real root (SERVE-6), a regular file, opened without following a last symlink, with the version
+ * of the very file read. Undefined when it is not there or not servable.
+ */
+export async function readConfinedDocument(root: string, segments: readonly string[]): Promise<ConfinedDocument | undefined> {
+  const real = await servableRealPath(root, segments);
+  if (real === undefined) return undefined;
   let fd: number;
   try {
     fd = await openFile(real, constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0) | (constants.O_NONBLOCK ?? 0));
@@ -99,9 +132,7 @@ export async function readConfinedDocumentUnless(
   try {
     const stats = await fstatFile(fd, { bigint: true });
     if (!stats.isFile()) return undefined;
-    const identity = `${stats.dev}:${stats.ino}:${stats.size}:${stats.mtimeNs}:${stats.ctimeNs}`;
-    if (unchanged(identity)) return { identity };
-    return { identity, bytes: await readToEnd(fd, Number(stats.size)) };
+    return { identity: fileVersionOf(stats), bytes: await readToEnd(fd, Number(stats.size)) };
   } catch (error) {
     if (isAbsent(error)) return undefined;
     throw error;
@@ -116,11 +147,12 @@ export async function readConfinedDocumentUnless(
  * request the handle's bookkeeping cost more than the read itself.
  */
 async function readToEnd(fd: number, size: number): Promise<Uint8Array> {
-  let buffer = Buffer.allocUnsafe(size + 1);
+  // Not from Node's shared pool: a small document kept in the cache (SERVE-11) must not keep a pool slab alive.
+  let buffer = Buffer.allocUnsafeSlow(size + 1);
   let length = 0;
   for (;;) {
     if (length === buffer.length) {
-      const bigger = Buffer.allocUnsafe(buffer.length * 2);
+      const bigger = Buffer.allocUnsafeSlow(buffer.length * 2);
       buffer.copy(bigger, 0, 0, length);
       buffer = bigger;
     }
@@ -135,7 +167,7 @@ async function readToEnd(fd: number, size: number): Promise<Uint8Array> {
  * recursively, skipping names `isServableName` refuses and folders whose real path leaves the real
  * root; symlinked folders inside the root are followed, except into a folder that is already on the
  * way down (a cycle), so a document may be listed under every path that reaches it. Sorted by path,
- * code unit by code unit. Candidates still go through `readConfinedDocument`, which decides.
+ * code unit by code unit. Candidates still go through `readConfinedDocument` (or `statConfinedDocuments`), which decide.
  */
 export async function listDocumentPaths(root: string): Promise<string[][]> {
   const realRoot = await realRootOf(root);

@@ -2,9 +2,12 @@
 import { resolve } from 'node:path';
 import { defaultHandlers } from '../protocol/builtin-handlers.js';
 import type { HandlerRegistry } from '../protocol/handlers.js';
-import { listDocumentPaths, readConfinedDocument, readConfinedDocumentUnless } from './confined-folder.js';
+import { coalescePerTurn } from './coalesce-per-turn.js';
+import { listDocumentPaths, readConfinedDocument, statConfinedDocuments } from './confined-folder.js';
+import { DocumentCache } from './document-cache.js';
 import { entityTag, ifNoneMatchMatches } from './entity-tags.js';
 import { parseRequestPath, urlPathOf } from './parse-request-path.js';
+import type { PlainHandler, PlainReply } from './plain-exchange.js';
 import { createDocumentValidator, type CatalogEntry, type DocumentValidator } from './validate-document.js';
 
 /** Options of `createRequestHandler`. */
@@ -34,20 +37,39 @@ export interface ConnectionInfo {
   rawTarget?: string;
 }
 
-/** A `fetch`-style request handler: any runtime with `Request`/`Response` can host it. */
-export type RequestHandler = (request: Request, info?: ConnectionInfo) => Promise<Response>;
+/**
+ * A `fetch`-style request handler: any runtime with `Request`/`Response` can host it. It also
+ * offers `plain`, the same answers for a request given as plain facts, which the Node listener
+ * uses for GET and HEAD so that no web `Request` or `Response` is built for them (SERVE-12).
+ */
+export type RequestHandler = ((request: Request, info?: ConnectionInfo) => Promise<Response>) & { plain: PlainHandler };
 
-/** What every answer is built from before it becomes a Response (and an access-log line). */
-interface Reply {
-  status: number;
-  headers: Record<string, string>;
-  body?: Uint8Array;
-}
+/** What a document's answers are made of, built once per version of its file (SERVE-11). */
+type DocumentAnswer =
+  | {
+      valid: true;
+      /** Its strong entity tag. */
+      tag: string;
+      /** Its catalog entry but for the path. */
+      entry: Omit<CatalogEntry, 'path'>;
+      /** The `200` with its bytes. */
+      ok: PlainReply;
+      /** The `304` for a client that holds the tag. */
+      notModified: PlainReply;
+    }
+  | {
+      valid: false;
+      /** The `422` naming its problems. */
+      invalid: PlainReply;
+    };
 
 const JSON_TYPE = 'application/json; charset=utf-8';
 const ALLOWED_METHODS = 'GET, HEAD';
 const MAX_LOGGED_PATH = 512;
+// A path made only of printable ASCII needs no escaping in the log.
+const PLAIN_LOG_TOKEN = /^[\x21-\x7e]*$/;
 const encoder = new TextEncoder();
+const NOT_FOUND = notFound();
 
 /**
  * Creates the handler serving the Request documents under `options.root`, read-only:
@@ -61,154 +83,167 @@ const encoder = new TextEncoder();
  *   dot-folders, names not ending in `.json`, folders, symlinks whose real path leaves the folder,
  *   and malformed or suspicious paths (see `parseRequestPath`). Other methods answer `405`.
  *
- * Files are read fresh on every request, except a conditional one for a version already served
- * valid, answered `304` from the file's stat (SERVE-9); validation verdicts are cached, keyed by path and
- * content hash. Every request produces exactly one access-log line:
- * `<client or -> <method> <path> <status> <bytes>B <ms>ms`.
+ * Every request looks the file up again (confined, SERVE-6) and reads its metadata; a version of
+ * the file already read is answered from memory, bytes, tag and verdict, and any other version is
+ * read, hashed and validated afresh (SERVE-9, SERVE-11). Every request produces exactly one
+ * access-log line: `<client or -> <method> <path> <status> <bytes>B <ms>ms`.
  */
 export function createRequestHandler(options: RequestHandlerOptions): RequestHandler {
   // Resolved once, so a later change of the process's working folder cannot move what is served.
   const root = resolve(options.root);
   const validate = createDocumentValidator(options.handlers ?? defaultHandlers());
-  const tags = new ServedVersions();
+  const cache = new DocumentCache<DocumentAnswer>();
+  // The requests of one turn share one look at each file, made after the turn (SERVE-12).
+  const versionOf = coalescePerTurn(
+    (document: { path: string; segments: readonly string[] }) => document.path,
+    (documents) =>
+      statConfinedDocuments(
+        root,
+        documents.map((document) => document.segments),
+      ),
+  );
   const log = options.log ?? ((line: string) => void process.stderr.write(`${line}\n`));
   const onError =
     options.onError ??
     ((error: unknown) => void process.stderr.write(`delegate-serve: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`));
 
-  return async (request, info = {}) => {
+  /** The answers for the document at `segments` (named `path`), from the cache while its file is unchanged; undefined when not servable. */
+  const documentAnswer = async (segments: readonly string[], path: string): Promise<DocumentAnswer | undefined> => {
+    if (cache.has(path)) {
+      const version = await versionOf({ path, segments });
+      const cached = version === undefined ? undefined : cache.get(path, version);
+      if (cached !== undefined) return cached.answer;
+      if (version === undefined) {
+        cache.delete(path);
+        return undefined;
+      }
+    }
+    const file = await readConfinedDocument(root, segments);
+    if (file === undefined) {
+      cache.delete(path);
+      return undefined;
+    }
+    const answer = answerOf(path, file.bytes, validate);
+    const size = answer.valid ? (answer.ok.body?.byteLength ?? 0) : (answer.invalid.body?.byteLength ?? 0);
+    cache.set(path, { version: file.identity, size, answer });
+    return answer;
+  };
+
+  /** The catalog of the valid documents, each looked up as a GET would (SERVE-4), sorted by path. */
+  const catalog = async (): Promise<CatalogEntry[]> => {
+    const entries: CatalogEntry[] = [];
+    for (const segments of await listDocumentPaths(root)) {
+      const path = urlPathOf(segments);
+      if (path === undefined) continue;
+      const answer = await documentAnswer(segments, `/${segments.join('/')}`);
+      if (answer?.valid) entries.push({ path, ...answer.entry });
+    }
+    return entries.sort((left, right) => (left.path < right.path ? -1 : left.path > right.path ? 1 : 0));
+  };
+
+  const answer = async (method: string, pathname: string, ifNoneMatch: string | null): Promise<PlainReply> => {
+    if (method !== 'GET' && method !== 'HEAD') {
+      const message = `Expected GET or HEAD, got ${method}: this server is read-only.`;
+      return jsonReply(405, { error: { code: 'method_not_allowed', message } }, { allow: ALLOWED_METHODS });
+    }
+    const target = parseRequestPath(pathname);
+    if (target.kind === 'refused') return NOT_FOUND;
+    if (target.kind === 'catalog') {
+      const body = jsonBytes(await catalog());
+      const tag = entityTag(body);
+      return ifNoneMatchMatches(ifNoneMatch, tag) ? reply(304, cacheHeaders(tag)) : reply(200, { ...cacheHeaders(tag), 'content-type': JSON_TYPE }, body);
+    }
+    const document = await documentAnswer(target.segments, target.path);
+    if (document === undefined) return NOT_FOUND;
+    if (!document.valid) return document.invalid;
+    return ifNoneMatchMatches(ifNoneMatch, document.tag) ? document.notModified : document.ok;
+  };
+
+  /** Answers one request and writes its access-log line: the one path both faces of the handler take. */
+  const plain: PlainHandler = async (request) => {
     const started = performance.now();
-    const pathname = pathOf(request, info);
-    let reply: Reply;
+    const pathname = pathOfTarget(request.target);
+    let result: PlainReply;
     try {
-      reply = await answer(request, pathname, root, validate, tags);
+      result = await answer(request.method, pathname, request.ifNoneMatch);
     } catch (error) {
       onError(error);
-      reply = jsonError(500, 'internal_error', 'The server failed to answer this request.');
+      result = jsonReply(500, { error: { code: 'internal_error', message: 'The server failed to answer this request.' } });
     }
-    const head = request.method === 'HEAD';
-    const bodyBytes = head || reply.body === undefined ? 0 : reply.body.byteLength;
+    const bodyBytes = request.method === 'HEAD' || result.body === undefined ? 0 : result.body.byteLength;
     const milliseconds = Math.round(performance.now() - started);
-    log(`${info.remoteAddress ?? '-'} ${request.method} ${printable(pathname)} ${reply.status} ${bodyBytes}B ${milliseconds}ms`);
-    const headers: Record<string, string> = { 'x-content-type-options': 'nosniff', ...reply.headers };
-    if (reply.body !== undefined) headers['content-length'] = String(reply.body.byteLength);
-    const body = head || reply.body === undefined ? null : reply.body;
-    return new Response(body, { status: reply.status, headers });
+    log(`${request.remoteAddress ?? '-'} ${request.method} ${printable(pathname)} ${result.status} ${bodyBytes}B ${milliseconds}ms`);
+    return result;
   };
+
+  const handler = async (request: Request, info: ConnectionInfo = {}): Promise<Response> => {
+    const raw = info.rawTarget;
+    // The raw target when the transport gave one in origin-form, else the parsed URL's path and query.
+    const target = raw?.startsWith('/') ? raw : new URL(request.url).pathname;
+    const ifNoneMatch = request.headers.get('if-none-match');
+    const result = await plain({ method: request.method, target, ifNoneMatch, remoteAddress: info.remoteAddress });
+    const body = request.method === 'HEAD' || result.body === undefined ? null : result.body;
+    return new Response(body, { status: result.status, headers: result.headers });
+  };
+  return Object.assign(handler, { plain });
 }
 
-async function answer(request: Request, pathname: string, root: string, validate: DocumentValidator, tags: ServedVersions): Promise<Reply> {
-  if (request.method !== 'GET' && request.method !== 'HEAD') {
-    const reply = jsonError(405, 'method_not_allowed', `Expected GET or HEAD, got ${request.method}: this server is read-only.`);
-    reply.headers.allow = ALLOWED_METHODS;
-    return reply;
-  }
-  const target = parseRequestPath(pathname);
-  if (target.kind === 'refused') return notFound();
-  const ifNoneMatch = request.headers.get('if-none-match');
-  if (target.kind === 'catalog') {
-    const entries = await catalog(root, validate);
-    return cacheable(jsonBytes(entries), ifNoneMatch);
-  }
-  // A conditional request for a version of the file already served valid is answered from its stat alone (SERVE-9).
-  const known = (identity: string) => {
-    const served = tags.get(identity);
-    return served !== undefined && served.path === target.path && ifNoneMatchMatches(ifNoneMatch, served.tag);
-  };
-  const file = await readConfinedDocumentUnless(root, target.segments, ifNoneMatch === null ? () => false : known);
-  if (file === undefined) return notFound();
-  if (file.bytes === undefined) return { status: 304, headers: cacheHeaders((tags.get(file.identity) as ServedVersion).tag) };
-  const bytes = file.bytes;
+/** The answers for one version of a document: its `200` and `304` when it is valid, else its `422`. */
+function answerOf(path: string, bytes: Uint8Array, validate: DocumentValidator): DocumentAnswer {
   const tag = entityTag(bytes);
-  const validation = validate(target.path, bytes, tag);
-  if (validation.ok) tags.remember(file.identity, { path: target.path, tag });
+  const validation = validate(path, bytes, tag);
   if (!validation.ok) {
     const count = validation.problems.length;
-    return {
-      status: 422,
-      headers: { 'content-type': JSON_TYPE, 'cache-control': 'no-cache' },
-      body: jsonBytes({
-        error: {
-          code: 'invalid_request',
-          message: `The Request document ${target.path} is invalid (${count} ${count === 1 ? 'problem' : 'problems'}).`,
-          problems: validation.problems,
-        },
-      }),
-    };
+    const message = `The Request document ${path} is invalid (${count} ${count === 1 ? 'problem' : 'problems'}).`;
+    return { valid: false, invalid: jsonReply(422, { error: { code: 'invalid_request', message, problems: validation.problems } }) };
   }
-  return cacheable(bytes, ifNoneMatch, tag);
+  return {
+    valid: true,
+    tag,
+    entry: validation.entry,
+    ok: reply(200, { ...cacheHeaders(tag), 'content-type': JSON_TYPE }, bytes),
+    notModified: reply(304, cacheHeaders(tag)),
+  };
 }
 
-/**
- * The catalog of the valid documents, read and validated afresh (verdicts come from the cache when
- * the bytes are unchanged). Each entry's `path` is the URL path a GET answers (SERVE-4), sorted.
- */
-async function catalog(root: string, validate: DocumentValidator): Promise<CatalogEntry[]> {
-  const entries: CatalogEntry[] = [];
-  for (const segments of await listDocumentPaths(root)) {
-    const path = urlPathOf(segments);
-    if (path === undefined) continue;
-    const bytes = await readConfinedDocument(root, segments);
-    if (bytes === undefined) continue;
-    const validation = validate(`/${segments.join('/')}`, bytes, entityTag(bytes));
-    if (validation.ok) entries.push({ path, ...validation.entry });
-  }
-  return entries.sort((left, right) => (left.path < right.path ? -1 : left.path > right.path ? 1 : 0));
-}
-
-/** What a `200` or `304` of a document carries besides its body. */
+/** What a `200` or `304` of a document or the catalog carries besides its body. */
 function cacheHeaders(tag: string): Record<string, string> {
   return { etag: tag, 'cache-control': 'no-cache' };
 }
 
-/** A `200` with an ETag, or `304` when `If-None-Match` already holds it. */
-function cacheable(body: Uint8Array, ifNoneMatch: string | null, tag = entityTag(body)): Reply {
-  const headers = cacheHeaders(tag);
-  if (ifNoneMatchMatches(ifNoneMatch, tag)) return { status: 304, headers };
-  return { status: 200, headers: { ...headers, 'content-type': JSON_TYPE }, body };
+/** A reply with every header it is sent with: `nosniff` always (SERVE-8), `content-length` when it has a body. */
+function reply(status: number, headers: Record<string, string>, body?: Uint8Array): PlainReply {
+  const all: Record<string, string> = { 'x-content-type-options': 'nosniff', ...headers };
+  if (body !== undefined) all['content-length'] = String(body.byteLength);
+  return { status, headers: Object.freeze(all), body };
 }
 
-/** A version of a document served valid: its URL path and entity tag. */
-interface ServedVersion {
-  path: string;
-  tag: string;
+/** A JSON reply that is never cached by clients: errors and verdicts. */
+function jsonReply(status: number, value: unknown, headers: Record<string, string> = {}): PlainReply {
+  return reply(status, { 'content-type': JSON_TYPE, 'cache-control': 'no-cache', ...headers }, jsonBytes(value));
 }
 
-/** The versions served valid, by file identity (SERVE-9); the oldest are forgotten beyond a bound. */
-class ServedVersions extends Map<string, ServedVersion> {
-  /** Files remembered at most: beyond it the oldest is dropped. */
-  static readonly LIMIT = 4096;
-
-  /** Remembers a version served valid. */
-  remember(identity: string, version: ServedVersion): void {
-    this.delete(identity);
-    if (this.size >= ServedVersions.LIMIT) this.delete(this.keys().next().value as string);
-    this.set(identity, version);
-  }
-}
-
-function notFound(): Reply {
+function notFound(): PlainReply {
   // The message never echoes the path: it is in the client's hands already, and nothing about the disk is told.
-  return jsonError(404, 'not_found', 'No Request document is served at this path.');
-}
-
-function jsonError(status: number, code: string, message: string): Reply {
-  return { status, headers: { 'content-type': JSON_TYPE, 'cache-control': 'no-cache' }, body: jsonBytes({ error: { code, message } }) };
+  return jsonReply(404, { error: { code: 'not_found', message: 'No Request document is served at this path.' } });
 }
 
 function jsonBytes(value: unknown): Uint8Array {
   return encoder.encode(`${JSON.stringify(value, null, 2)}\n`);
 }
 
-/** The path to judge: the raw target when the transport gave one in origin-form, else the parsed URL's path. */
-function pathOf(request: Request, info: ConnectionInfo): string {
-  const raw = info.rawTarget;
-  if (raw?.startsWith('/')) return raw.replace(/[?#].*$/s, '');
-  return new URL(request.url).pathname;
+/** The path to judge: the target without its query or fragment. */
+function pathOfTarget(target: string): string {
+  const query = target.indexOf('?');
+  const fragment = target.indexOf('#');
+  const end = query < 0 ? fragment : fragment < 0 ? query : Math.min(query, fragment);
+  return end < 0 ? target : target.slice(0, end);
 }
 
 /** The path as one log token: no spaces or control characters, bounded length. */
 function printable(path: string): string {
-  const escaped = path.replace(/[^\x21-\x7e]/g, (character) => `%${character.charCodeAt(0).toString(16).toUpperCase().padStart(2, '0')}`);
+  const escaped = PLAIN_LOG_TOKEN.test(path)
+    ? path
+    : path.replace(/[^\x21-\x7e]/g, (character) => `%${character.charCodeAt(0).toString(16).toUpperCase().padStart(2, '0')}`);
   return escaped.length > MAX_LOGGED_PATH ? `${escaped.slice(0, MAX_LOGGED_PATH)}...` : escaped;
 }

@@ -5,12 +5,16 @@ import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { ReadableStream as WebReadableStream } from 'node:stream/web';
 import type { ConnectionInfo } from './handler.js';
+import type { PlainHandler, PlainReply } from './plain-exchange.js';
 
 /** Bodies up to this many bytes with a `content-length` are written whole rather than streamed. */
 const WHOLE_BODY_BYTES = 1024 * 1024;
 
-/** A handler the listener can host: a `Request` (plus transport facts) in, a `Response` out. */
-export type FetchHandler = (request: Request, info: ConnectionInfo) => Response | Promise<Response>;
+/**
+ * A handler the listener can host: a `Request` (plus transport facts) in, a `Response` out. One
+ * that also offers `plain` answers GET and HEAD without web objects (SERVE-12).
+ */
+export type FetchHandler = ((request: Request, info: ConnectionInfo) => Response | Promise<Response>) & { plain?: PlainHandler };
 
 /** Where to listen. */
 export interface ServeOptions {
@@ -41,17 +45,25 @@ export interface RunningServer {
  * handler's `Response` is written back with its status and headers, its body streamed with
  * backpressure, and no body for `HEAD`, `204` and `304`. A target that cannot be a URL, or a
  * method `Request` refuses to carry (TRACE, TRACK), answers `400` without reaching the handler.
+ * When the handler offers `plain`, a GET or HEAD in origin-form goes to it instead and its reply is
+ * written as it is: no `Request`, `Headers`, `AbortSignal` or `Response` per request (SERVE-12).
  */
 export async function serve(handler: FetchHandler, options: ServeOptions = {}): Promise<RunningServer> {
   const host = options.host ?? '127.0.0.1';
   let closing = false;
   let origin = '';
+  const plain = handler.plain;
   const server = createServer((incoming, outgoing) => {
     outgoing.once('close', () => {
       // Once closing, a connection whose request just finished is idle: let it go (after Node marks it idle).
       if (closing) setImmediate(() => server.closeIdleConnections());
     });
-    void respond(handler, incoming, outgoing, origin, () => closing);
+    const method = incoming.method;
+    if (plain !== undefined && (method === 'GET' || method === 'HEAD') && incoming.url?.startsWith('/')) {
+      void respondPlain(plain, incoming, outgoing, () => closing);
+    } else {
+      void respond(handler, incoming, outgoing, origin, () => closing);
+    }
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
@@ -103,6 +115,32 @@ async function respond(handler: FetchHandler, incoming: IncomingMessage, outgoin
     return;
   }
   await writeResponse(response, incoming, outgoing, isClosing());
+}
+
+/**
+ * The fast path for a GET or HEAD whose target starts with `/`: its facts handed to `plain`, the
+ * reply written in one piece. Such a target always makes a URL after the origin (past the
+ * authority, WHATWG URL parsing never fails), so the `400` of `toRequest` cannot apply here.
+ */
+async function respondPlain(plain: PlainHandler, incoming: IncomingMessage, outgoing: ServerResponse, isClosing: () => boolean): Promise<void> {
+  const target = incoming.url as string;
+  const ifNoneMatch = incoming.headers['if-none-match'];
+  let reply: PlainReply;
+  try {
+    reply = await plain({ method: incoming.method as string, target, ifNoneMatch: ifNoneMatch ?? null, remoteAddress: incoming.socket.remoteAddress });
+  } catch {
+    outgoing.writeHead(500, { 'content-type': 'text/plain; charset=utf-8' });
+    outgoing.end('Internal Server Error\n');
+    return;
+  }
+  writePlainReply(reply, incoming, outgoing, isClosing());
+}
+
+function writePlainReply(reply: PlainReply, incoming: IncomingMessage, outgoing: ServerResponse, closing: boolean): void {
+  // While closing, tell keep-alive clients this connection ends with this response.
+  outgoing.writeHead(reply.status, closing ? { ...reply.headers, connection: 'close' } : reply.headers);
+  const bodyless = incoming.method === 'HEAD' || reply.status === 204 || reply.status === 304;
+  outgoing.end(bodyless ? undefined : reply.body);
 }
 
 function toRequest(incoming: IncomingMessage, origin: string, signal: AbortSignal): Request | undefined {

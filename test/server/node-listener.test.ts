@@ -3,6 +3,7 @@ import { Agent, fetch, request } from 'undici';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createRequestHandler } from '../../src/server/handler.js';
 import { serve, type FetchHandler, type RunningServer } from '../../src/server/node-listener.js';
+import type { PlainReply, PlainRequest } from '../../src/server/plain-exchange.js';
 import { rawRequest } from './raw-request.js';
 import { createServeFixture, HELLO, SECRET, type ServeFixture } from './serve-fixture.js';
 
@@ -152,6 +153,118 @@ describe('serve()', () => {
   it('rejects when the port is taken', async () => {
     const server = await start(folderHandler());
     await expect(serve(folderHandler(), { port: server.port, host: '127.0.0.1' })).rejects.toThrow(/EADDRINUSE/);
+  });
+});
+
+/** A handler with both faces that records which one answered what. */
+function twoFacedHandler(plainAnswer: (request: PlainRequest) => Promise<PlainReply> = async () => plainText('plain')) {
+  const seen = { fetch: [] as string[], plain: [] as PlainRequest[] };
+  const handler = Object.assign(
+    async (request: Request) => {
+      seen.fetch.push(`${request.method} ${request.url}`);
+      return new Response('fetch');
+    },
+    {
+      plain: async (request: PlainRequest) => {
+        seen.plain.push(request);
+        return plainAnswer(request);
+      },
+    },
+  );
+  return { handler, seen };
+}
+
+function plainText(text: string, status = 200): PlainReply {
+  const body = new TextEncoder().encode(text);
+  return { status, headers: { 'content-type': 'text/plain', 'content-length': String(body.byteLength) }, body };
+}
+
+describe('the plain face for GET and HEAD (SERVE-12)', () => {
+  it('hands GET and HEAD in origin-form to plain with the raw target and the joined If-None-Match', async () => {
+    const { handler, seen } = twoFacedHandler();
+    const server = await start(handler);
+    const got = await request(`${server.url}/x.json?q=1`, { headers: ['if-none-match', '"a"', 'if-none-match', 'W/"b"'] });
+    expect(await got.body.text()).toBe('plain');
+    const head = await request(`${server.url}/x.json`, { method: 'HEAD' });
+    expect(head.statusCode).toBe(200);
+    expect(head.headers['content-length']).toBe('5');
+    expect(await head.body.text()).toBe('');
+    expect(seen.fetch).toEqual([]);
+    expect(seen.plain).toEqual([
+      { method: 'GET', target: '/x.json?q=1', ifNoneMatch: '"a", W/"b"', remoteAddress: expect.stringMatching(/127\.0\.0\.1$/) },
+      { method: 'HEAD', target: '/x.json', ifNoneMatch: null, remoteAddress: expect.stringMatching(/127\.0\.0\.1$/) },
+    ]);
+  });
+
+  it('leaves other methods and absolute-form targets to the fetch face', async () => {
+    const { handler, seen } = twoFacedHandler();
+    const server = await start(handler);
+    const posted = await request(`${server.url}/x.json`, { method: 'POST', body: 'x' });
+    expect(await posted.body.text()).toBe('fetch');
+    const absolute = await rawRequest(server.port, `${server.url}/x.json`);
+    expect(absolute.body).toContain('fetch');
+    expect(seen.plain).toEqual([]);
+    expect(seen.fetch).toEqual([`POST ${server.url}/x.json`, `GET ${server.url}/x.json`]);
+  });
+
+  it('sends no body with a 304, and answers 500 when plain fails', async () => {
+    let fail = false;
+    const { handler } = twoFacedHandler(async () => {
+      if (fail) throw new Error('boom');
+      return plainText('stale', 304);
+    });
+    const server = await start(handler);
+    const notModified = await rawRequest(server.port, '/x.json');
+    expect(notModified.status).toBe(304);
+    expect(notModified.body).toBe('');
+    fail = true;
+    const failed = await request(`${server.url}/x.json`);
+    expect(failed.statusCode).toBe(500);
+    expect(await failed.body.text()).not.toContain('boom');
+  });
+
+  it('tells a keep-alive client, while closing, that the connection ends with this answer', async () => {
+    let release: () => void = () => undefined;
+    let started: () => void = () => undefined;
+    const handlerStarted = new Promise<void>((resolve) => {
+      started = resolve;
+    });
+    const { handler } = twoFacedHandler(async () => {
+      started();
+      await new Promise<void>((resolve) => {
+        release = resolve;
+      });
+      return plainText('finished');
+    });
+    const server = await serve(handler, { port: 0 });
+    const inFlight = request(`${server.url}/slow.json`);
+    await handlerStarted;
+    const closing = server.close();
+    release();
+    const response = await inFlight;
+    expect(response.headers.connection).toBe('close');
+    expect(await response.body.text()).toBe('finished');
+    await closing;
+  });
+
+  it('gives the folder handler the same answers on both faces', async () => {
+    const lines: string[] = [];
+    const handler = folderHandler(lines);
+    const server = await start(handler);
+    for (const [method, target] of [
+      ['GET', '/hello.json'],
+      ['HEAD', '/hello.json'],
+      ['GET', '/missing.json'],
+      ['GET', '/'],
+    ] as const) {
+      const overSocket = await request(`${server.url}${target}`, { method });
+      const direct = await handler(new Request(`${server.url}${target}`, { method }), { rawTarget: target });
+      const { date: _date, connection: _connection, 'keep-alive': _keepAlive, ...socketHeaders } = overSocket.headers;
+      expect(socketHeaders, `${method} ${target}`).toEqual(Object.fromEntries(direct.headers));
+      expect(overSocket.statusCode).toBe(direct.status);
+      expect(await overSocket.body.text()).toBe(await direct.text());
+    }
+    expect(lines).toHaveLength(8);
   });
 });
 

@@ -1,9 +1,9 @@
 /** SERVE-9: a conditional request for a version of a file already served valid is answered from its metadata, without reading it; any change is read again. */
-import { link, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { link, mkdir, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { readConfinedDocumentUnless } from '../../src/server/confined-folder.js';
+import { readConfinedDocument, statConfinedDocuments } from '../../src/server/confined-folder.js';
 import { createRequestHandler, type RequestHandler } from '../../src/server/handler.js';
 
 const VALID = '{"context":[{"type":"system","text":"One."}],"schema":{"type":"string"}}';
@@ -23,21 +23,47 @@ afterEach(async () => {
 
 const get = (path: string, tag?: string) => handler(new Request(`http://serve.test${path}`, tag === undefined ? {} : { headers: { 'if-none-match': tag } }));
 
-describe('readConfinedDocumentUnless (SERVE-9)', () => {
-  it('does not read a file whose version the caller knows, and reads it once it changed', async () => {
-    const first = await readConfinedDocumentUnless(root, ['doc.json'], () => false);
+/** The version of one document, as `statConfinedDocuments` tells it. */
+const statConfinedDocument = (root: string, segments: string[]) => statConfinedDocuments(root, [segments])[0];
+
+describe('statConfinedDocuments and readConfinedDocument (SERVE-9, SERVE-11, SERVE-12)', () => {
+  it('tell the version of a file from its metadata, the same version the read saw, and a new one once it changed', async () => {
+    const first = await readConfinedDocument(root, ['doc.json']);
     expect(new TextDecoder().decode(first?.bytes)).toBe(VALID);
-    const known = await readConfinedDocumentUnless(root, ['doc.json'], (identity) => identity === first?.identity);
-    expect(known).toEqual({ identity: first?.identity });
+    expect(await statConfinedDocument(root, ['doc.json'])).toBe(first?.identity);
     await writeFile(join(root, 'doc.json'), EDITED);
-    const changed = await readConfinedDocumentUnless(root, ['doc.json'], (identity) => identity === first?.identity);
-    expect(changed?.identity).not.toBe(first?.identity);
-    expect(new TextDecoder().decode(changed?.bytes)).toBe(EDITED);
+    const changed = await statConfinedDocument(root, ['doc.json']);
+    expect(changed).not.toBe(first?.identity);
+    const read = await readConfinedDocument(root, ['doc.json']);
+    expect(read?.identity).toBe(changed);
+    expect(new TextDecoder().decode(read?.bytes)).toBe(EDITED);
   });
 
-  it('still refuses what is not servable before anything else', async () => {
-    expect(await readConfinedDocumentUnless(root, ['missing.json'], () => true)).toBeUndefined();
-    expect(await readConfinedDocumentUnless(root, ['..', 'doc.json'], () => true)).toBeUndefined();
+  it('still refuse what is not servable', async () => {
+    await symlink(join(root, 'doc.json'), join(root, 'link.json'));
+    await mkdir(join(root, '.hidden'));
+    await writeFile(join(root, '.hidden', 'x.json'), VALID);
+    await symlink(join(root, '.hidden', 'x.json'), join(root, 'into-hidden.json'));
+    for (const segments of [['missing.json'], ['..', 'doc.json'], ['into-hidden.json']]) {
+      expect(await statConfinedDocument(root, segments), segments.join('/')).toBeUndefined();
+      expect(await readConfinedDocument(root, segments), segments.join('/')).toBeUndefined();
+    }
+    // A symlink inside the folder to a servable document is served as that document.
+    expect(await statConfinedDocument(root, ['link.json'])).toBe(await statConfinedDocument(root, ['doc.json']));
+  });
+
+  it('read a document into memory of its own size, so what the cache holds is what it counts', async () => {
+    const read = await readConfinedDocument(root, ['doc.json']);
+    expect(read?.bytes.byteLength).toBe(VALID.length);
+    expect(read?.bytes.buffer.byteLength).toBeLessThanOrEqual(VALID.length + 1);
+  });
+
+  it('look up several documents at once, each on its own', async () => {
+    const [doc, missing, outside] = statConfinedDocuments(root, [['doc.json'], ['missing.json'], ['..', 'doc.json']]);
+    expect(await doc).toBe(await statConfinedDocument(root, ['doc.json']));
+    expect(await missing).toBeUndefined();
+    expect(await outside).toBeUndefined();
+    expect(statConfinedDocuments(root, [])).toEqual([]);
   });
 });
 
