@@ -109,7 +109,7 @@ function endContext(run: RunState): Message[] {
 function treeShares(runtime: Runtime, root: string, loaded: LoadedRequest, options: RunOptions, journal: JournalReplay | undefined): TreeShares {
   const limits = options.budget ?? loaded.document.config?.budget;
   // A tree whose children run elsewhere shares its meter with them through the runner (QUEUE-6).
-  const meter = limits ? (runtime.childRunner?.meter?.(root, limits) ?? new BudgetMeter(limits)) : undefined;
+  const meter = limits ? (runtime.childRunner?.meter?.(root, limits, journal?.session) ?? new BudgetMeter(limits)) : undefined;
   return { meter, bounds: new TreeBounds(treeLimits(options)), ...(journal ? { journal } : {}) };
 }
 

@@ -5,7 +5,7 @@ import { DelegateError, UsageError, cancelled, type ProtocolError } from '../pro
 import type { RemoteChild, RemoteChildHooks, RemoteChildRunner } from '../protocol/remote-child.js';
 import type { RunResult } from '../protocol/runtime.js';
 import type { Budget } from '../protocol/budget.js';
-import { budgetKey, cancelChannel, cancelledKey } from './queue-keys.js';
+import { budgetKey, cancelChannel, cancelledKey, traceStreamKey, treeKey, treeOf } from './queue-keys.js';
 import { RedisBudgetMeter } from './redis-budget-meter.js';
 import { connectionFor, DEFAULT_QUEUE_NAME } from './redis-url.js';
 import { emptyUsage, resultFromJson, type RunResultJson } from './run-result-json.js';
@@ -46,6 +46,8 @@ export interface JobReturn {
 export class QueueChildRunner implements RemoteChildRunner {
   private readonly lost: Promise<string>;
   private readonly meters = new Map<string, RedisBudgetMeter>();
+  /** The resumed trees whose earlier sessions this process has ended (QUEUE-14), by tree session. */
+  private readonly superseded = new Map<string, Promise<void>>();
 
   private constructor(
     readonly queueName: string,
@@ -88,12 +90,20 @@ export class QueueChildRunner implements RemoteChildRunner {
 
   /** Queues the child as a job, relays its events, and resolves to its result (QUEUE-3); never throws. */
   async run(child: RemoteChild, hooks: RemoteChildHooks): Promise<RunResult> {
-    const root = child.parent.root;
+    const tree = treeOf(child);
     if (hooks.signal.aborted) return failed(child.id, cancelled());
-    if (this.reader && hooks.tracer) this.reader.follow(root, hooks.tracer);
+    if (this.reader && hooks.tracer) this.reader.follow(tree, hooks.tracer);
+    const session = child.journal?.session ?? 0;
+    if (this.reader && session > 0) await this.supersede(child.parent.root, session);
     let job: Awaited<ReturnType<Queue['add']>>;
     try {
-      job = await this.queue.add('child', child, { jobId: child.id, attempts: 1, removeOnComplete: { age: 3600 }, removeOnFail: { age: 3600 } });
+      // A resumed tree's jobs are its session's: a job its killed session left behind is not answered for it (QUEUE-12).
+      job = await this.queue.add('child', child, {
+        jobId: session === 0 ? child.id : treeKey(child.id, session),
+        attempts: 1,
+        removeOnComplete: { age: 3600 },
+        removeOnFail: { age: 3600 },
+      });
     } catch (error) {
       return failed(
         child.id,
@@ -104,7 +114,7 @@ export class QueueChildRunner implements RemoteChildRunner {
     const abandoned = new Promise<RunResult>((settle) => {
       const onAbort = () => {
         // Waiting jobs are removed; active ones are aborted on their workers (QUEUE-7).
-        void this.cancelTree(root);
+        void this.cancelTree(tree);
         void job.remove().catch(() => undefined);
         grace = setTimeout(() => settle(failed(child.id, cancelled())), CANCEL_GRACE_MS);
       };
@@ -123,40 +133,59 @@ export class QueueChildRunner implements RemoteChildRunner {
       if ('result' in outcome) return outcome.result;
       if ('lost' in outcome) return failed(child.id, new DelegateError('worker_error', outcome.lost, { queue: this.queueName }));
       if ('error' in outcome) return failed(child.id, this.jobError(outcome.error));
-      await this.reader?.reached(root, outcome.value.trace);
+      await this.reader?.reached(tree, outcome.value.trace);
       // What the child spent counts before the caller's next model call checks the budget (QUEUE-6).
-      await this.meters.get(root)?.sync();
+      await this.meters.get(tree)?.sync();
       return resultFromJson(outcome.value.result);
     } finally {
       clearTimeout(grace);
     }
   }
 
-  /** The tree's budget meter shared through Redis with every process of the tree (QUEUE-6): one per tree in this process. */
-  meter(root: string, limit: Budget): RedisBudgetMeter {
-    let meter = this.meters.get(root);
+  /** The tree's budget meter shared through Redis with every process of the tree (QUEUE-6): one per tree session (QUEUE-12) in this process. */
+  meter(root: string, limit: Budget, session = 0): RedisBudgetMeter {
+    const tree = treeKey(root, session);
+    let meter = this.meters.get(tree);
     if (!meter) {
-      meter = new RedisBudgetMeter(limit, this.command, budgetKey(this.queueName, root));
-      this.meters.set(root, meter);
+      meter = new RedisBudgetMeter(limit, this.command, budgetKey(this.queueName, tree));
+      this.meters.set(tree, meter);
     }
     return meter;
   }
 
-  /** Forgets the meter of a tree this process no longer runs anything of. */
-  release(root: string): void {
-    this.meters.delete(root);
+  /** Forgets the meter of a tree session this process no longer runs anything of. */
+  release(tree: string): void {
+    this.meters.delete(tree);
   }
 
-  /** Announces that the tree `root` is cancelled: every worker aborts its jobs (QUEUE-7). */
-  async cancelTree(root: string): Promise<void> {
+  /** Announces that the tree session `tree` is cancelled: every worker aborts its jobs (QUEUE-7). */
+  async cancelTree(tree: string): Promise<void> {
     // Marked first, announced second: a worker takes up a job either before the announcement (and hears it) or after the mark (and sees it).
-    await this.command.set(cancelledKey(this.queueName, root), '1', 'EX', 3600).catch(() => undefined);
-    await this.command.publish(cancelChannel(this.queueName), root).catch(() => undefined);
+    await this.command.set(cancelledKey(this.queueName, tree), '1', 'EX', 3600).catch(() => undefined);
+    await this.command.publish(cancelChannel(this.queueName), tree).catch(() => undefined);
   }
 
-  /** True when the tree `root` was cancelled (QUEUE-7). */
-  async cancelled(root: string): Promise<boolean> {
-    return (await this.command.exists(cancelledKey(this.queueName, root)).catch(() => 0)) === 1;
+  /** True when the tree session `tree` was cancelled (QUEUE-7). */
+  async cancelled(tree: string): Promise<boolean> {
+    return (await this.command.exists(cancelledKey(this.queueName, tree)).catch(() => 0)) === 1;
+  }
+
+  /**
+   * Ends the sessions a resumed tree's `session` follows (QUEUE-14), once per tree: their jobs
+   * still running, which no process waits for since the top process that queued them was killed,
+   * are cancelled as a cancelled tree's are, and their trace streams deleted.
+   */
+  private supersede(root: string, session: number): Promise<void> {
+    const tree = treeKey(root, session);
+    let ended = this.superseded.get(tree);
+    if (!ended) {
+      const earlier = Array.from({ length: session }, (_, index) => treeKey(root, index));
+      ended = Promise.all(earlier.map((old) => this.cancelTree(old))).then(async () => {
+        await this.command.del(...earlier.map((old) => traceStreamKey(this.queueName, old))).catch(() => undefined);
+      });
+      this.superseded.set(tree, ended);
+    }
+    return ended;
   }
 
   /** Stops relaying, deletes the streams of the trees it relayed and closes every connection. */

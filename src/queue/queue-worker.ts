@@ -8,7 +8,7 @@ import { runRemoteChild, type RemoteChild } from '../protocol/remote-child.js';
 import type { ConfirmHook, Runtime } from '../protocol/runtime.js';
 import { RunTrace, Tracer } from '../protocol/trace.js';
 import { QueueChildRunner, type JobReturn } from './queue-child-runner.js';
-import { cancelChannel, traceStreamKey } from './queue-keys.js';
+import { cancelChannel, traceStreamKey, treeOf } from './queue-keys.js';
 import { connectionFor, DEFAULT_QUEUE_NAME } from './redis-url.js';
 import { emptyUsage, resultToJson } from './run-result-json.js';
 import { TraceStreamWriter } from './trace-relay.js';
@@ -52,19 +52,20 @@ export async function startQueueWorker(options: QueueWorkerOptions): Promise<Que
   subscriber.on('error', () => undefined);
   const active = new Map<string, Set<AbortController>>();
   await subscriber.subscribe(cancelChannel(queueName));
-  subscriber.on('message', (_channel: string, root: string) => {
-    for (const controller of active.get(root) ?? []) controller.abort();
+  subscriber.on('message', (_channel: string, tree: string) => {
+    for (const controller of active.get(tree) ?? []) controller.abort();
   });
   const processJob = async (job: Job<RemoteChild, JobReturn>): Promise<JobReturn> => {
     const child = job.data;
-    const root = child.parent.root;
+    // Keys are the tree session's (QUEUE-12): a resumed tree's jobs do not mix with those its killed session left.
+    const tree = treeOf(child);
     const controller = new AbortController();
-    const running = active.get(root) ?? new Set();
+    const running = active.get(tree) ?? new Set();
     running.add(controller);
-    active.set(root, running);
+    active.set(tree, running);
     // A tree cancelled before this job was taken up ends it at once (QUEUE-7).
-    if (await runner.cancelled(root)) controller.abort();
-    const writer = new TraceStreamWriter(publisher, traceStreamKey(queueName, root));
+    if (await runner.cancelled(tree)) controller.abort();
+    const writer = new TraceStreamWriter(publisher, traceStreamKey(queueName, tree));
     const tracer = new Tracer([(event) => writer.append(event)]);
     try {
       // Each attempt at a job is traced, so a job another worker took over shows twice (QUEUE-8).
@@ -82,7 +83,7 @@ export async function startQueueWorker(options: QueueWorkerOptions): Promise<Que
         return { result: { ok: false, run: child.id, error: problem.toJSON(), usage: emptyUsage(), usageTotal: emptyUsage() }, trace: await writer.flushed() };
       }
       // The tree's spending so far, as every process of the tree shares it (QUEUE-6).
-      const meter = child.budget === undefined ? undefined : runner.meter(root, child.budget);
+      const meter = child.budget === undefined ? undefined : runner.meter(child.parent.root, child.budget, child.journal?.session);
       await meter?.sync();
       const result = await runRemoteChild(options.runtime, child, {
         ...(meter === undefined ? {} : { meter }),
@@ -95,8 +96,8 @@ export async function startQueueWorker(options: QueueWorkerOptions): Promise<Que
     } finally {
       running.delete(controller);
       if (running.size === 0) {
-        active.delete(root);
-        runner.release(root);
+        active.delete(tree);
+        runner.release(tree);
       }
     }
   };

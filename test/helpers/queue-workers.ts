@@ -12,9 +12,9 @@ export interface WorkerProcess {
   stderr(): string;
 }
 
-/** Starts one worker on the queue at `url`; resolves once it says it takes jobs. */
-export async function startWorker(url: string, extra: string[] = []): Promise<WorkerProcess> {
-  const child = spawn(process.execPath, [WORKER_BIN, '--queue', url, '--root', '.', ...extra], { env: offlineEnv(), stdio: ['ignore', 'ignore', 'pipe'] });
+/** Starts one worker on the queue at `url`, offline but for the variables in `env`; resolves once it says it takes jobs. */
+export async function startWorker(url: string, extra: string[] = [], env: Record<string, string> = {}): Promise<WorkerProcess> {
+  const child = spawn(process.execPath, [WORKER_BIN, '--queue', url, '--root', '.', ...extra], { env: offlineEnv(env), stdio: ['ignore', 'ignore', 'pipe'] });
   let stderr = '';
   child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
   await new Promise<void>((ready, fail) => {
@@ -35,8 +35,8 @@ export async function startWorker(url: string, extra: string[] = []): Promise<Wo
 }
 
 /** Starts `count` workers on the queue at `url`. */
-export function startWorkers(url: string, count: number, extra: string[] = []): Promise<WorkerProcess[]> {
-  return Promise.all(Array.from({ length: count }, () => startWorker(url, extra)));
+export function startWorkers(url: string, count: number, extra: string[] = [], env: Record<string, string> = {}): Promise<WorkerProcess[]> {
+  return Promise.all(Array.from({ length: count }, () => startWorker(url, extra, env)));
 }
 
 /** Stops workers (SIGTERM, then SIGKILL after 5 s) and waits for them to exit. */
