@@ -5,7 +5,8 @@ import { DelegateError, UsageError, cancelled, type ProtocolError } from '../pro
 import type { RemoteChild, RemoteChildHooks, RemoteChildRunner } from '../protocol/remote-child.js';
 import type { RunResult } from '../protocol/runtime.js';
 import type { Budget } from '../protocol/budget.js';
-import { budgetKey, cancelChannel, cancelledKey, traceStreamKey, treeKey, treeOf } from './queue-keys.js';
+import { budgetKey, cancelChannel, cancelledKey, cassetteClaimsKey, traceStreamKey, treeKey, treeOf } from './queue-keys.js';
+import { RedisCassetteClaims } from './redis-cassette-claims.js';
 import { RedisBudgetMeter } from './redis-budget-meter.js';
 import { connectionFor, DEFAULT_QUEUE_NAME } from './redis-url.js';
 import { emptyUsage, resultFromJson, type RunResultJson } from './run-result-json.js';
@@ -151,6 +152,11 @@ export class QueueChildRunner implements RemoteChildRunner {
       this.meters.set(tree, meter);
     }
     return meter;
+  }
+
+  /** The claims of the cassette entries of the tree session `tree` (QUEUE-17): shared by every process of the tree. */
+  cassetteClaims(tree: string): RedisCassetteClaims {
+    return new RedisCassetteClaims(this.command, cassetteClaimsKey(this.queueName, tree));
   }
 
   /** Forgets the meter of a tree session this process no longer runs anything of. */

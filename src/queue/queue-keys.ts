@@ -1,4 +1,4 @@
-/** The Redis keys a queue's run trees use besides BullMQ's own (QUEUE-5, QUEUE-7, QUEUE-12). */
+/** The Redis keys a queue's run trees use besides BullMQ's own (QUEUE-5, QUEUE-7, QUEUE-12, QUEUE-17). */
 import type { RemoteChild } from '../protocol/remote-child.js';
 
 /**
@@ -13,6 +13,11 @@ export function treeKey(root: string, session = 0): string {
 /** The tree session a queued child belongs to (QUEUE-12). */
 export function treeOf(child: Pick<RemoteChild, 'parent' | 'journal'>): string {
   return treeKey(child.parent.root, child.journal?.session);
+}
+
+/** Where the claims of the tree's cassette entries are kept, `<prefix>:<entry index>` (QUEUE-17, CAS-16). */
+export function cassetteClaimsKey(queueName: string, tree: string): string {
+  return `delegate-run:${queueName}:cassette:${tree}`;
 }
 
 /** The stream a run tree's remote events go to, in order per run (QUEUE-5). */

@@ -4,6 +4,7 @@ import { Worker, type Job } from 'bullmq';
 import { Redis } from 'ioredis';
 import { toProtocolError } from '../protocol/errors.js';
 import type { Model } from '../protocol/model.js';
+import { shareCassette } from '../models/shared-cassette.js';
 import { runRemoteChild, type RemoteChild } from '../protocol/remote-child.js';
 import type { ConfirmHook, Runtime } from '../protocol/runtime.js';
 import { RunTrace, Tracer } from '../protocol/trace.js';
@@ -77,7 +78,8 @@ export async function startQueueWorker(options: QueueWorkerOptions): Promise<Que
       });
       let model: Model | undefined;
       try {
-        model = child.model === null ? undefined : options.model(child.model, child.standsFor);
+        // The cassette of a replayed model is the tree's, its entries used once across processes (QUEUE-17).
+        model = child.model === null ? undefined : shareCassette(options.model(child.model, child.standsFor), runner.cassetteClaims(tree));
       } catch (error) {
         const problem = toProtocolError(error, 'usage_error');
         return { result: { ok: false, run: child.id, error: problem.toJSON(), usage: emptyUsage(), usageTotal: emptyUsage() }, trace: await writer.flushed() };
