@@ -1,4 +1,5 @@
 // A cassette replayed across worker processes is consumed as in process, once per tree (CAS-2, CAS-11, CAS-16, QUEUE-17): on a real redis-server with two delegate-worker processes.
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -87,6 +88,27 @@ describe.skipIf(!redisAvailable)(redisAvailable ? 'a cassette shared by the proc
       expect(workersUsed.size).toBe(2);
     }
   }, 120_000);
+
+  it("shares the entries between the top run's process and the workers: an entry a child used is not the boss's next answer", async () => {
+    const folder = threeAnswersFolder();
+    // Entries without `match` answer any call: the child takes the first, so the boss's last answer is the second.
+    const cassette = {
+      version: 1,
+      entries: [
+        { match: { request: 'boss', step: 0 }, solution: { calls: [{ _tool: 'work', n: 0, _outputPath: '†state.r0' }], output: null } },
+        { solution: { calls: [], output: 'first' } },
+        { solution: { calls: [], output: 'second' } },
+      ],
+    };
+    writeFileSync(join(folder, 'boss.cassette.json'), JSON.stringify(cassette));
+    const local = await runCli([join(folder, 'boss.json'), '--json', '--quiet']);
+    expect(JSON.parse(local.stdout).output).toBe('second');
+    const trace = join(tempDir(), 'queued.jsonl');
+    const queued = await runCli([join(folder, 'boss.json'), '--json', '--quiet', '--trace', trace, '--queue', redis.url, '--queue-name', QUEUE]);
+    expect(queued.code, queued.stderr).toBe(0);
+    expect(childOutputs(trace)).toEqual(['first']);
+    expect(JSON.parse(queued.stdout).output).toBe('second');
+  }, 60_000);
 
   it('grants each entry to exactly one of several processes claiming at once, through SET NX', async () => {
     const clients = Array.from({ length: 4 }, () => new Redis(redis.port, '127.0.0.1'));
