@@ -1,51 +1,42 @@
 // A cassette replayed across worker processes is consumed as in process, once per tree (CAS-2, CAS-11, CAS-16, QUEUE-17): on a real redis-server with two delegate-worker processes.
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { folderWith, readTrace, runCli, tempDir } from '../helpers/cli.js';
+import { readTrace, runCli, tempDir } from '../helpers/cli.js';
+import { fanOutFolder } from '../helpers/queue-fixture.js';
 import { startWorkers, stopWorkers, type WorkerProcess } from '../helpers/queue-workers.js';
 import { REDIS_SKIP_REASON, redisAvailable, startRedis, type TestRedis } from '../helpers/redis-server.js';
 import { RedisCassetteClaims } from '../../src/queue/redis-cassette-claims.js';
 
 const QUEUE = 'cassette';
 
-/** A boss delegating three tasks at once; the cassette's three task entries all match every task at step 0 and answer differently. */
+/** The fan-out boss delegating three tasks at once, its cassette replaced by `entries` after the boss's own two. */
+function fanOutWith(taskEntries: unknown[], bossCalls = 3): string {
+  const folder = fanOutFolder(bossCalls);
+  const calls = Array.from({ length: bossCalls }, (_, n) => ({ _tool: 'work', n, _outputPath: `†state.r${n}` }));
+  const cassette = {
+    version: 1,
+    entries: [{ match: { request: 'boss', step: 0 }, solution: { calls, output: null } }, ...taskEntries],
+  };
+  writeFileSync(join(folder, 'boss.cassette.json'), JSON.stringify(cassette));
+  return folder;
+}
+
+/** Three entries that all match every task at step 0 and answer differently; slow enough that each worker (one job at a time) holds one task while the third waits. */
 function threeAnswersFolder(): string {
-  const task = {
-    meta: { name: 'task' },
-    context: [
-      { type: 'system', text: 'Do the task.' },
-      { type: 'input', schema: { type: 'object', properties: { n: { type: 'number' } }, required: ['n'] } },
-    ],
-    schema: { type: 'string' },
-  };
-  const boss = {
-    meta: { name: 'boss' },
-    context: [
-      { type: 'system', text: 'Hand out the tasks.' },
-      { type: 'tool', tool: { work: { description: 'Does one task.', properties: { n: { type: 'number' } }, required: ['n'], _delegate: './task.json' } } },
-    ],
-    schema: { type: 'string' },
-  };
-  // Slow enough that each worker (one job at a time) holds one task while the third waits.
   const answer = (output: string) => ({
     match: { request: 'task', step: 0 },
     delayMs: 400,
     solution: { calls: [], output },
     usage: { inputTokens: 10, outputTokens: 2 },
   });
-  const cassette = {
-    version: 1,
-    entries: [
-      { match: { request: 'boss', step: 0 }, solution: { calls: [0, 1, 2].map((n) => ({ _tool: 'work', n, _outputPath: `†state.r${n}` })), output: null } },
-      { match: { request: 'boss', step: 1 }, solution: { calls: [], output: 'handed out' } },
-      answer('first'),
-      answer('second'),
-      answer('third'),
-    ],
-  };
-  return folderWith({ 'boss.json': boss, 'task.json': task, 'boss.cassette.json': cassette }, 'delegate-cassette-');
+  return fanOutWith([
+    { match: { request: 'boss', step: 1 }, solution: { calls: [], output: { done: 3 } } },
+    answer('first'),
+    answer('second'),
+    answer('third'),
+  ]);
 }
 
 /** The outputs of the tree's children, as the trace holds them, sorted. */
@@ -81,7 +72,7 @@ describe.skipIf(!redisAvailable)(redisAvailable ? 'a cassette shared by the proc
       const trace = join(tempDir(), `queued-${round}.jsonl`);
       const queued = await runCli([join(folder, 'boss.json'), '--json', '--quiet', '--trace', trace, '--queue', redis.url, '--queue-name', QUEUE]);
       expect(queued.code, queued.stderr).toBe(0);
-      expect(JSON.parse(queued.stdout).output).toBe('handed out');
+      expect(JSON.parse(queued.stdout).output).toEqual({ done: 3 });
       expect(childOutputs(trace)).toEqual(['first', 'second', 'third']);
       // Both workers ran some of them: each would have used the first entry had it consumed alone.
       const workersUsed = new Set(readTrace(trace).flatMap((event) => (event.event === 'queue.job' ? [event.worker] : [])));
@@ -90,24 +81,18 @@ describe.skipIf(!redisAvailable)(redisAvailable ? 'a cassette shared by the proc
   }, 120_000);
 
   it("shares the entries between the top run's process and the workers: an entry a child used is not the boss's next answer", async () => {
-    const folder = threeAnswersFolder();
     // Entries without `match` answer any call: the child takes the first, so the boss's last answer is the second.
-    const cassette = {
-      version: 1,
-      entries: [
-        { match: { request: 'boss', step: 0 }, solution: { calls: [{ _tool: 'work', n: 0, _outputPath: '†state.r0' }], output: null } },
-        { solution: { calls: [], output: 'first' } },
-        { solution: { calls: [], output: 'second' } },
-      ],
-    };
-    writeFileSync(join(folder, 'boss.cassette.json'), JSON.stringify(cassette));
+    const folder = fanOutWith([{ solution: { calls: [], output: { done: 1 } } }, { solution: { calls: [], output: { done: 2 } } }], 1);
+    // The task answers with an object too, so that one entry fits both Requests.
+    const task = JSON.parse(readFileSync(join(folder, 'task.json'), 'utf8'));
+    writeFileSync(join(folder, 'task.json'), JSON.stringify({ ...task, schema: { type: 'object' } }));
     const local = await runCli([join(folder, 'boss.json'), '--json', '--quiet']);
-    expect(JSON.parse(local.stdout).output).toBe('second');
+    expect(JSON.parse(local.stdout).output).toEqual({ done: 2 });
     const trace = join(tempDir(), 'queued.jsonl');
     const queued = await runCli([join(folder, 'boss.json'), '--json', '--quiet', '--trace', trace, '--queue', redis.url, '--queue-name', QUEUE]);
     expect(queued.code, queued.stderr).toBe(0);
-    expect(childOutputs(trace)).toEqual(['first']);
-    expect(JSON.parse(queued.stdout).output).toBe('second');
+    expect(childOutputs(trace)).toEqual([{ done: 1 }]);
+    expect(JSON.parse(queued.stdout).output).toEqual({ done: 2 });
   }, 60_000);
 
   it('grants each entry to exactly one of several processes claiming at once, through SET NX', async () => {

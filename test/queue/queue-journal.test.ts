@@ -1,8 +1,10 @@
 // A journaled tree on the queue (QUEUE-12 to QUEUE-16): the journal holds the workers' events, and a parent SIGKILLed mid-tree resumes with --queue, the children in flight replaying their journaled answers on the workers; on a real redis-server with two delegate-worker processes and a loopback model.
-import { copyFileSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { copyFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { exited, startCli, tempDir, waitFor } from '../helpers/cli.js';
+import { exited, readJournal, startCli, tempDir, waitFor } from '../helpers/cli.js';
+// Its `note` tool is latent here: the command lines give no Activities, so the model writes the note (TOOL-5).
+import { HELPER } from '../helpers/journal-tree.js';
 import { startWorkers, stopWorkers, type WorkerProcess } from '../helpers/queue-workers.js';
 import { REDIS_SKIP_REASON, redisAvailable, startRedis, type TestRedis } from '../helpers/redis-server.js';
 import { type LoopbackServer, startServer } from '../models/support/loopback.js';
@@ -23,17 +25,6 @@ const BOSS = {
   schema: { type: 'string' },
 };
 
-/** Notes its topic (a latent call, no Activity), then reports it: two answers per child. */
-const HELPER = {
-  meta: { name: 'helper' },
-  context: [
-    { type: 'system', text: 'You are a helper. Note the topic, then report it.' },
-    { type: 'input', schema: { type: 'object', properties: { topic: { type: 'string' } } } },
-    { type: 'tool', tool: { note: { type: 'object', properties: { text: { type: 'string' } }, _output: { type: 'string' } } } },
-  ],
-  schema: { type: 'string' },
-};
-
 /** The answer to a prompt: one per (run, step), each different, so an answer tells which was asked. */
 function answerFor(prompt: string): { solution: unknown; delayMs: number } {
   if (prompt.includes('You are the boss.')) {
@@ -49,20 +40,6 @@ type Event = Record<string, unknown> & { event: string };
 
 /** A research call the journal shows finished. */
 const finishedResearch = (event: Event) => event.event === 'call.completed' && event.tool === 'research';
-
-function journalEvents(path: string): Event[] {
-  if (!existsSync(path)) return [];
-  return readFileSync(path, 'utf8')
-    .split('\n')
-    .filter((line) => line.trim() !== '')
-    .flatMap((line) => {
-      try {
-        return [JSON.parse(line) as Event];
-      } catch {
-        return [];
-      }
-    });
-}
 
 describe.skipIf(!redisAvailable)(redisAvailable ? 'a journaled tree on the queue' : `queue journal tests, ${REDIS_SKIP_REASON}`, () => {
   let redis: TestRedis;
@@ -113,7 +90,7 @@ describe.skipIf(!redisAvailable)(redisAvailable ? 'a journaled tree on the queue
     expect(uninterrupted.code, uninterrupted.stderr).toBe(0);
     const expected = JSON.parse(uninterrupted.stdout);
     expect(expected.output).toBe('summary of a, b, c, d');
-    const wholeEvents = journalEvents(wholeJournal);
+    const wholeEvents = readJournal(wholeJournal);
     expect(wholeEvents.filter((event) => event.event === 'queue.job')).toHaveLength(4);
     expect(wholeEvents.filter((event) => event.event === 'model.response' && event.depth === 1)).toHaveLength(8);
     expect(wholeEvents.filter((event) => event.event === 'run.completed' && event.depth === 1)).toHaveLength(4);
@@ -123,7 +100,7 @@ describe.skipIf(!redisAvailable)(redisAvailable ? 'a journaled tree on the queue
     const journal = join(folder, 'run.jsonl');
     const first = startCli([boss, ...flags, ...queue(), '--journal', journal], { env });
     await waitFor(() => {
-      const events = journalEvents(journal);
+      const events = readJournal(journal);
       return (
         events.filter(finishedResearch).length >= 2 &&
         events.filter((event) => event.event === 'model.response' && event.depth === 1 && event.step === 0).length >= 4
@@ -131,7 +108,7 @@ describe.skipIf(!redisAvailable)(redisAvailable ? 'a journaled tree on the queue
     }, 60_000);
     first.child.kill('SIGKILL');
     await exited(first.done, 'the killed parent');
-    const atKill = journalEvents(journal);
+    const atKill = readJournal(journal);
     // A delegation is reused on resume once its call is journaled finished (JOURNAL-5); the others run again.
     const inFlight = atKill.filter((event) => event.event === 'delegate.started').length - atKill.filter(finishedResearch).length;
     expect(inFlight).toBeGreaterThan(0);
@@ -147,7 +124,7 @@ describe.skipIf(!redisAvailable)(redisAvailable ? 'a journaled tree on the queue
     expect(result.output).toEqual(expected.output);
     for (const field of ['inputTokens', 'outputTokens', 'steps', 'toolCalls']) expect(result.usage[field]).toEqual(expected.usage[field]);
     // The children in flight ran again on the workers with their journaled answers replayed, not asked.
-    const appended = journalEvents(journal).slice(atKill.length);
+    const appended = readJournal(journal).slice(atKill.length);
     const replayedChildren = appended.filter((event) => event.event === 'model.replayed' && event.depth === 1);
     expect(replayedChildren.length).toBeGreaterThanOrEqual(inFlight);
     // The count includes the children's answers: the boss's first answer and each child's first.
