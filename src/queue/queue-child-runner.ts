@@ -5,7 +5,7 @@ import { DelegateError, UsageError, cancelled, type ProtocolError } from '../pro
 import type { RemoteChild, RemoteChildHooks, RemoteChildRunner } from '../protocol/remote-child.js';
 import type { RunResult } from '../protocol/runtime.js';
 import type { Budget } from '../protocol/budget.js';
-import { budgetKey, cancelChannel, cancelledKey, cassetteClaimsKey, traceStreamKey, treeKey, treeOf } from './queue-keys.js';
+import { budgetKey, cancelChannel, cancelledKey, cassetteClaimsKey, jobIdOf, traceStreamKey, treeKey, treeOf } from './queue-keys.js';
 import { RedisCassetteClaims } from './redis-cassette-claims.js';
 import { RedisBudgetMeter } from './redis-budget-meter.js';
 import { connectionFor, DEFAULT_QUEUE_NAME } from './redis-url.js';
@@ -100,7 +100,7 @@ export class QueueChildRunner implements RemoteChildRunner {
     try {
       // A resumed tree's jobs are its session's: a job its killed session left behind is not answered for it (QUEUE-12).
       job = await this.queue.add('child', child, {
-        jobId: session === 0 ? child.id : treeKey(child.id, session),
+        jobId: jobIdOf(child),
         attempts: 1,
         removeOnComplete: { age: 3600 },
         removeOnFail: { age: 3600 },

@@ -15,6 +15,12 @@ export function treeOf(child: Pick<RemoteChild, 'parent' | 'journal'>): string {
   return treeKey(child.parent.root, child.journal?.session);
 }
 
+/** A child's job id (QUEUE-2, QUEUE-12): its run id, and `~<n>` in the nth resume, so a resumed tree's jobs are not those its killed session left. */
+export function jobIdOf(child: Pick<RemoteChild, 'id' | 'journal'>): string {
+  const session = child.journal?.session ?? 0;
+  return session === 0 ? child.id : `${child.id}~${session}`;
+}
+
 /** Where the claims of the tree's cassette entries are kept, `<prefix>:<entry index>` (QUEUE-17, CAS-16). */
 export function cassetteClaimsKey(queueName: string, tree: string): string {
   return `delegate-run:${queueName}:cassette:${tree}`;
