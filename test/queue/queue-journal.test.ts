@@ -1,6 +1,7 @@
 // A journaled tree on the queue (QUEUE-12 to QUEUE-16): the journal holds the workers' events, and a parent SIGKILLed mid-tree resumes with --queue, the children in flight replaying their journaled answers on the workers; on a real redis-server with two delegate-worker processes and a loopback model.
 import { copyFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { exited, readJournal, startCli, tempDir, waitFor } from '../helpers/cli.js';
 // Its `note` tool is latent here: the command lines give no Activities, so the model writes the note (TOOL-5).
@@ -136,6 +137,15 @@ describe.skipIf(!redisAvailable)(redisAvailable ? 'a journaled tree on the queue
     expect(appended.filter((event) => event.event === 'run.resumed' && event.depth === 1)).toHaveLength(inFlight);
     // No answer the journal held was asked of the model again.
     expect(paid.slice(paidBefore).filter((answer) => answered.has(answer))).toEqual([]);
+    // The killed session was cancelled before the resumed one queued its first child (QUEUE-14); the resumed one was not.
+    const root = String(atKill[0]?.run);
+    const client = new Redis(redis.port, '127.0.0.1');
+    try {
+      expect(await client.exists(`delegate-run:${QUEUE}:cancelled:${root}`)).toBe(1);
+      expect(await client.exists(`delegate-run:${QUEUE}:cancelled:${root}~1`)).toBe(0);
+    } finally {
+      client.disconnect();
+    }
 
     // Resumed without the queue, in process, the same journal ends the same way (QUEUE-16).
     const paidBeforeLocal = paid.length;
