@@ -122,6 +122,7 @@ export {
 export type { Model, ModelFactory, ModelFactoryOptions, ModelRequest, ModelResponse, ModelRetry, ProviderMessage } from './protocol/model.js';
 export { addCost, addUsage, zeroUsage } from './protocol/usage.js';
 export { ReplayModel, type ReplayModelOptions } from './models/replay.js';
+export type { CassetteClaims } from './models/cassette-claims.js';
 export { RecordingModel } from './models/recording.js';
 export { OpenAIModel } from './models/openai.js';
 export { AnthropicModel } from './models/anthropic.js';

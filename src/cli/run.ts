@@ -17,7 +17,9 @@ import { notJsonPlaceholder, toJsonData } from '../protocol/json-data.js';
 import type { LoadedRequest } from '../protocol/load-request.js';
 import type { Budget } from '../protocol/budget.js';
 import type { Activity, ResumeOptions, RunOptions, RunResult } from '../protocol/runtime.js';
-import { journalStart, type JournalStore } from '../protocol/journal.js';
+import { journalSession, journalStart, type JournalStore } from '../protocol/journal.js';
+import { newId } from '../protocol/ids.js';
+import { shareCassette } from '../models/shared-cassette.js';
 import { openJournalFile } from '../files/journal-file.js';
 import { journalSettings, resumedArguments } from './journal-arguments.js';
 import { type JsonlFileSink, jsonlFileSink } from '../files/jsonl-file-sink.js';
@@ -30,6 +32,7 @@ import { createProgress, type Progress } from './progress.js';
 import { REPORT_COMMAND, reportMain } from './report.js';
 import type { QueueChildRunner, QueueChildRunnerOptions } from '../queue/queue-child-runner.js';
 import { connectionFor } from '../queue/redis-url.js';
+import { treeKey } from '../queue/queue-keys.js';
 import { VIEW_COMMAND, viewMain } from './view.js';
 import { onePositional, parseOrUsageError } from './command-line.js';
 
@@ -468,7 +471,7 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
     queue = args.queue === undefined ? undefined : await (await import('../queue/queue-child-runner.js')).QueueChildRunner.connect(queueOptions(args));
     runtime.useChildRunner(queue);
     const loaded = await loadEntry(runtime, requestPath);
-    const model = chooseModel(args, loaded.loaded, runtime.models as ModelChooser, io, say);
+    const { model, runId } = queuedTop(queue, resumed, chooseModel(args, loaded.loaded, runtime.models as ModelChooser, io, say));
     // The run's inputs have loaded: only now may the trace replace a file, and never one of them (CLI-15).
     sink = openCheckedTrace(args, io.cwd, model);
     if (sink) tracer.subscribe(sink);
@@ -483,6 +486,7 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
         tracer,
         confirm,
         trusted: loaded.trusted,
+        ...(runId === undefined ? {} : { runId }),
         ...journaled,
       });
     }
@@ -512,13 +516,29 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
   return reportResult(result, args, io, { sink, journal, ...(resumed ? { replayed } : {}) }, say);
 }
 
+/**
+ * The top run's model and id on a queue (QUEUE-17): a replayed model shares its cassette with the
+ * tree's other processes through claims named by the tree's session (QUEUE-12), so a new tree's id
+ * is drawn here rather than by the run. Without a queue, the model as chosen and no id.
+ */
+function queuedTop(
+  queue: QueueChildRunner | undefined,
+  resumed: { store: JournalStore; run: string } | undefined,
+  model: Model | undefined,
+): { model: Model | undefined; runId?: string } {
+  if (!queue) return { model };
+  const runId = resumed ? resumed.run : newId('run');
+  const tree = treeKey(runId, resumed ? journalSession(resumed.store.events) : 0);
+  return { model: model && shareCassette(model, queue.cassetteClaims(tree)), ...(resumed ? {} : { runId }) };
+}
+
 /** Opens the journal `--resume` names and takes the command line it recorded (CLI-23); throws a UsageError for a journal that cannot be resumed. */
-function openResumed(args: ParsedArguments, cwd: string): { store: JournalStore; args: ParsedArguments; path: string } {
+function openResumed(args: ParsedArguments, cwd: string): { store: JournalStore; args: ParsedArguments; path: string; run: string } {
   const path = resolve(cwd, args.resume as string);
   const store = openJournalFile(path, 'resume');
   try {
     const start = journalStart(store);
-    return { store, path, args: resumedArguments(args, args.request === '' ? [] : [args.request], start, args.resume as string) };
+    return { store, path, run: start.run, args: resumedArguments(args, args.request === '' ? [] : [args.request], start, args.resume as string) };
   } catch (error) {
     store.close();
     throw error;

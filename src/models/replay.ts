@@ -1,4 +1,4 @@
-/** The replay model (spec/cassettes.md CAS-1 to CAS-8, CAS-14): plays a cassette's answers deterministically, priced as the models they stand for; also the library's test double. */
+/** The replay model (spec/cassettes.md CAS-1 to CAS-8, CAS-14, CAS-16): plays a cassette's answers deterministically, priced as the models they stand for; also the library's test double. */
 import { ModelError } from '../protocol/errors.js';
 import { throwIfAborted, sleep } from './abort-error.js';
 import { readCassetteFile, readCassetteFileSync, validateCassette, type Cassette, type CassetteEntry } from './cassette.js';
@@ -8,6 +8,7 @@ import { addUsage, type Usage, zeroUsage } from '../protocol/usage.js';
 import { parseModelJson } from './parse-json.js';
 import { emitCalls } from './stream-calls.js';
 import { answerCut } from './live-call.js';
+import { type CassetteClaims, LocalCassetteClaims } from './cassette-claims.js';
 
 /** How many characters of the prompt a no-match error quotes. */
 const PROMPT_EXCERPT_LENGTH = 200;
@@ -19,6 +20,11 @@ export interface ReplayModelOptions {
    * models.json plus DELEGATE_MODELS, loaded the first time an entry names a model.
    */
   prices?: Pick<ModelCatalog, 'costOf'>;
+  /**
+   * Who else uses this cassette's consumable entries (CAS-16): default, no one — the model's own
+   * {@link LocalCassetteClaims}. A queued tree gives claims shared by all its processes.
+   */
+  claims?: CassetteClaims;
 }
 
 /**
@@ -37,6 +43,7 @@ export class ReplayModel implements Model {
   readonly requests: ModelRequest[] = [];
   private readonly entries: CassetteEntry[];
   private readonly uses: number[];
+  private readonly claims: CassetteClaims;
   private prices: Pick<ModelCatalog, 'costOf'> | undefined;
 
   /**
@@ -49,6 +56,16 @@ export class ReplayModel implements Model {
     this.uses = this.entries.map(() => 0);
     this.id = `replay:${source}`;
     this.prices = options.prices;
+    this.claims = options.claims ?? new LocalCassetteClaims();
+  }
+
+  /**
+   * The same cassette with its consumable entries claimed through `claims` (CAS-16): a run tree's
+   * share, so that its processes use each entry once between them. It has its own `requests` and
+   * `unused()`.
+   */
+  sharing(claims: CassetteClaims): ReplayModel {
+    return new ReplayModel(this.entries, this.id.slice('replay:'.length), { ...(this.prices ? { prices: this.prices } : {}), claims });
   }
 
   /** Loads a cassette file; a bad file is a ModelConfigError naming the file and the JSON pointer. */
@@ -79,7 +96,9 @@ export class ReplayModel implements Model {
     throwIfAborted(request.signal);
     this.requests.push(request);
     const prompt = request.messages.map((message) => message.content).join('\n');
-    const index = this.entries.findIndex((entry, i) => (entry.repeat === true || this.uses[i] === 0) && matches(entry, request, prompt));
+    const found = this.entryFor(request, prompt, 0);
+    // Claims answered at once keep an in-process replay as synchronous as it always was.
+    const index = typeof found === 'number' ? found : await found;
     if (index < 0) {
       const excerpt = prompt.slice(0, PROMPT_EXCERPT_LENGTH);
       throw new ModelError(
@@ -108,6 +127,22 @@ export class ReplayModel implements Model {
     throwIfAborted(request.signal);
     const usage = addUsage(zeroUsage(), entry.usage ?? {});
     return { text, solution, model: this.id, usage, ...this.priced(entry, usage) };
+  }
+
+  /**
+   * The index of the first entry from `from` on, in file order, that matches and is this call's:
+   * a `repeat` entry always is (CAS-3), another when its claim is granted (CAS-2); -1 for none.
+   */
+  private entryFor(request: ModelRequest, prompt: string, from: number): number | Promise<number> {
+    for (let index = from; index < this.entries.length; index += 1) {
+      const entry = this.entries[index] as CassetteEntry;
+      if (!matches(entry, request, prompt)) continue;
+      if (entry.repeat === true) return index;
+      const granted = this.claims.claim(index);
+      if (granted === true) return index;
+      if (granted !== false) return granted.then((mine) => (mine ? index : this.entryFor(request, prompt, index + 1)));
+    }
+    return -1;
   }
 
   /** What a replayed answer costs: as much as the model its entry names, else nothing (CAS-14). */

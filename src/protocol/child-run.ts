@@ -130,6 +130,7 @@ function remoteChild(scope: CallScope, id: string, parent: RemoteChild['parent']
   const model = options.model;
   const standsFor = model?.standsFor;
   const budget = scope.tree.meter?.limit;
+  const journal = scope.tree.journal;
   return {
     id,
     parent,
@@ -147,6 +148,8 @@ function remoteChild(scope: CallScope, id: string, parent: RemoteChild['parent']
     },
     ...(budget === undefined ? {} : { budget }),
     limits: { ...scope.tree.bounds.limits },
+    // The session, and what the journal holds of this child's subtree, which it replays by place (QUEUE-12, QUEUE-13).
+    ...(journal ? { journal: { session: journal.session, events: journal.subtree(id) } } : {}),
   };
 }
 

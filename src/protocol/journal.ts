@@ -108,6 +108,12 @@ export interface JournaledCall {
  * parameters; the totals runs ended with. Each answer and execution is handed out once.
  */
 export class JournalReplay {
+  /**
+   * Which session of the tree this is (JOURNAL-9): 0 for the run that begins the journal, n for its
+   * nth resume. A queued tree's keys and jobs are its session's (QUEUE-12).
+   */
+  readonly session: number;
+  private readonly events: readonly TraceEvent[];
   private readonly answers = new Map<string, TraceEvent>();
   private readonly calls = new Map<string, JournaledCall[]>();
   private readonly latest = new Map<string, JournaledCall>();
@@ -116,13 +122,20 @@ export class JournalReplay {
   /** What was replayed so far: model answers and calls. */
   readonly replayed = { answers: 0, calls: 0 };
 
-  constructor(events: readonly TraceEvent[]) {
-    let session = 0;
+  /**
+   * @param events the journal's events, in order.
+   * @param session the session this is, when the events do not say it: a queued child's subtree
+   *   (QUEUE-13) lacks the top run's events. Default: {@link journalSession}.
+   */
+  constructor(events: readonly TraceEvent[], session = journalSession(events)) {
+    this.events = events;
+    this.session = session;
+    let seen = 0;
     for (const event of events) {
       const run = event.run;
       switch (event.event) {
         case 'journal.resumed':
-          session += 1;
+          seen += 1;
           break;
         case 'run.started':
           this.startedRuns.add(run);
@@ -131,7 +144,7 @@ export class JournalReplay {
           this.answers.set(answerKey(run, event.step, event.attempt), event);
           break;
         case 'call.started':
-          this.started(run, String(event.call), event.params, session);
+          this.started(run, String(event.call), event.params, seen);
           break;
         case 'call.completed':
         case 'call.failed': {
@@ -172,6 +185,26 @@ export class JournalReplay {
     this.latest.set(`${run}\u0000${callId}`, call);
   }
 
+  /**
+   * The journaled events of the subtree of the run `root` (QUEUE-13): its own and its descendants',
+   * in journal order, with every `journal.resumed` (which marks where each session began, JOURNAL-5).
+   */
+  subtree(root: string): TraceEvent[] {
+    const parents = new Map<string, string | null>();
+    for (const event of this.events) if (!parents.has(event.run)) parents.set(event.run, typeof event.parent === 'string' ? event.parent : null);
+    const inside = new Map<string, boolean>();
+    const within = (run: string): boolean => {
+      let known = inside.get(run);
+      if (known === undefined) {
+        const parent = parents.get(run);
+        known = run === root || (typeof parent === 'string' && within(parent));
+        inside.set(run, known);
+      }
+      return known;
+    };
+    return this.events.filter((event) => event.event === 'journal.resumed' || within(event.run));
+  }
+
   /** True when the journal shows the run started: it is resumed, not started (JOURNAL-6). */
   hasRun(run: string): boolean {
     return this.startedRuns.has(run);
@@ -207,6 +240,12 @@ export class JournalReplay {
   totalOf(run: string): UsageSummary | undefined {
     return this.totals.get(run);
   }
+}
+
+/** The session a tree with these journaled events is in (JOURNAL-9): 0 for none (a journal begun now), else one more than the resumes they hold. */
+export function journalSession(events: readonly TraceEvent[]): number {
+  if (events.length === 0) return 0;
+  return events.filter((event) => event.event === 'journal.resumed').length + 1;
 }
 
 function answerKey(run: string, step: unknown, attempt: unknown): string {

@@ -1,10 +1,11 @@
 /** Child runs elsewhere (QUEUE-1): what a child run needs as JSON, the hook a queue implements, and how a worker runs one. */
 import { BudgetMeter, type Budget } from './budget.js';
+import { JournalReplay } from './journal.js';
 import type { LoadedRequest } from './load-request.js';
 import type { Model, ProviderFile } from './model.js';
 import { runRequest } from './run-loop.js';
 import type { ConfirmHook, RunOptions, RunResult, Runtime } from './runtime.js';
-import type { Tracer } from './trace.js';
+import type { TraceEvent, Tracer } from './trace.js';
 import { TreeBounds, type TreeLimits } from './tree-bounds.js';
 
 /**
@@ -35,6 +36,12 @@ export interface RemoteChild {
   budget?: Budget;
   /** The tree's run and model-call bounds (DEL-19). */
   limits: { maxRuns: number; maxConcurrency: number };
+  /**
+   * When the tree has a journal (QUEUE-12): which session of the tree this is (0 for the run that
+   * began the journal, n for its nth resume, JOURNAL-9) and, when resuming, the journaled events of
+   * this child's subtree, which its run replays as in process (JOURNAL-4 to JOURNAL-6).
+   */
+  journal?: { session: number; events: TraceEvent[] };
 }
 
 /** What the calling process gives a remote child besides its description: the run's signal and the tree's tracer. */
@@ -51,15 +58,16 @@ export interface RemoteChildHooks {
 export interface RemoteChildRunner {
   run(child: RemoteChild, hooks: RemoteChildHooks): Promise<RunResult>;
   /**
-   * The budget meter of the tree `root` as every process of the tree shares it (QUEUE-6); a top
-   * run with a budget takes its meter from here when the runner has one.
+   * The budget meter of the tree `root` as every process of the tree shares it (QUEUE-6), in its
+   * `session` when the tree is resumed (QUEUE-12); a top run with a budget takes its meter from
+   * here when the runner has one.
    */
-  meter?(root: string, limit: Budget): BudgetMeter;
+  meter?(root: string, limit: Budget, session?: number): BudgetMeter;
   /**
    * The run bounds of the tree `root`, whose top run starts in this process, as every process of
    * the tree shares them (QUEUE-20): the tree's one count of runs starts again at 1, the top run.
    */
-  bounds?(root: string, limits: TreeLimits): TreeBounds;
+  bounds?(root: string, limits: TreeLimits, session?: number): TreeBounds;
 }
 
 /** The native parts a remote child carries, as JSON (QUEUE-2). */
@@ -99,9 +107,11 @@ export function runRemoteChild(runtime: Runtime, child: RemoteChild, setting: Re
   };
   const meter = setting.meter ?? (child.budget ? new BudgetMeter(child.budget) : undefined);
   const files = (child.files ?? []).map((file) => ({ path: file.path, mediaType: file.mediaType, data: Buffer.from(file.base64, 'base64') }));
+  // A journaled tree's child replays its subtree's journaled answers and calls by place (QUEUE-13).
+  const journal = child.journal ? { journal: new JournalReplay(child.journal.events, child.journal.session) } : {};
   return runRequest(runtime, child.request, options, {
     parent: child.parent,
-    tree: { meter, bounds: setting.bounds ?? new TreeBounds(child.limits) },
+    tree: { meter, bounds: setting.bounds ?? new TreeBounds(child.limits), ...journal },
     ...(child.worker ? { worker: true } : {}),
     ...(files.length === 0 ? {} : { files }),
   });

@@ -109,10 +109,10 @@ function endContext(run: RunState): Message[] {
 function treeShares(runtime: Runtime, root: string, loaded: LoadedRequest, options: RunOptions, journal: JournalReplay | undefined): TreeShares {
   const limits = options.budget ?? loaded.document.config?.budget;
   // A tree whose children run elsewhere shares its meter with them through the runner (QUEUE-6).
-  const meter = limits ? (runtime.childRunner?.meter?.(root, limits) ?? new BudgetMeter(limits)) : undefined;
+  const meter = limits ? (runtime.childRunner?.meter?.(root, limits, journal?.session) ?? new BudgetMeter(limits)) : undefined;
   const bounded = treeLimits(options);
   // So are its run bounds: every process admits against the tree's one count (QUEUE-20).
-  const bounds = runtime.childRunner?.bounds?.(root, bounded) ?? new TreeBounds(bounded);
+  const bounds = runtime.childRunner?.bounds?.(root, bounded, journal?.session) ?? new TreeBounds(bounded);
   return { meter, bounds, ...(journal ? { journal } : {}) };
 }
 

@@ -6,7 +6,20 @@ import type { RemoteChild, RemoteChildHooks, RemoteChildRunner } from '../protoc
 import type { RunResult } from '../protocol/runtime.js';
 import type { Budget } from '../protocol/budget.js';
 import type { TreeLimits } from '../protocol/tree-bounds.js';
-import { budgetKey, cancelChannel, cancelledKey, jobCancelChannel, jobCancelledKey, runsKey } from './queue-keys.js';
+import {
+  budgetKey,
+  cancelChannel,
+  cancelledKey,
+  cassetteClaimsKey,
+  jobCancelChannel,
+  jobCancelledKey,
+  jobIdOf,
+  runsKey,
+  traceStreamKey,
+  treeKey,
+  treeOf,
+} from './queue-keys.js';
+import { RedisCassetteClaims } from './redis-cassette-claims.js';
 import { RedisBudgetMeter } from './redis-budget-meter.js';
 import { RedisTreeBounds } from './redis-tree-bounds.js';
 import { connectionFor, DEFAULT_QUEUE_NAME } from './redis-url.js';
@@ -49,6 +62,8 @@ export class QueueChildRunner implements RemoteChildRunner {
   private readonly lost: Promise<string>;
   private readonly meters = new Map<string, RedisBudgetMeter>();
   private readonly counts = new Map<string, RedisTreeBounds>();
+  /** The resumed trees whose earlier sessions this process has ended (QUEUE-14), by tree session. */
+  private readonly superseded = new Map<string, Promise<void>>();
 
   private constructor(
     readonly queueName: string,
@@ -91,12 +106,20 @@ export class QueueChildRunner implements RemoteChildRunner {
 
   /** Queues the child as a job, relays its events, and resolves to its result (QUEUE-3); never throws. */
   async run(child: RemoteChild, hooks: RemoteChildHooks): Promise<RunResult> {
-    const root = child.parent.root;
+    const tree = treeOf(child);
     if (hooks.signal.aborted) return failed(child.id, cancelled());
-    if (this.reader && hooks.tracer) this.reader.follow(root, hooks.tracer);
+    if (this.reader && hooks.tracer) this.reader.follow(tree, hooks.tracer);
+    const session = child.journal?.session ?? 0;
+    if (this.reader && session > 0) await this.supersede(child.parent.root, session);
     let job: Awaited<ReturnType<Queue['add']>>;
     try {
-      job = await this.queue.add('child', child, { jobId: child.id, attempts: 1, removeOnComplete: { age: 3600 }, removeOnFail: { age: 3600 } });
+      // A resumed tree's jobs are its session's: a job its killed session left behind is not answered for it (QUEUE-12).
+      job = await this.queue.add('child', child, {
+        jobId: jobIdOf(child),
+        attempts: 1,
+        removeOnComplete: { age: 3600 },
+        removeOnFail: { age: 3600 },
+      });
     } catch (error) {
       return failed(
         child.id,
@@ -108,7 +131,7 @@ export class QueueChildRunner implements RemoteChildRunner {
       const onAbort = () => {
         // The top process's run cancelled is the whole tree cancelled (QUEUE-7); a job's run
         // cancelled on a worker ends only the jobs it waits for, which end theirs (QUEUE-22).
-        void (this.reader ? this.cancelTree(root).then(() => removeIfWaiting(job)) : this.cancelJob(job));
+        void (this.reader ? this.cancelTree(tree).then(() => removeIfWaiting(job)) : this.cancelJob(job));
         grace = setTimeout(() => settle(failed(child.id, cancelled())), CANCEL_GRACE_MS);
       };
       if (hooks.signal.aborted) onAbort();
@@ -131,55 +154,62 @@ export class QueueChildRunner implements RemoteChildRunner {
         if (error.data.timeoutMs !== undefined) await this.cancelJob(job);
         return failed(child.id, error);
       }
-      await this.reader?.reached(root, outcome.value.trace);
+      await this.reader?.reached(tree, outcome.value.trace);
       // What the child spent counts before the caller's next model call checks the budget (QUEUE-6).
       // So does a refusal of a run below it (QUEUE-20).
-      await Promise.all([this.meters.get(root)?.sync(), this.counts.get(root)?.sync()]);
+      await Promise.all([this.meters.get(tree)?.sync(), this.counts.get(tree)?.sync()]);
       return resultFromJson(outcome.value.result);
     } finally {
       clearTimeout(grace);
     }
   }
 
-  /** The tree's budget meter shared through Redis with every process of the tree (QUEUE-6): one per tree in this process. */
-  meter(root: string, limit: Budget): RedisBudgetMeter {
-    let meter = this.meters.get(root);
+  /** The tree's budget meter shared through Redis with every process of the tree (QUEUE-6): one per tree session (QUEUE-12) in this process. */
+  meter(root: string, limit: Budget, session = 0): RedisBudgetMeter {
+    const tree = treeKey(root, session);
+    let meter = this.meters.get(tree);
     if (!meter) {
-      meter = new RedisBudgetMeter(limit, this.command, budgetKey(this.queueName, root));
-      this.meters.set(root, meter);
+      meter = new RedisBudgetMeter(limit, this.command, budgetKey(this.queueName, tree));
+      this.meters.set(tree, meter);
     }
     return meter;
   }
 
-  /** The run bounds of the tree `root`, whose top run starts here: the tree's count in Redis starts again at 1 (QUEUE-20). */
-  bounds(root: string, limits: TreeLimits): RedisTreeBounds {
-    const bounds = this.countIn(root, limits);
+  /** The run bounds of the tree `root` (its session `session`, QUEUE-12), whose top run starts here: the tree's count in Redis starts again at 1 (QUEUE-20). */
+  bounds(root: string, limits: TreeLimits, session = 0): RedisTreeBounds {
+    const tree = treeKey(root, session);
+    const bounds = this.countIn(tree, limits);
     bounds.start();
-    this.counts.set(root, bounds);
+    this.counts.set(tree, bounds);
     return bounds;
   }
 
-  /** The run bounds of the tree `root`, whose top run is elsewhere, counted in Redis (QUEUE-20): one per tree in this process. */
-  joinBounds(root: string, limits: TreeLimits): RedisTreeBounds {
-    let bounds = this.counts.get(root);
+  /** The run bounds of the tree session `tree`, whose top run is elsewhere, counted in Redis (QUEUE-20): one per tree session in this process. */
+  joinBounds(tree: string, limits: TreeLimits): RedisTreeBounds {
+    let bounds = this.counts.get(tree);
     if (!bounds) {
-      bounds = this.countIn(root, limits);
-      this.counts.set(root, bounds);
+      bounds = this.countIn(tree, limits);
+      this.counts.set(tree, bounds);
     }
     return bounds;
   }
 
-  /** Forgets the meter and bounds of a tree this process no longer runs anything of. */
-  release(root: string): void {
-    this.meters.delete(root);
-    this.counts.delete(root);
+  /** The claims of the cassette entries of the tree session `tree` (QUEUE-17): shared by every process of the tree. */
+  cassetteClaims(tree: string): RedisCassetteClaims {
+    return new RedisCassetteClaims(this.command, cassetteClaimsKey(this.queueName, tree));
   }
 
-  /** Announces that the tree `root` is cancelled: every worker aborts its jobs (QUEUE-7). */
-  async cancelTree(root: string): Promise<void> {
+  /** Forgets the meter and bounds of a tree session this process no longer runs anything of. */
+  release(tree: string): void {
+    this.meters.delete(tree);
+    this.counts.delete(tree);
+  }
+
+  /** Announces that the tree session `tree` is cancelled: every worker aborts its jobs (QUEUE-7). */
+  async cancelTree(tree: string): Promise<void> {
     // Marked first, announced second: a worker takes up a job either before the announcement (and hears it) or after the mark (and sees it).
-    await this.command.set(cancelledKey(this.queueName, root), '1', 'EX', 3600).catch(() => undefined);
-    await this.command.publish(cancelChannel(this.queueName), root).catch(() => undefined);
+    await this.command.set(cancelledKey(this.queueName, tree), '1', 'EX', 3600).catch(() => undefined);
+    await this.command.publish(cancelChannel(this.queueName), tree).catch(() => undefined);
   }
 
   /**
@@ -194,10 +224,28 @@ export class QueueChildRunner implements RemoteChildRunner {
     await removeIfWaiting(job);
   }
 
-  /** True when the tree `root` (QUEUE-7) or the job `id` (QUEUE-22) was cancelled. */
-  async cancelled(root: string, id?: string): Promise<boolean> {
-    const keys = [cancelledKey(this.queueName, root), ...(id === undefined ? [] : [jobCancelledKey(this.queueName, id)])];
+  /** True when the tree session `tree` (QUEUE-7) or the job `id` (QUEUE-22) was cancelled. */
+  async cancelled(tree: string, id?: string): Promise<boolean> {
+    const keys = [cancelledKey(this.queueName, tree), ...(id === undefined ? [] : [jobCancelledKey(this.queueName, id)])];
     return (await this.command.exists(...keys).catch(() => 0)) > 0;
+  }
+
+  /**
+   * Ends the sessions a resumed tree's `session` follows (QUEUE-14), once per tree: their jobs
+   * still running, which no process waits for since the top process that queued them was killed,
+   * are cancelled as a cancelled tree's are, and their trace streams deleted.
+   */
+  private supersede(root: string, session: number): Promise<void> {
+    const tree = treeKey(root, session);
+    let ended = this.superseded.get(tree);
+    if (!ended) {
+      const earlier = Array.from({ length: session }, (_, index) => treeKey(root, index));
+      ended = Promise.all(earlier.map((old) => this.cancelTree(old))).then(async () => {
+        await this.command.del(...earlier.map((old) => traceStreamKey(this.queueName, old))).catch(() => undefined);
+      });
+      this.superseded.set(tree, ended);
+    }
+    return ended;
   }
 
   /** Stops relaying, deletes the streams of the trees it relayed and closes every connection. */
@@ -210,8 +258,8 @@ export class QueueChildRunner implements RemoteChildRunner {
     this.command.disconnect();
   }
 
-  private countIn(root: string, limits: TreeLimits): RedisTreeBounds {
-    return new RedisTreeBounds(limits, this.command, runsKey(this.queueName, root), this.url);
+  private countIn(tree: string, limits: TreeLimits): RedisTreeBounds {
+    return new RedisTreeBounds(limits, this.command, runsKey(this.queueName, tree), this.url);
   }
 
   private jobError(error: Error): ProtocolError {

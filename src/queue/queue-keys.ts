@@ -1,4 +1,30 @@
-/** The Redis keys a queue's run trees use besides BullMQ's own (QUEUE-5, QUEUE-6, QUEUE-7, QUEUE-20, QUEUE-22). */
+/** The Redis keys a queue's run trees use besides BullMQ's own (QUEUE-5, QUEUE-6, QUEUE-7, QUEUE-12, QUEUE-17, QUEUE-20, QUEUE-22). */
+import type { RemoteChild } from '../protocol/remote-child.js';
+
+/**
+ * The name a session of a run tree goes by in Redis (QUEUE-12): its top run's id; in the nth
+ * resume of a journaled tree (JOURNAL-9), that id and `~<n>`, so the keys of a resumed tree are
+ * not those its killed session left behind.
+ */
+export function treeKey(root: string, session = 0): string {
+  return session === 0 ? root : `${root}~${session}`;
+}
+
+/** The tree session a queued child belongs to (QUEUE-12). */
+export function treeOf(child: Pick<RemoteChild, 'parent' | 'journal'>): string {
+  return treeKey(child.parent.root, child.journal?.session);
+}
+
+/** A child's job id (QUEUE-2, QUEUE-12): its run id, and `~<n>` in the nth resume, so a resumed tree's jobs are not those its killed session left. */
+export function jobIdOf(child: Pick<RemoteChild, 'id' | 'journal'>): string {
+  const session = child.journal?.session ?? 0;
+  return session === 0 ? child.id : `${child.id}~${session}`;
+}
+
+/** Where the claims of the tree's cassette entries are kept, `<prefix>:<entry index>` (QUEUE-17, CAS-16). */
+export function cassetteClaimsKey(queueName: string, tree: string): string {
+  return `delegate-run:${queueName}:cassette:${tree}`;
+}
 
 /** The stream a run tree's remote events go to, in order per run (QUEUE-5). */
 export function traceStreamKey(queueName: string, root: string): string {

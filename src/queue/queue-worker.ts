@@ -4,11 +4,12 @@ import { Worker, type Job } from 'bullmq';
 import { Redis } from 'ioredis';
 import { toProtocolError } from '../protocol/errors.js';
 import type { Model } from '../protocol/model.js';
+import { shareCassette } from '../models/shared-cassette.js';
 import { runRemoteChild, type RemoteChild } from '../protocol/remote-child.js';
 import type { ConfirmHook, Runtime } from '../protocol/runtime.js';
 import { RunTrace, Tracer } from '../protocol/trace.js';
 import { QueueChildRunner, type JobReturn } from './queue-child-runner.js';
-import { cancelChannel, jobCancelChannel, traceStreamKey } from './queue-keys.js';
+import { cancelChannel, jobCancelChannel, jobIdOf, traceStreamKey, treeOf } from './queue-keys.js';
 import { connectionFor, DEFAULT_QUEUE_NAME } from './redis-url.js';
 import { emptyUsage, resultToJson } from './run-result-json.js';
 import { TraceStreamWriter } from './trace-relay.js';
@@ -60,15 +61,17 @@ export async function startQueueWorker(options: QueueWorkerOptions): Promise<Que
   });
   const processJob = async (job: Job<RemoteChild, JobReturn>): Promise<JobReturn> => {
     const child = job.data;
-    const root = child.parent.root;
+    // Keys are the tree session's (QUEUE-12): a resumed tree's jobs do not mix with those its killed session left.
+    const tree = treeOf(child);
     const controller = new AbortController();
-    const running = active.get(root) ?? new Set();
+    const running = active.get(tree) ?? new Set();
     running.add(controller);
-    active.set(root, running);
-    jobs.set(child.id, controller);
+    active.set(tree, running);
+    const jobId = jobIdOf(child);
+    jobs.set(jobId, controller);
     // A tree or job cancelled before this job was taken up ends it at once (QUEUE-7, QUEUE-22).
-    if (await runner.cancelled(root, child.id)) controller.abort();
-    const writer = new TraceStreamWriter(publisher, traceStreamKey(queueName, root));
+    if (await runner.cancelled(tree, jobId)) controller.abort();
+    const writer = new TraceStreamWriter(publisher, traceStreamKey(queueName, tree));
     const tracer = new Tracer([(event) => writer.append(event)]);
     try {
       // Each attempt at a job is traced, so a job another worker took over shows twice (QUEUE-8).
@@ -80,15 +83,16 @@ export async function startQueueWorker(options: QueueWorkerOptions): Promise<Que
       });
       let model: Model | undefined;
       try {
-        model = child.model === null ? undefined : options.model(child.model, child.standsFor);
+        // The cassette of a replayed model is the tree's, its entries used once across processes (QUEUE-17).
+        model = child.model === null ? undefined : shareCassette(options.model(child.model, child.standsFor), runner.cassetteClaims(tree));
       } catch (error) {
         const problem = toProtocolError(error, 'usage_error');
         return { result: { ok: false, run: child.id, error: problem.toJSON(), usage: emptyUsage(), usageTotal: emptyUsage() }, trace: await writer.flushed() };
       }
       // The tree's spending so far, as every process of the tree shares it (QUEUE-6).
-      const meter = child.budget === undefined ? undefined : runner.meter(root, child.budget);
+      const meter = child.budget === undefined ? undefined : runner.meter(child.parent.root, child.budget, child.journal?.session);
       // And its one count of runs (QUEUE-20).
-      const bounds = runner.joinBounds(root, child.limits);
+      const bounds = runner.joinBounds(tree, child.limits);
       await Promise.all([meter?.sync(), bounds.sync()]);
       const result = await runRemoteChild(options.runtime, child, {
         ...(meter === undefined ? {} : { meter }),
@@ -100,11 +104,11 @@ export async function startQueueWorker(options: QueueWorkerOptions): Promise<Que
       });
       return { result: resultToJson(result), trace: await writer.flushed() };
     } finally {
-      if (jobs.get(child.id) === controller) jobs.delete(child.id);
+      if (jobs.get(jobId) === controller) jobs.delete(jobId);
       running.delete(controller);
       if (running.size === 0) {
-        active.delete(root);
-        runner.release(root);
+        active.delete(tree);
+        runner.release(tree);
       }
     }
   };

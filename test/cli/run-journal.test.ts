@@ -3,7 +3,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type CliResult, exited, startCli, tempDir, waitFor } from '../helpers/cli.js';
+import { type CliResult, exited, readJournal, startCli, tempDir, waitFor } from '../helpers/cli.js';
 import { type LoopbackServer, startServer } from '../models/support/loopback.js';
 import { openAIStreamEvents, openAIUsage } from '../models/support/openai-wire.js';
 
@@ -97,20 +97,6 @@ function setUp(): { folder: string; env: Record<string, string>; flags: string[]
   return { folder, env, flags };
 }
 
-function journalEvents(path: string): Array<Record<string, unknown>> {
-  if (!existsSync(path)) return [];
-  return readFileSync(path, 'utf8')
-    .split('\n')
-    .filter((line) => line.trim() !== '')
-    .flatMap((line) => {
-      try {
-        return [JSON.parse(line) as Record<string, unknown>];
-      } catch {
-        return [];
-      }
-    });
-}
-
 function lines(path: string): string[] {
   return existsSync(path) ? readFileSync(path, 'utf8').split('\n').filter(Boolean) : [];
 }
@@ -124,7 +110,7 @@ describe('delegate-run --journal and --resume', () => {
     const result = await runWith([join(folder, 'boss.json'), ...flags, '--journal', journal], { env });
     expect(result.code, result.stderr).toBe(0);
     const parsed = JSON.parse(result.stdout);
-    uninterrupted = { output: parsed.output, usage: parsed.usage, events: journalEvents(journal).length };
+    uninterrupted = { output: parsed.output, usage: parsed.usage, events: readJournal(journal).length };
     expect(lines(env.NOTE_LOG).sort()).toEqual(['boss', 'tides', 'winds']);
   }, 120_000);
 
@@ -134,10 +120,10 @@ describe('delegate-run --journal and --resume', () => {
         const { folder, env, flags } = setUp();
         const journal = join(folder, 'run.jsonl');
         const first = startCli([join(folder, 'boss.json'), ...flags, '--journal', journal], { env });
-        await Promise.race([waitFor(() => journalEvents(journal).length >= killAfter, 15_000), first.done]);
+        await Promise.race([waitFor(() => readJournal(journal).length >= killAfter, 15_000), first.done]);
         first.child.kill('SIGKILL');
         await exited(first.done, 'the killed run');
-        const atKill = journalEvents(journal);
+        const atKill = readJournal(journal);
         const answered = new Set(atKill.filter((event) => event.event === 'model.response').map((event) => JSON.stringify(event.solution)));
         const completed = atKill
           .filter((event) => event.event === 'call.completed' && event.tool === 'note')
@@ -155,7 +141,7 @@ describe('delegate-run --journal and --resume', () => {
         expect(askedAgain).toEqual([]);
         // The result counts exactly the answers the resume took from the journal (none beyond what it held;
         // answers inside a delegation that had finished are not needed again, its call's result is).
-        const replayedEvents = journalEvents(journal)
+        const replayedEvents = readJournal(journal)
           .slice(atKill.length)
           .filter((event) => event.event === 'model.replayed');
         expect(result.replayed.modelCalls).toBe(replayedEvents.length);
@@ -181,7 +167,7 @@ describe('delegate-run --journal and --resume', () => {
     const resumed = await runWith(['--resume', journal, '--json'], { env });
     expect(resumed.code, resumed.stderr).toBe(0);
     expect(JSON.parse(resumed.stdout).output).toEqual(uninterrupted.output);
-    const events = journalEvents(journal);
+    const events = readJournal(journal);
     const note = events.find((event) => event.event === 'journal.resumed');
     expect(note).toMatchObject({ events: 12, ignored: expect.stringMatching(/^line 13 \(30 bytes, cut off\): \{"ts"/) });
     // The partial line is gone: every line of the journal is whole again.
@@ -214,7 +200,7 @@ describe('delegate-run --journal and --resume', () => {
     expect(anyway.stderr).toMatch(
       /Resumed from .*run\.jsonl: 1 model call replayed from the journal \(paid once, counted in the cost\), \d+ finished calls? not run again\./,
     );
-    expect(journalEvents(journal).find((event) => event.event === 'journal.resumed')).toMatchObject({ overrides: ['maxSteps'] });
+    expect(readJournal(journal).find((event) => event.event === 'journal.resumed')).toMatchObject({ overrides: ['maxSteps'] });
   }, 180_000);
 
   it('refuses a journal that does not exist, and a trace written without --journal', async () => {

@@ -1,6 +1,6 @@
 // Runs the built `delegate-run` binary as a child process, offline (no API keys in its environment).
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 
@@ -84,6 +84,21 @@ export function folderWith(files: Record<string, unknown>, prefix = 'delegate-ru
     writeFileSync(join(root, name), JSON.stringify(content));
   }
   return root;
+}
+
+/** Reads the events of a journal a run may still be writing: none before the file exists, a half-written line skipped. */
+export function readJournal(path: string): Array<Record<string, unknown> & { event: string }> {
+  if (!existsSync(path)) return [];
+  return readFileSync(path, 'utf8')
+    .split('\n')
+    .filter((line) => line.trim() !== '')
+    .flatMap((line) => {
+      try {
+        return [JSON.parse(line) as Record<string, unknown> & { event: string }];
+      } catch {
+        return [];
+      }
+    });
 }
 
 /** Reads a JSONL trace. */

@@ -1,5 +1,6 @@
 /** Durable runs through the library (spec/journal.md): a journaled run tree resumed from any prefix of its journal. */
 import { describe, expect, it } from 'vitest';
+import { JournalReplay, journalSession } from '../../src/protocol/journal.js';
 import type { TraceEvent } from '../../src/protocol/trace.js';
 import { BOSS, TreeScript, journalRuntime, memoryJournal } from '../helpers/journal-tree.js';
 
@@ -104,5 +105,46 @@ describe('resuming a journal', () => {
     await approving.resume(memoryJournal(prefix), { model: new TreeScript(), confirm, request: approving.validate(BOSS) });
     expect(asked).toEqual(['note:true']);
     expect(approvedLog).toContain('boss');
+  });
+});
+
+describe("a queued child's share of the journal (QUEUE-12, QUEUE-13)", () => {
+  const at = (event: string, run: string, parent: string | null, extra: Record<string, unknown> = {}): TraceEvent => ({
+    ts: '',
+    event,
+    run,
+    parent,
+    depth: 0,
+    ...extra,
+  });
+  const events: TraceEvent[] = [
+    at('run.started', 'top', null),
+    at('run.started', 'child', 'top'),
+    at('run.started', 'grandchild', 'child'),
+    at('model.response', 'grandchild', 'child', { step: 0, attempt: 1 }),
+    at('run.started', 'sibling', 'top'),
+    at('journal.resumed', 'top', null),
+    at('model.response', 'child', 'top', { step: 0, attempt: 1 }),
+    at('model.response', 'sibling', 'top', { step: 0, attempt: 1 }),
+  ];
+
+  it("holds a child's subtree, its descendants' events included, its siblings' and ancestors' left out, with every resume mark", () => {
+    const replay = new JournalReplay(events);
+    expect(replay.subtree('child').map((event) => `${event.event} ${event.run}`)).toEqual([
+      'run.started child',
+      'run.started grandchild',
+      'model.response grandchild',
+      'journal.resumed top',
+      'model.response child',
+    ]);
+    expect(replay.subtree('grandchild')).toHaveLength(3);
+    expect(replay.subtree('unknown').map((event) => event.event)).toEqual(['journal.resumed']);
+  });
+
+  it('numbers sessions: 0 for a journal begun now, one more than the resumes it holds, or as a worker is told', () => {
+    expect(journalSession([])).toBe(0);
+    expect(journalSession(events)).toBe(2);
+    expect(new JournalReplay(events).session).toBe(2);
+    expect(new JournalReplay([], 3).session).toBe(3);
   });
 });
