@@ -1,7 +1,7 @@
 /** Tools: collecting tool definitions, reading meta-properties, composing the Solution schema the model sees. */
 import type { HandlerRegistry } from './handlers.js';
 import type { Call, JsonSchema, Message, ToolMessage, ToolSchema } from './types.js';
-import { isMetaProperty } from './types.js';
+import { isJsonObject, isMetaProperty } from './types.js';
 import { OUTPUT_METHODS } from './data-records.js';
 
 /**
@@ -226,6 +226,20 @@ export function composeSolutionSchema(
 /** True when a composed Solution schema offers calls, false for a Request without tools (TOOL-22). */
 export function offersCalls(schema: JsonSchema): boolean {
   return typeof schema === 'object' && schema !== null && typeof schema.properties === 'object' && schema.properties !== null && 'calls' in schema.properties;
+}
+
+/**
+ * True when a Solution schema asks for nothing but an unconstrained string `output` (MSG-28): no
+ * calls, no added properties, an output schema of exactly `{"type": "string"}` (beside the `null`
+ * of an unfinished answer). Such an answer is the output's text itself, so a provider may ask for
+ * plain text instead of JSON; the text is never `null`, which a step without calls has no use for.
+ */
+export function answersInPlainText(schema: JsonSchema): boolean {
+  if (!isJsonObject(schema) || !isJsonObject(schema.properties)) return false;
+  const output = schema.properties.output;
+  if (Object.keys(schema.properties).length !== 1 || !isJsonObject(output) || !Array.isArray(output.anyOf) || output.anyOf.length !== 2) return false;
+  const [none, text] = output.anyOf;
+  return JSON.stringify(none) === '{"type":"null"}' && JSON.stringify(text) === '{"type":"string"}';
 }
 
 /**

@@ -4,6 +4,7 @@ import { normalizeTool } from '../../src/protocol/normalize.js';
 import { compileSchema } from '../../src/protocol/schemas.js';
 import {
   TOOL_META_PROPERTIES,
+  answersInPlainText,
   callValidationSchema,
   collectTools,
   composeSolutionSchema,
@@ -320,6 +321,16 @@ describe('composeSolutionSchema (TOOL-7, DOC-7)', () => {
     expect(validate(withoutEmptyCalls({ calls: [], output: null }, schema))).toBe(true);
     expect(withoutEmptyCalls({ calls: [{ _tool: 'x' }], output: null }, schema)).toEqual({ calls: [{ _tool: 'x' }], output: null });
     expect(offersCalls(composeSolutionSchema(tools, output, none))).toBe(true);
+  });
+
+  it('says a Solution is plain text only for an unconstrained string output with nothing beside it (MSG-28)', () => {
+    expect(answersInPlainText(composeSolutionSchema(new Map(), { type: 'string' }, none))).toBe(true);
+    expect(answersInPlainText(composeSolutionSchema(tools, { type: 'string' }, none))).toBe(false);
+    expect(answersInPlainText(composeSolutionSchema(new Map(), { type: 'string', description: 'A haiku.' }, none))).toBe(false);
+    expect(answersInPlainText(composeSolutionSchema(new Map(), { type: 'string', minLength: 3 }, none))).toBe(false);
+    expect(answersInPlainText(composeSolutionSchema(new Map(), { enum: ['yes', 'no'] }, none))).toBe(false);
+    expect(answersInPlainText(composeSolutionSchema(new Map(), output, none))).toBe(false);
+    expect(answersInPlainText(composeSolutionSchema(new Map(), { type: 'string' }, none, { meta: { type: 'object' } }))).toBe(false);
   });
 
   it('adds the properties handlers contribute, such as meta (MSG-17)', () => {

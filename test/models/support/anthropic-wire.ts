@@ -77,3 +77,27 @@ export function anthropicError(status: number, message: string, headers: Record<
   const type = status === 429 ? 'rate_limit_error' : status === 529 ? 'overloaded_error' : status >= 500 ? 'api_error' : 'invalid_request_error';
   return json(status, { type: 'error', error: { type, message } }, headers);
 }
+
+/** A streamed message whose single content block is text arriving in `textPieces` (a plain-text answer, MSG-28). */
+export function anthropicTextStream(textPieces: string[], usage: AnthropicWireUsage = anthropicUsage(10, 5), model = 'claude-haiku-4-5-20251001'): Handler {
+  return sse([
+    event('message_start', {
+      type: 'message_start',
+      message: {
+        id: 'msg_1',
+        type: 'message',
+        role: 'assistant',
+        model,
+        content: [],
+        stop_reason: null,
+        stop_sequence: null,
+        usage: { ...usage, output_tokens: 1 },
+      },
+    }),
+    event('content_block_start', { type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } }),
+    ...textPieces.map((text) => event('content_block_delta', { type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text } })),
+    event('content_block_stop', { type: 'content_block_stop', index: 0 }),
+    event('message_delta', { type: 'message_delta', delta: { stop_reason: 'end_turn', stop_sequence: null }, usage: { output_tokens: usage.output_tokens } }),
+    event('message_stop', { type: 'message_stop' }),
+  ]);
+}
