@@ -3,6 +3,7 @@ import type { HandlerRegistry } from './handlers.js';
 import type { Call, JsonSchema, Message, ToolMessage, ToolSchema } from './types.js';
 import { isJsonObject, isMetaProperty } from './types.js';
 import { OUTPUT_METHODS } from './data-records.js';
+import { ANNOTATION_KEYWORDS } from './schemas.js';
 
 /**
  * Every tool defined in a context, by name: those of `tool` messages and, given `handlers`, those
@@ -82,6 +83,11 @@ const SCOPES_HINT: JsonSchema = {
 
 const REFERENCE_STRING: JsonSchema = { type: 'string', pattern: '^†', description: 'A †reference to a value in the context.' };
 
+/** True for a schema that accepts every string, references included: `type: "string"` and nothing but annotations beside it. */
+function takesAnyString(schema: JsonSchema): boolean {
+  return isJsonObject(schema) && schema.type === 'string' && Object.keys(schema).every((key) => key === 'type' || ANNOTATION_KEYWORDS.has(key));
+}
+
 /**
  * The schema of one tool as the model sees it: `_tool` fixed to the name, every top-level
  * parameter also accepting a `†reference`, model-choosable meta-properties kept, fixed ones
@@ -106,7 +112,8 @@ export function modelToolSchema(name: string, tool: ToolSchema, explicit: boolea
       shown[key] = schema;
       continue;
     }
-    shown[key] = { anyOf: [schema, REFERENCE_STRING] };
+    // A parameter that takes any string takes a reference already: the alternative would say it twice (TOOL-23).
+    shown[key] = takesAnyString(schema) ? schema : { anyOf: [schema, REFERENCE_STRING] };
   }
   if (hinted && shown._scopes === undefined) shown._scopes = SCOPES_HINT;
   for (const [key, schema] of Object.entries(callMetaProperties(instances))) {

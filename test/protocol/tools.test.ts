@@ -142,6 +142,24 @@ describe('modelToolSchema (TOOL-6)', () => {
     expect(validate({ ...base, days: 'three' })).toBe(false);
   });
 
+  it('shows a parameter that takes any string as it is, since a reference is a string it takes already (TOOL-23)', () => {
+    const tool: ToolSchema = {
+      type: 'object',
+      properties: {
+        task: { type: 'string', description: 'The task.' },
+        code: { type: 'string', pattern: '^[A-Z]+$' },
+        mode: { type: 'string', enum: ['a', 'b'] },
+      },
+    };
+    const schema = asObject(modelToolSchema('work', tool, true));
+    expect(schema.properties.task).toEqual({ type: 'string', description: 'The task.' });
+    expect(schema.properties.code).toEqual({ anyOf: [{ type: 'string', pattern: '^[A-Z]+$' }, expect.objectContaining({ pattern: '^†' })] });
+    expect(schema.properties.mode).toEqual({ anyOf: [{ type: 'string', enum: ['a', 'b'] }, expect.objectContaining({ pattern: '^†' })] });
+    const validate = compileSchema(schema);
+    expect(validate({ _tool: 'work', task: '†input.task', code: '†state.code', mode: '†state.mode' })).toBe(true);
+    expect(validate({ _tool: 'work', task: 'anything', code: 'lower', mode: 'a' })).toBe(false);
+  });
+
   it('keeps _output and requires it for a latent tool that declares it', () => {
     const schema = asObject(modelToolSchema('advise', latent, false));
     expect(schema.properties._output).toEqual({ type: 'object', required: ['go'] });
