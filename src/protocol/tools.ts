@@ -58,16 +58,15 @@ export function isExplicitTool(name: string, tool: ToolSchema, hasActivity: (nam
   return metaSchema(tool, '_activity') !== undefined || metaSchema(tool, '_delegate') !== undefined || hasActivity(name);
 }
 
-/** Meta-properties the model may write on any call, whatever the tool. */
+/**
+ * Meta-properties the model may write on any call, whatever the tool. What they mean is said once,
+ * in the Solution instructions, not again in every tool's schema (MSG-29).
+ */
 function callMetaProperties(instances: readonly string[]): Record<string, JsonSchema> {
   const properties: Record<string, JsonSchema> = {
-    _reasoningForCall: { type: 'string', description: 'Why this call is made, in one short sentence.' },
-    _outputPath: {
-      type: 'string',
-      pattern: '^†',
-      description: 'Where the result is written, e.g. "†state.summary"; "†output" sets the final output.',
-    },
-    _outputMethod: { enum: [...OUTPUT_METHODS], description: 'How the result combines with what is at _outputPath (default set).' },
+    _reasoningForCall: { type: 'string' },
+    _outputPath: { type: 'string', pattern: '^†' },
+    _outputMethod: { enum: [...OUTPUT_METHODS] },
   };
   if (instances.length > 0) properties._instance = { enum: [...instances], description: 'The instance this call operates on.' };
   return properties;

@@ -218,6 +218,28 @@ describe('the loop on OpenAI: what the server is sent', () => {
     expect(JSON.stringify(server.requests[1]!.body.messages)).toContain('does not match the Solution schema');
   });
 
+  it('says what the call meta-properties mean once, in the instructions, not in every tool of the schema (MSG-29)', async () => {
+    server = await startServer([openAI.stream(finalAnswer)]);
+    const runtime = new Runtime({ activities: { fetch: () => 'x', store: () => 'y' } });
+    const twoTools = {
+      ...document,
+      context: [...document.context, { type: 'tool', tool: { store: { description: 'Stores.', properties: { what: { type: 'string' } } } } }],
+    };
+    const result = await runtime.run(runtime.validate(twoTools), { model: openAI.model(server.url) });
+    expect(result.ok && result.output).toBe('done');
+    const body = server.requests[0]!.body;
+    expect(body.response_format.json_schema.strict).toBe(true);
+    const tools = body.response_format.json_schema.schema.properties.calls.items.anyOf as { properties: Record<string, { description?: string }> }[];
+    expect(tools).toHaveLength(2);
+    for (const tool of tools) {
+      for (const key of ['_reasoningForCall', '_outputMethod']) expect(tool.properties[key]?.description).toBeUndefined();
+      // Only the strict form's note of the pattern, which it cannot send as a keyword (MODEL-7).
+      expect(tool.properties._outputPath?.description).toBe('Matches the regular expression "^†".');
+    }
+    const instructions = body.messages[0].content as string;
+    for (const key of ['"_outputPath"', '"_outputMethod"', '"_reasoningForCall"', '"_tool"', '†reference']) expect(instructions).toContain(key);
+  });
+
   it('sends a context that renders nothing as one short user turn, since a provider needs a message (MSG-27)', async () => {
     server = await startServer([openAI.stream(JSON.stringify({ output: leafAnswer }))]);
     const runtime = new Runtime();
