@@ -117,7 +117,7 @@ describe.each(providers)('the loop on $name', (provider) => {
     expect(sent).toHaveLength(1);
     expect(sent[0]?.role).toBe('user');
     expect(typeof sent[0]?.content).toBe('string');
-    expect(sent[0]?.content).toMatch(/^## Input\n```json\n/);
+    expect(sent[0]?.content).toMatch(/^## Input\n\{/);
   });
 
   it('traces each retry as model.retry {step, attempt, reason, waitMs} and goes on', async () => {

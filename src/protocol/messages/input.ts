@@ -2,7 +2,7 @@
 import type { JsonSchema, Message, RequestDocument, BaseMessage } from '../types.js';
 import { ANNOTATION_KEYWORDS, validateAgainst } from '../schemas.js';
 import { ownKindHandler } from './data-like.js';
-import { jsonBlock, pushUser } from './render-blocks.js';
+import { jsonLine, pushUser } from './render-blocks.js';
 
 /** The Request's structured prompt; a data message of kind `input`. No `input` = a template slot. */
 export interface InputMessage extends BaseMessage {
@@ -42,10 +42,10 @@ export const inputHandler = ownKindHandler<InputMessage>('input', {
     const lines = [`## Input${instance}`];
     if (typeof message.description === 'string') lines.push(message.description);
     // Values that already match a schema saying nothing but their shape need no schema beside them (MSG-25).
-    if (message.schema === undefined || shownByValues(message.schema, message.input)) lines.push(jsonBlock(message.input));
+    if (message.schema === undefined || shownByValues(message.schema, message.input)) lines.push(jsonLine(message.input));
     else {
-      lines.push('These are the values this Request was given:', jsonBlock(message.input));
-      lines.push('The input this Request expects follows this schema (map the given values onto it where they differ):', jsonBlock(message.schema));
+      lines.push('These are the values this Request was given:', jsonLine(message.input));
+      lines.push('The input this Request expects follows this schema (map the given values onto it where they differ):', jsonLine(message.schema));
     }
     pushUser(state, lines.join('\n'));
   },

@@ -6,7 +6,7 @@ import { describeCycle, findCycle } from '../plan-graph.js';
 import { validateExpression } from '../references.js';
 import type { Call, BaseMessage } from '../types.js';
 import { messageSchema } from './message-schema.js';
-import { jsonBlock, pushUser } from './render-blocks.js';
+import { jsonLine, pushUser } from './render-blocks.js';
 
 /** A graph of calls: the run's strategy (`eager`), or a request for one (`lazy`). */
 export interface PlanMessage extends BaseMessage {
@@ -47,7 +47,7 @@ export const planHandler = defineHandler<PlanMessage>({
       state.instructions.push(
         'Plan only: answer with the calls that would complete the task, using †references between them for values that earlier calls produce. The calls will not be executed now; they are returned as a plan for review. Keep alternative output paths (†a || †b) where the outcome is not known yet.',
       );
-      if (message.calls.length > 0) pushUser(state, `## Draft plan\n${jsonBlock(message.calls)}`);
+      if (message.calls.length > 0) pushUser(state, `## Draft plan\n${jsonLine(message.calls)}`);
     } else if (message.calls.length > 0) {
       pushUser(
         state,
