@@ -100,16 +100,19 @@ export async function overheadPerCall(loopback, calls) {
   // The bodies the bare loop sends: what delegate-run sent, captured once from its trace.
   const { memorySink, Tracer } = await import('../dist/index.js');
   const { toStrictSchema } = await import('../dist/models/strict-schema.js');
+  const { answersInPlainText } = await import('../dist/protocol/tools.js');
   const sink = memorySink();
   await runtime.run(document, { model, input: { task: taskOf(0) }, tracer: new Tracer([sink]) });
   const client = new OpenAI({ apiKey: 'not-needed', baseURL: `${loopback.url}/v1`, maxRetries: 0 });
   const requestEvent = sink.events.find((event) => event.event === 'model.request');
   const strict = toStrictSchema(requestEvent.schema);
+  // A leaf whose output is a plain string is asked for plain text, with no response format (MSG-28).
+  const plain = answersInPlainText(requestEvent.schema);
   for (let n = 0; n < calls; n++) {
     bodies.push({
       model: 'gpt-4.1-mini',
       messages: requestEvent.messages.map(({ role, content }) => ({ role, content: content.replace(taskOf(0), taskOf(n)) })),
-      response_format: { type: 'json_schema', json_schema: { name: 'solution', schema: strict.schema, strict: strict.strict } },
+      ...(plain ? {} : { response_format: { type: 'json_schema', json_schema: { name: 'solution', schema: strict.schema, strict: strict.strict } } }),
       stream: true,
       stream_options: { include_usage: true },
     });
@@ -118,7 +121,7 @@ export async function overheadPerCall(loopback, calls) {
     const stream = await client.chat.completions.create(bodies[n]);
     let text = '';
     for await (const chunk of stream) text += chunk.choices[0]?.delta?.content ?? '';
-    JSON.parse(text);
+    if (!plain) JSON.parse(text);
   };
   const timeOf = async (body) => {
     for (let n = 0; n < 50; n++) await body(n % calls); // warm-up

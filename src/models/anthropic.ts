@@ -102,14 +102,17 @@ export class AnthropicModel implements Model {
     if (last && this.options.promptCaching !== false) last.cache_control = { type: 'ephemeral' };
     const messages: MessageParam[] = request.messages.filter((message) => message.role !== 'system').map(anthropicMessage);
     // The API wants the conversation to open with a user turn.
-    if (messages[0]?.role !== 'user') messages.unshift({ role: 'user', content: 'Give your answer with the solution tool.' });
+    if (messages[0]?.role !== 'user') messages.unshift({ role: 'user', content: request.plainText ? 'Answer.' : 'Give your answer with the solution tool.' });
     const body: MessageCreateParamsBase = {
       model: this.options.model,
       max_tokens: typeof request.config.maxTokens === 'number' ? request.config.maxTokens : (this.options.maxTokens ?? ANTHROPIC_DEFAULT_MAX_TOKENS),
       messages,
-      tools: [{ name: SOLUTION_TOOL, description: SOLUTION_TOOL_DESCRIPTION, input_schema: request.schema as { type: 'object' } }],
-      tool_choice: { type: 'tool', name: SOLUTION_TOOL },
     };
+    // A plain-text answer is the output itself (MSG-28): no solution tool to force.
+    if (!request.plainText) {
+      body.tools = [{ name: SOLUTION_TOOL, description: SOLUTION_TOOL_DESCRIPTION, input_schema: request.schema as { type: 'object' } }];
+      body.tool_choice = { type: 'tool', name: SOLUTION_TOOL };
+    }
     if (system.length > 0) body.system = system;
     return body;
   }
@@ -184,8 +187,8 @@ export class AnthropicModel implements Model {
       throw answerCut(this.id, body.max_tokens, origin, answer.toolJson ?? answer.text);
     }
     // An empty tool input streams no JSON at all: it is the empty object.
-    const text = answer.toolJson === undefined ? answer.text : answer.toolJson.trim() === '' ? '{}' : answer.toolJson;
-    const parsed = parseModelJson(text);
+    const text = request.plainText || answer.toolJson === undefined ? answer.text : answer.toolJson.trim() === '' ? '{}' : answer.toolJson;
+    const parsed = request.plainText ? { ok: true as const, value: { output: text } } : parseModelJson(text);
     const solution = parsed.ok ? parsed.value : undefined;
     calls.finish(solution);
     return {
@@ -194,6 +197,7 @@ export class AnthropicModel implements Model {
       model: `anthropic:${answer.model || this.options.model}`,
       usage: answer.usage,
       costUsd: this.options.registry?.costOf(this.id, answer.usage) ?? null,
+      ...(request.plainText ? { responseFormat: 'plain_text' } : {}),
     };
   }
 }

@@ -93,6 +93,8 @@ export class OpenAIModel implements Model {
     // Loaded before the first deadline starts: loading the SDK is not the server's delay.
     const sdk = await this.sdk();
     return callWithRetries('OpenAI', request, this.options, async (deadline, counted) => {
+      // The answer is the output's text (MSG-28): no response format, nothing to fall back from.
+      if (request.plainText) return this.plain(sdk, request, deadline, new StreamedCalls(counted));
       for (;;) {
         const format = this.responseFormat;
         const strict = format === 'json_schema' ? this.strictFor(request.schema) : undefined;
@@ -111,6 +113,13 @@ export class OpenAIModel implements Model {
     });
   }
 
+  /** A plain-text answer (MSG-28): the request without a response format, its text the output. */
+  private async plain(sdk: OpenAI, request: ModelRequest, deadline: AttemptDeadline, calls: StreamedCalls): Promise<ModelResponse> {
+    const body = this.configured(request, { model: this.name, messages: request.messages.map(openAIMessage) });
+    const answer = this.options.stream === false ? await this.whole(sdk, body, deadline) : await this.streamed(sdk, body, deadline, calls);
+    return this.respond(answer, request, calls, 'plain_text', false);
+  }
+
   private body(request: ModelRequest, format: OpenAIResponseFormat, strict: StrictSchemaResult | undefined): ChatCompletionCreateParamsBase {
     const messages = request.messages.map(openAIMessage);
     const body: ChatCompletionCreateParamsBase = { model: this.name, messages };
@@ -127,6 +136,11 @@ export class OpenAIModel implements Model {
       else messages.unshift({ role: 'system', content: instruction });
       if (format === 'json_object') body.response_format = { type: 'json_object' };
     }
+    return this.configured(request, body);
+  }
+
+  /** The body with the Request's provider settings (temperature, the answer's length limit). */
+  private configured(request: ModelRequest, body: ChatCompletionCreateParamsBase): ChatCompletionCreateParamsBase {
     if (typeof request.config.temperature === 'number') body.temperature = request.config.temperature;
     if (typeof request.config.maxTokens === 'number') {
       // OpenAI's own API renamed the field; compatible servers mostly know only the old name.
@@ -179,11 +193,11 @@ export class OpenAIModel implements Model {
     return answer;
   }
 
-  private respond(answer: RawAnswer, request: ModelRequest, calls: StreamedCalls, format: OpenAIResponseFormat, strict: boolean): ModelResponse {
+  private respond(answer: RawAnswer, request: ModelRequest, calls: StreamedCalls, format: OpenAIResponseFormat | 'plain_text', strict: boolean): ModelResponse {
     if (answer.refusal && !answer.text) throw new ModelError('model_error', `The OpenAI model ${this.name} refused to answer: ${answer.refusal}`);
     if (answer.finishReason === 'length')
       throw answerCut(this.id, typeof request.config.maxTokens === 'number' ? request.config.maxTokens : undefined, 'config.maxTokens', answer.text);
-    const parsed = parseModelJson(answer.text);
+    const parsed = format === 'plain_text' ? { ok: true as const, value: { output: answer.text } } : parseModelJson(answer.text);
     const solution = !parsed.ok ? undefined : strict ? fromStrictValue(parsed.value, request.schema) : parsed.value;
     calls.finish(solution);
     const usage = normalizeOpenAIUsage(answer.usage);

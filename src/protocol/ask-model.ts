@@ -3,7 +3,7 @@ import { MAX_REASKS } from './constants.js';
 import { cancelled, ModelError, ProtocolError } from './errors.js';
 import type { CallScope } from './execute-call.js';
 import { nestingMessage, nestingProblem } from './json.js';
-import type { Model, ModelResponse, ModelRetry, ProviderMessage } from './model.js';
+import type { Model, ModelRequest, ModelResponse, ModelRetry, ProviderMessage } from './model.js';
 import type { TracedProviderMessage } from './trace-events.js';
 import type { TreeShares } from './child-run.js';
 import type { RunInfo } from './runtime.js';
@@ -32,6 +32,8 @@ export interface StepQuestion {
   onCall: (call: Call, index: number) => void;
   /** Told every answer, to count its usage. */
   account: (response: ModelResponse) => void;
+  /** The answer is the output as free text (MSG-28). */
+  plainText?: boolean;
 }
 
 /**
@@ -78,15 +80,17 @@ type Answer = ModelResponse & { began: number; replayed?: boolean };
 
 /** One attempt, sent once this run holds a model-call slot; a failure becomes a typed error. */
 async function sendOnce(scope: CallScope, question: StepQuestion, attempt: number, messages: ProviderMessage[]): Promise<Answer> {
-  const { model, info, step, schema, config, onCall, check } = question;
+  const { model, info, step, schema, config, onCall, check, plainText } = question;
   try {
     // While this run waited for its slot, its tree may have passed a bound.
     checkBounds(scope.tree);
     scope.trace.emit('model.request', { step, attempt, messages: messages.map(tracedMessage), schema });
     const began = Date.now();
     const onRetry = (retry: ModelRetry) => scope.trace.emit('model.retry', { step, attempt: retry.attempt, reason: retry.reason, waitMs: retry.waitMs });
-    const request = { requestName: info.name, step, messages, schema, config, signal: scope.signal, onCall, onRetry };
-    const response = await model.generate(check === undefined ? request : { ...request, check });
+    const request: ModelRequest = { requestName: info.name, step, messages, schema, config, signal: scope.signal, onCall, onRetry };
+    if (check !== undefined) request.check = check;
+    if (plainText) request.plainText = true;
+    const response = await model.generate(request);
     return { ...response, began };
   } catch (error) {
     if (scope.signal.aborted) throw cancelled(error);

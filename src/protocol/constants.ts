@@ -8,12 +8,13 @@ export const DEFAULT_MAX_DEPTH = 5;
 export const MAX_REASKS = 2;
 /**
  * The instruction a run's steps start with when tools are offered: how to answer, how to write
- * calls and references (MSG-10). Written once and short: every model call pays for it (MSG-24).
+ * calls and references, and what the meta-properties every call may carry mean (MSG-10, MSG-29).
+ * Written once and short: every model call pays for it (MSG-24).
  */
 export const SOLUTION_INSTRUCTIONS =
-  'Answer with one JSON object {"calls": [...], "output": ...} matching the given schema. "calls": the tool calls to make now, each naming its tool in "_tool"; a parameter may be a †reference to a context value, such as "†input.name"; "_outputPath" (such as "†state.result") says where a result is written. "output": null until the task is done; a non-null "output" ends the run.';
-/** The instruction of a step that offers no tools (TOOL-22, MSG-24): no call machinery, only the output. */
-export const OUTPUT_INSTRUCTIONS = 'Answer as JSON {"output": <your answer>} per the schema.';
+  'Answer with {"calls": [...], "output": ...}. "calls": the tool calls to make now, each naming its tool in "_tool"; any parameter may be a †reference to a context value, such as "†input.name"; "_outputPath" (such as "†state.result"; "†output" sets the output) says where a call\'s result is written, "_outputMethod" how it combines with what is there (default set), "_reasoningForCall" why the call is made, in one short sentence. "output": null until the task is done; a non-null "output" ends the run.';
+/** The one message of a step without calls whose context renders nothing at all (MSG-27): a provider needs one. */
+export const EMPTY_PROMPT = 'Answer.';
 /** Model calls a run tree may have in flight at once (LOOP-16): above an ordinary 100-wide fan-out. */
 export const DEFAULT_MAX_CONCURRENCY = 128;
 /** Runs a run tree may start, the top run included (DEL-19). */

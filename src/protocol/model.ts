@@ -60,6 +60,12 @@ export interface ModelRequest {
   check?: (answer: Record<string, unknown>) => string[];
   /** Told before a provider waits to retry a transient failure (traced as `model.retry`). */
   onRetry?: (retry: ModelRetry) => void;
+  /**
+   * True when the answer is nothing but the output as free text (MSG-28): `schema` is then
+   * `{output: {"type": "string"}}` alone, and a provider may ask for plain text, with no response
+   * format, and answer `{output: <the text>}`. A model that ignores it answers the schema as usual.
+   */
+  plainText?: boolean;
 }
 
 /** A retry a provider is about to make (spec/trace.md `model.retry`). */

@@ -1,7 +1,7 @@
 /** One model step of a run: render, ask, run the answer's calls, and decide whether the run is done (LOOP-3, LOOP-4, LOOP-6). */
 import { throwIfCancelled } from './cancellation.js';
 import { askModel, checkBounds } from './ask-model.js';
-import { OUTPUT_INSTRUCTIONS, SOLUTION_INSTRUCTIONS } from './constants.js';
+import { EMPTY_PROMPT, SOLUTION_INSTRUCTIONS } from './constants.js';
 import type { CallScope } from './execute-call.js';
 import { nestingProblem } from './json.js';
 import type { ProviderFile, ProviderMessage } from './model.js';
@@ -14,7 +14,7 @@ import { renderContext, type RenderedContext } from './render-context.js';
 import type { CallBatch } from './call-batch.js';
 import { formatIssues, validateAgainst } from './schemas.js';
 import type { SolutionParts } from './solution-parts.js';
-import { offersCalls } from './tools.js';
+import { answersInPlainText, offersCalls } from './tools.js';
 import type { Call, JsonSchema, PlanMessage, RequestConfig, RequestDocument } from './types.js';
 
 /** What a step (or the plans before the first step) leads to: another step, or the run's output. */
@@ -72,6 +72,8 @@ interface StepPrompt {
   schema: JsonSchema;
   check: RenderedContext['checkAnswer'];
   config: RequestConfig;
+  /** The answer is the output as free text (MSG-28). */
+  plainText: boolean;
 }
 
 /** Renders the context as it is now and composes the Solution schema from the tools defined now (LOOP-3). */
@@ -93,12 +95,16 @@ function promptFor(run: RunState, step: number): StepPrompt {
     planning: run.lazy,
     additions: { required: rendered.solutionRequired, definitions: rendered.solutionDefinitions },
   });
+  // A step without calls has no instructions of its own: the provider carries the Solution schema (MSG-27).
   const messages: ProviderMessage[] = [
-    { role: 'system', content: offersCalls(schema) ? SOLUTION_INSTRUCTIONS : OUTPUT_INSTRUCTIONS },
+    ...(offersCalls(schema) ? [{ role: 'system', content: SOLUTION_INSTRUCTIONS } satisfies ProviderMessage] : []),
     ...run.instructions.map((content): ProviderMessage => ({ role: 'system', content })),
     ...withFiles(rendered.messages, run.files),
   ];
-  return { messages, schema, check: rendered.checkAnswer, config: rendered.config };
+  // A provider needs at least one message; a context that renders nothing still asks for its answer.
+  if (messages.length === 0) messages.push({ role: 'user', content: EMPTY_PROMPT });
+  // A planner's answer is its calls, never plain text (MSG-28).
+  return { messages, schema, check: rendered.checkAnswer, config: rendered.config, plainText: !run.lazy && answersInPlainText(schema) };
 }
 
 /** Runs one model step; throws a ProtocolError for what ends the run (a bound, the model, a cancellation). */
@@ -106,7 +112,7 @@ export async function runStep(run: RunState): Promise<StepOutcome> {
   const { scope } = run;
   const model = scope.run.model;
   const step = run.usage.steps++;
-  const { messages, schema, check, config } = promptFor(run, step);
+  const { messages, schema, check, config, plainText } = promptFor(run, step);
   const batch = run.lazy ? undefined : batchFor(scope);
   const startCall = callStarter(batch, step);
   const solution = await askModel(scope, {
@@ -117,6 +123,7 @@ export async function runStep(run: RunState): Promise<StepOutcome> {
     schema,
     check,
     config,
+    plainText,
     onCall: startCall,
     account: (response) => {
       run.usage.addOwn(response.usage, response.costUsd);

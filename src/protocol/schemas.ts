@@ -177,3 +177,6 @@ export function validateAgainst(schema: JsonSchema, value: unknown, prefix = '')
   if (validate(value)) return [];
   return describeErrors(validate.errors, prefix);
 }
+
+/** Keywords that say what a value means rather than which values a schema allows (MSG-25, TOOL-23). */
+export const ANNOTATION_KEYWORDS: ReadonlySet<string> = new Set(['description', 'title', 'examples', 'default', '$comment']);

@@ -1,8 +1,9 @@
 /** Tools: collecting tool definitions, reading meta-properties, composing the Solution schema the model sees. */
 import type { HandlerRegistry } from './handlers.js';
 import type { Call, JsonSchema, Message, ToolMessage, ToolSchema } from './types.js';
-import { isMetaProperty } from './types.js';
+import { isJsonObject, isMetaProperty } from './types.js';
 import { OUTPUT_METHODS } from './data-records.js';
+import { ANNOTATION_KEYWORDS } from './schemas.js';
 
 /**
  * Every tool defined in a context, by name: those of `tool` messages and, given `handlers`, those
@@ -57,16 +58,15 @@ export function isExplicitTool(name: string, tool: ToolSchema, hasActivity: (nam
   return metaSchema(tool, '_activity') !== undefined || metaSchema(tool, '_delegate') !== undefined || hasActivity(name);
 }
 
-/** Meta-properties the model may write on any call, whatever the tool. */
+/**
+ * Meta-properties the model may write on any call, whatever the tool. What they mean is said once,
+ * in the Solution instructions, not again in every tool's schema (MSG-29).
+ */
 function callMetaProperties(instances: readonly string[]): Record<string, JsonSchema> {
   const properties: Record<string, JsonSchema> = {
-    _reasoningForCall: { type: 'string', description: 'Why this call is made, in one short sentence.' },
-    _outputPath: {
-      type: 'string',
-      pattern: '^†',
-      description: 'Where the result is written, e.g. "†state.summary"; "†output" sets the final output.',
-    },
-    _outputMethod: { enum: [...OUTPUT_METHODS], description: 'How the result combines with what is at _outputPath (default set).' },
+    _reasoningForCall: { type: 'string' },
+    _outputPath: { type: 'string', pattern: '^†' },
+    _outputMethod: { enum: [...OUTPUT_METHODS] },
   };
   if (instances.length > 0) properties._instance = { enum: [...instances], description: 'The instance this call operates on.' };
   return properties;
@@ -81,6 +81,11 @@ const SCOPES_HINT: JsonSchema = {
 };
 
 const REFERENCE_STRING: JsonSchema = { type: 'string', pattern: '^†', description: 'A †reference to a value in the context.' };
+
+/** True for a schema that accepts every string, references included: `type: "string"` and nothing but annotations beside it. */
+function takesAnyString(schema: JsonSchema): boolean {
+  return isJsonObject(schema) && schema.type === 'string' && Object.keys(schema).every((key) => key === 'type' || ANNOTATION_KEYWORDS.has(key));
+}
 
 /**
  * The schema of one tool as the model sees it: `_tool` fixed to the name, every top-level
@@ -106,7 +111,8 @@ export function modelToolSchema(name: string, tool: ToolSchema, explicit: boolea
       shown[key] = schema;
       continue;
     }
-    shown[key] = { anyOf: [schema, REFERENCE_STRING] };
+    // A parameter that takes any string takes a reference already: the alternative would say it twice (TOOL-23).
+    shown[key] = takesAnyString(schema) ? schema : { anyOf: [schema, REFERENCE_STRING] };
   }
   if (hinted && shown._scopes === undefined) shown._scopes = SCOPES_HINT;
   for (const [key, schema] of Object.entries(callMetaProperties(instances))) {
@@ -226,6 +232,20 @@ export function composeSolutionSchema(
 /** True when a composed Solution schema offers calls, false for a Request without tools (TOOL-22). */
 export function offersCalls(schema: JsonSchema): boolean {
   return typeof schema === 'object' && schema !== null && typeof schema.properties === 'object' && schema.properties !== null && 'calls' in schema.properties;
+}
+
+/**
+ * True when a Solution schema asks for nothing but an unconstrained string `output` (MSG-28): no
+ * calls, no added properties, an output schema of exactly `{"type": "string"}` (beside the `null`
+ * of an unfinished answer). Such an answer is the output's text itself, so a provider may ask for
+ * plain text instead of JSON; the text is never `null`, which a step without calls has no use for.
+ */
+export function answersInPlainText(schema: JsonSchema): boolean {
+  if (!isJsonObject(schema) || !isJsonObject(schema.properties)) return false;
+  const output = schema.properties.output;
+  if (Object.keys(schema.properties).length !== 1 || !isJsonObject(output) || !Array.isArray(output.anyOf) || output.anyOf.length !== 2) return false;
+  const [none, text] = output.anyOf;
+  return JSON.stringify(none) === '{"type":"null"}' && JSON.stringify(text) === '{"type":"string"}';
 }
 
 /**

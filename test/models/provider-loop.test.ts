@@ -117,7 +117,7 @@ describe.each(providers)('the loop on $name', (provider) => {
     expect(sent).toHaveLength(1);
     expect(sent[0]?.role).toBe('user');
     expect(typeof sent[0]?.content).toBe('string');
-    expect(sent[0]?.content).toMatch(/^## Input\n```json\n/);
+    expect(sent[0]?.content).toMatch(/^## Input\n\{/);
   });
 
   it('traces each retry as model.retry {step, attempt, reason, waitMs} and goes on', async () => {
@@ -173,45 +173,80 @@ describe.each(providers)('the loop on $name', (provider) => {
 describe('the loop on OpenAI: what the server is sent', () => {
   const openAI = providers[0]!;
 
-  it('asks in strict mode for a Request without tools, with no call machinery in the schema or the prompt (TOOL-22, MSG-24)', async () => {
-    server = await startServer([openAI.stream(JSON.stringify({ output: 'done' }))]);
+  /** A Request without tools whose output is structured: its answer is JSON, in strict mode. */
+  const jsonLeaf = {
+    meta: { name: 'leaf' },
+    context: [{ type: 'system', text: 'Answer.' }],
+    schema: { type: 'object', properties: { answer: { type: 'string' } }, required: ['answer'] },
+  };
+  const leafAnswer = { answer: 'done' };
+
+  it('asks in strict mode for a Request without tools, with no call machinery and no instruction of its own (TOOL-22, MSG-27)', async () => {
+    server = await startServer([openAI.stream(JSON.stringify({ output: leafAnswer }))]);
     const runtime = new Runtime();
-    const leaf = { meta: { name: 'leaf' }, context: [{ type: 'system', text: 'Answer.' }], schema: { type: 'string' } };
-    const result = await runtime.run(runtime.validate(leaf), { model: openAI.model(server.url) });
-    expect(result.ok && result.output).toBe('done');
+    const result = await runtime.run(runtime.validate(jsonLeaf), { model: openAI.model(server.url) });
+    expect(result.ok && result.output).toEqual(leafAnswer);
     const body = server.requests[0]!.body;
     expect(body.response_format.json_schema.strict).toBe(true);
     expect(body.response_format.json_schema.schema).toEqual({
       type: 'object',
-      properties: { output: { anyOf: [{ type: 'null' }, { type: 'string' }] } },
+      properties: { output: { anyOf: [{ type: 'null' }, { ...jsonLeaf.schema, additionalProperties: false }] } },
       required: ['output'],
       additionalProperties: false,
     });
     const prompt = JSON.stringify(body.messages);
     expect(prompt).not.toContain('calls');
     expect(prompt).not.toContain('_outputPath');
-    expect(body.messages[0].content).toContain('{"output": <your answer>}');
-    // Every leaf call pays for this line: it stays one short sentence (MSG-24).
-    expect(body.messages[0].content.length).toBeLessThanOrEqual(60);
+    // The schema is in response_format; the prompt does not say it again (MSG-27).
+    expect(body.messages).toEqual([{ role: 'system', content: 'Answer.' }]);
   });
 
   it('still takes a tool-less answer that writes an empty calls list (answers recorded before TOOL-22)', async () => {
-    server = await startServer([openAI.stream(finalAnswer)]);
+    server = await startServer([openAI.stream(JSON.stringify({ calls: [], output: leafAnswer }))]);
     const runtime = new Runtime();
-    const leaf = { meta: { name: 'leaf' }, context: [{ type: 'system', text: 'Answer.' }], schema: { type: 'string' } };
-    const result = await runtime.run(runtime.validate(leaf), { model: openAI.model(server.url) });
-    expect(result.ok && result.output).toBe('done');
+    const result = await runtime.run(runtime.validate(jsonLeaf), { model: openAI.model(server.url) });
+    expect(result.ok && result.output).toEqual(leafAnswer);
   });
 
   it('re-asks a tool-less answer that makes calls (TOOL-22, LOOP-8)', async () => {
-    const calling = JSON.stringify({ calls: [{ _tool: 'search', q: 'x' }], output: null });
-    server = await startServer([openAI.stream(calling), openAI.stream(JSON.stringify({ output: 'done' }))]);
+    const calling = JSON.stringify({ calls: [{ _tool: 'search', q: 'x' }], output: leafAnswer });
+    server = await startServer([openAI.stream(calling), openAI.stream(JSON.stringify({ output: leafAnswer }))]);
     const runtime = new Runtime();
-    const leaf = { meta: { name: 'leaf' }, context: [{ type: 'system', text: 'Answer.' }], schema: { type: 'string' } };
-    const result = await runtime.run(runtime.validate(leaf), { model: openAI.model(server.url) });
-    expect(result.ok && result.output).toBe('done');
+    const result = await runtime.run(runtime.validate(jsonLeaf), { model: openAI.model(server.url) });
+    expect(result.ok && result.output).toEqual(leafAnswer);
     expect(server.requests).toHaveLength(2);
     expect(JSON.stringify(server.requests[1]!.body.messages)).toContain('does not match the Solution schema');
+  });
+
+  it('says what the call meta-properties mean once, in the instructions, not in every tool of the schema (MSG-29)', async () => {
+    server = await startServer([openAI.stream(finalAnswer)]);
+    const runtime = new Runtime({ activities: { fetch: () => 'x', store: () => 'y' } });
+    const twoTools = {
+      ...document,
+      context: [...document.context, { type: 'tool', tool: { store: { description: 'Stores.', properties: { what: { type: 'string' } } } } }],
+    };
+    const result = await runtime.run(runtime.validate(twoTools), { model: openAI.model(server.url) });
+    expect(result.ok && result.output).toBe('done');
+    const body = server.requests[0]!.body;
+    expect(body.response_format.json_schema.strict).toBe(true);
+    const tools = body.response_format.json_schema.schema.properties.calls.items.anyOf as { properties: Record<string, { description?: string }> }[];
+    expect(tools).toHaveLength(2);
+    for (const tool of tools) {
+      for (const key of ['_reasoningForCall', '_outputMethod']) expect(tool.properties[key]?.description).toBeUndefined();
+      // Only the strict form's note of the pattern, which it cannot send as a keyword (MODEL-7).
+      expect(tool.properties._outputPath?.description).toBe('Matches the regular expression "^†".');
+    }
+    const instructions = body.messages[0].content as string;
+    for (const key of ['"_outputPath"', '"_outputMethod"', '"_reasoningForCall"', '"_tool"', '†reference']) expect(instructions).toContain(key);
+  });
+
+  it('sends a context that renders nothing as one short user turn, since a provider needs a message (MSG-27)', async () => {
+    server = await startServer([openAI.stream(JSON.stringify({ output: leafAnswer }))]);
+    const runtime = new Runtime();
+    const empty = { meta: { name: 'empty' }, context: [{ type: 'input', schema: { type: 'object' } }], schema: jsonLeaf.schema };
+    const result = await runtime.run(runtime.validate(empty), { model: openAI.model(server.url) });
+    expect(result.ok && result.output).toEqual(leafAnswer);
+    expect(server.requests[0]!.body.messages).toEqual([{ role: 'user', content: 'Answer.' }]);
   });
 
   it('says minLength in the description instead of sending it, and enforces it by re-asking', async () => {

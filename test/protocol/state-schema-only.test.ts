@@ -67,7 +67,7 @@ describe('a state holding only its schema (MSG-19)', () => {
     const second = prompt(events, 1);
     expect(second).not.toContain('Nothing is written to state yet.');
     expect(second).toContain(JSON.stringify({ language: 'fr', isEnglish: false, translatedText: 'Hello world' }));
-    expect(second).toContain(`Schema of state:\n\`\`\`json\n${JSON.stringify(stateSchema)}`);
+    expect(second).toContain(`Schema of state:\n${JSON.stringify(stateSchema)}`);
     expect(events.filter((event) => event.event === 'call.failed')).toEqual([]);
   });
 

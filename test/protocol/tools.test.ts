@@ -4,6 +4,7 @@ import { normalizeTool } from '../../src/protocol/normalize.js';
 import { compileSchema } from '../../src/protocol/schemas.js';
 import {
   TOOL_META_PROPERTIES,
+  answersInPlainText,
   callValidationSchema,
   collectTools,
   composeSolutionSchema,
@@ -139,6 +140,24 @@ describe('modelToolSchema (TOOL-6)', () => {
     expect(validate({ ...base, days: 3 })).toBe(true);
     expect(validate({ ...base, days: '†state.days' })).toBe(true);
     expect(validate({ ...base, days: 'three' })).toBe(false);
+  });
+
+  it('shows a parameter that takes any string as it is, since a reference is a string it takes already (TOOL-23)', () => {
+    const tool: ToolSchema = {
+      type: 'object',
+      properties: {
+        task: { type: 'string', description: 'The task.' },
+        code: { type: 'string', pattern: '^[A-Z]+$' },
+        mode: { type: 'string', enum: ['a', 'b'] },
+      },
+    };
+    const schema = asObject(modelToolSchema('work', tool, true));
+    expect(schema.properties.task).toEqual({ type: 'string', description: 'The task.' });
+    expect(schema.properties.code).toEqual({ anyOf: [{ type: 'string', pattern: '^[A-Z]+$' }, expect.objectContaining({ pattern: '^†' })] });
+    expect(schema.properties.mode).toEqual({ anyOf: [{ type: 'string', enum: ['a', 'b'] }, expect.objectContaining({ pattern: '^†' })] });
+    const validate = compileSchema(schema);
+    expect(validate({ _tool: 'work', task: '†input.task', code: '†state.code', mode: '†state.mode' })).toBe(true);
+    expect(validate({ _tool: 'work', task: 'anything', code: 'lower', mode: 'a' })).toBe(false);
   });
 
   it('keeps _output and requires it for a latent tool that declares it', () => {
@@ -320,6 +339,16 @@ describe('composeSolutionSchema (TOOL-7, DOC-7)', () => {
     expect(validate(withoutEmptyCalls({ calls: [], output: null }, schema))).toBe(true);
     expect(withoutEmptyCalls({ calls: [{ _tool: 'x' }], output: null }, schema)).toEqual({ calls: [{ _tool: 'x' }], output: null });
     expect(offersCalls(composeSolutionSchema(tools, output, none))).toBe(true);
+  });
+
+  it('says a Solution is plain text only for an unconstrained string output with nothing beside it (MSG-28)', () => {
+    expect(answersInPlainText(composeSolutionSchema(new Map(), { type: 'string' }, none))).toBe(true);
+    expect(answersInPlainText(composeSolutionSchema(tools, { type: 'string' }, none))).toBe(false);
+    expect(answersInPlainText(composeSolutionSchema(new Map(), { type: 'string', description: 'A haiku.' }, none))).toBe(false);
+    expect(answersInPlainText(composeSolutionSchema(new Map(), { type: 'string', minLength: 3 }, none))).toBe(false);
+    expect(answersInPlainText(composeSolutionSchema(new Map(), { enum: ['yes', 'no'] }, none))).toBe(false);
+    expect(answersInPlainText(composeSolutionSchema(new Map(), output, none))).toBe(false);
+    expect(answersInPlainText(composeSolutionSchema(new Map(), { type: 'string' }, none, { meta: { type: 'object' } }))).toBe(false);
   });
 
   it('adds the properties handlers contribute, such as meta (MSG-17)', () => {

@@ -2,7 +2,7 @@
 import { defineHandler } from '../handlers.js';
 import type { BaseMessage, Call } from '../types.js';
 import { messageSchema } from './message-schema.js';
-import { jsonBlock, pushUser } from './render-blocks.js';
+import { jsonLine, pushUser } from './render-blocks.js';
 
 /** A failed call, fed back to the model. */
 export interface ErrorMessage extends BaseMessage {
@@ -21,7 +21,7 @@ export const errorHandler = defineHandler<ErrorMessage>({
     const id = typeof message.call.id === 'string' ? ` (${message.call.id})` : '';
     pushUser(
       state,
-      `## Error in call ${String(message.call._tool ?? '?')}${id}\n${message.error.code}: ${message.error.message}\nThe call was:\n${jsonBlock(message.call)}`,
+      `## Error in call ${String(message.call._tool ?? '?')}${id}\n${message.error.code}: ${message.error.message}\nThe call was:\n${jsonLine(message.call)}`,
     );
   },
 });

@@ -1,8 +1,8 @@
 /** The `input` message (MSG-6, MSG-13, DOC-6): the Request's structured prompt, data of kind `input`; one without `input` is a template slot declaring its schema. */
 import type { JsonSchema, Message, RequestDocument, BaseMessage } from '../types.js';
-import { validateAgainst } from '../schemas.js';
+import { ANNOTATION_KEYWORDS, validateAgainst } from '../schemas.js';
 import { ownKindHandler } from './data-like.js';
-import { jsonBlock, pushUser } from './render-blocks.js';
+import { jsonLine, pushUser } from './render-blocks.js';
 
 /** The Request's structured prompt; a data message of kind `input`. No `input` = a template slot. */
 export interface InputMessage extends BaseMessage {
@@ -13,9 +13,6 @@ export interface InputMessage extends BaseMessage {
   _instance?: string;
 }
 
-/** Keywords that say what a value means rather than what shape it has: a schema with any of them is worth showing (MSG-25). */
-const ANNOTATIONS = new Set(['description', 'title', 'examples', 'default', '$comment']);
-
 /** True when a schema has an annotation keyword anywhere inside (a property named like one is no annotation). */
 function annotated(schema: unknown): boolean {
   if (Array.isArray(schema)) return schema.some(annotated);
@@ -23,7 +20,7 @@ function annotated(schema: unknown): boolean {
   return Object.entries(schema).some(([key, value]) =>
     key === 'properties' || key === '$defs' || key === 'definitions' || key === 'patternProperties'
       ? typeof value === 'object' && value !== null && Object.values(value).some(annotated)
-      : ANNOTATIONS.has(key) || annotated(value),
+      : ANNOTATION_KEYWORDS.has(key) || annotated(value),
   );
 }
 
@@ -45,10 +42,10 @@ export const inputHandler = ownKindHandler<InputMessage>('input', {
     const lines = [`## Input${instance}`];
     if (typeof message.description === 'string') lines.push(message.description);
     // Values that already match a schema saying nothing but their shape need no schema beside them (MSG-25).
-    if (message.schema === undefined || shownByValues(message.schema, message.input)) lines.push(jsonBlock(message.input));
+    if (message.schema === undefined || shownByValues(message.schema, message.input)) lines.push(jsonLine(message.input));
     else {
-      lines.push('These are the values this Request was given:', jsonBlock(message.input));
-      lines.push('The input this Request expects follows this schema (map the given values onto it where they differ):', jsonBlock(message.schema));
+      lines.push('These are the values this Request was given:', jsonLine(message.input));
+      lines.push('The input this Request expects follows this schema (map the given values onto it where they differ):', jsonLine(message.schema));
     }
     pushUser(state, lines.join('\n'));
   },

@@ -6,7 +6,7 @@ import { isJsonObject, type BaseMessage, type JsonSchema } from '../types.js';
 import { shapeOf } from '../value-shape.js';
 import { foldFlat } from './flat-shorthand.js';
 import { messageSchema } from './message-schema.js';
-import { jsonBlock, pushUser } from './render-blocks.js';
+import { jsonLine, pushUser } from './render-blocks.js';
 
 /** Identity/version of what is being updated. */
 export interface MetaMessage extends BaseMessage {
@@ -54,7 +54,7 @@ export const metaHandler = defineHandler<MetaMessage>({
     return problems;
   },
   render(message, state) {
-    pushUser(state, `## Meta\n${jsonBlock(message.meta)}`);
+    pushUser(state, `## Meta\n${jsonLine(message.meta)}`);
     const current = state.context.findLast((candidate) => candidate.type === 'meta');
     // Rendered without its context (a handler test), a message is its own context.
     if (current === message || current === undefined) offerMeta(message, state);

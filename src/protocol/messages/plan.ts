@@ -6,7 +6,7 @@ import { describeCycle, findCycle } from '../plan-graph.js';
 import { validateExpression } from '../references.js';
 import type { Call, BaseMessage } from '../types.js';
 import { messageSchema } from './message-schema.js';
-import { jsonBlock, pushUser } from './render-blocks.js';
+import { jsonLine, pushUser } from './render-blocks.js';
 
 /** A graph of calls: the run's strategy (`eager`), or a request for one (`lazy`). */
 export interface PlanMessage extends BaseMessage {
@@ -47,11 +47,11 @@ export const planHandler = defineHandler<PlanMessage>({
       state.instructions.push(
         'Plan only: answer with the calls that would complete the task, using †references between them for values that earlier calls produce. The calls will not be executed now; they are returned as a plan for review. Keep alternative output paths (†a || †b) where the outcome is not known yet.',
       );
-      if (message.calls.length > 0) pushUser(state, `## Draft plan\n${jsonBlock(message.calls)}`);
+      if (message.calls.length > 0) pushUser(state, `## Draft plan\n${jsonLine(message.calls)}`);
     } else if (message.calls.length > 0) {
       pushUser(
         state,
-        `## Plan (the strategy so far)\nFollow it, extend it or replace it: the calls you answer with become the plan. A call marked done has its result in the context and is not run again; repeat a pending or failed call to run it.\n${jsonBlock(progressOf(message, state))}`,
+        `## Plan (the strategy so far)\nFollow it, extend it or replace it: the calls you answer with become the plan. One call a line, after what became of it: a done call has its result in the context and is not run again; repeat a pending or failed call to run it.\n${progressLines(message, state).join('\n')}`,
       );
     }
   },
@@ -65,20 +65,29 @@ export function isTemplate(plan: PlanMessage, instances: readonly string[]): boo
   return instances.length > 0 && plan._instance === undefined && plan.calls.every((call) => call._instance === undefined);
 }
 
-/** The plan's calls with what became of each (PLAN-11): per instance for a template over instances (PLAN-12). */
-function progressOf(message: PlanMessage, state: RenderState): unknown[] {
+/**
+ * The plan's calls, one line each, after what became of it (PLAN-11, PLAN-15): `done: {call}`; per
+ * instance for a template over instances (PLAN-12), `done on a, b; pending on c: {call}`.
+ */
+function progressLines(message: PlanMessage, state: RenderState): string[] {
   const targets = state.instances && isTemplate(message, state.instances) ? state.instances : undefined;
   return message.calls.map((call) => {
-    if (!targets || call._instance !== undefined) return { call, ...shown(state.callStatus?.(forInstance(call, message._instance))) };
-    return { call, instances: Object.fromEntries(targets.map((instance) => [instance, shown(state.callStatus?.(forInstance(call, instance)))])) };
+    if (!targets || call._instance !== undefined) return `${shown(state.callStatus?.(forInstance(call, message._instance)))}: ${JSON.stringify(call)}`;
+    const byStatus = new Map<string, string[]>();
+    for (const instance of targets) {
+      const status = shown(state.callStatus?.(forInstance(call, instance)));
+      byStatus.set(status, [...(byStatus.get(status) ?? []), instance]);
+    }
+    const statuses = [...byStatus].map(([status, instances]) => `${status} on ${instances.join(', ')}`);
+    return `${statuses.join('; ')}: ${JSON.stringify(call)}`;
   });
 }
 
-function shown(status: CallStatus | undefined): { status: string; error?: unknown } {
-  if (!status) return { status: 'pending' };
-  if (status.status === 'failed')
-    return status.error ? { status: 'failed', error: { code: status.error.code, message: status.error.message } } : { status: 'failed' };
-  return { status: 'done' };
+/** What became of a call, as its line says it: `done`, `pending`, or `failed` with its error as compact JSON. */
+function shown(status: CallStatus | undefined): string {
+  if (!status) return 'pending';
+  if (status.status !== 'failed') return 'done';
+  return status.error ? `failed (error ${JSON.stringify({ code: status.error.code, message: status.error.message })})` : 'failed';
 }
 
 /** The malformed expressions of a planned call: in its parameters (inputs) and its `_outputPath`. */

@@ -3,14 +3,13 @@ import type { RenderState } from '../handlers.js';
 import { formatReference } from '../references.js';
 import { isJsonObject } from '../types.js';
 
-/** A value as compact JSON: indentation would be paid for in every prompt, and models read JSON without it (MSG-24). */
-function json(value: unknown): string {
+/**
+ * A value as one line of compact JSON, unfenced: compact JSON never holds a line break, so the line
+ * itself delimits it, and a fence would cost 12 characters a value in every prompt (MSG-30); indentation would roughly double
+ * nested values, and models read JSON without it (MSG-24).
+ */
+export function jsonLine(value: unknown): string {
   return JSON.stringify(value);
-}
-
-/** A fenced JSON block of a value. */
-export function jsonBlock(value: unknown): string {
-  return `\`\`\`json\n${json(value)}\n\`\`\``;
 }
 
 /** Appends a user turn to the rendered messages. */
@@ -22,8 +21,8 @@ export function pushUser(state: RenderState, content: string): void {
 export function renderDataBlock(kind: string, value: unknown, message: { description?: unknown; schema?: unknown; _instance?: unknown }): string {
   const lines = [heading(kind, message)];
   if (typeof message.description === 'string') lines.push(message.description);
-  lines.push(jsonBlock(value));
-  if (message.schema !== undefined) lines.push(`Schema of ${kind}:`, jsonBlock(message.schema));
+  lines.push(jsonLine(value));
+  if (message.schema !== undefined) lines.push(`Schema of ${kind}:`, jsonLine(message.schema));
   return lines.join('\n');
 }
 
@@ -47,7 +46,7 @@ export function renderIntendedShape(kind: string, message: { description?: unkno
   const properties = isJsonObject(message.schema) && isJsonObject(message.schema.properties) ? Object.keys(message.schema.properties) : [];
   const slots = properties.map((name) => slotReference(kind, name)).filter((slot) => slot !== undefined);
   if (slots.length > 0) lines.push(`Its slots: ${slots.join(', ')}`);
-  lines.push(`Schema of ${kind}:`, jsonBlock(message.schema));
+  lines.push(`Schema of ${kind}:`, jsonLine(message.schema));
   return lines.join('\n');
 }
 

@@ -26,7 +26,7 @@ describe('input: rendering (MSG-13)', () => {
   it('renders values that match a schema saying nothing but their shape without the schema, compact (MSG-25, MSG-24)', () => {
     const schema = { type: 'object', properties: { task: { type: 'string' } }, required: ['task'] };
     const content = render({ type: 'input', input: { task: 'Sum it up.' }, schema }).messages[0]?.content ?? '';
-    expect(content).toBe('## Input\n```json\n{"task":"Sum it up."}\n```');
+    expect(content).toBe('## Input\n{"task":"Sum it up."}');
   });
 
   it('keeps the schema beside matching values when it says what they mean (MSG-25)', () => {

@@ -1,6 +1,9 @@
 /** Unit tests of src/protocol/messages/plan.ts: the shorthand and the rendering of plans (their load checks: load-request.test.ts). */
 import { describe, expect, it } from 'vitest';
-import { freshState, normalize, render } from '../../helpers/builtin-messages.js';
+import { builtins, freshState, normalize, render } from '../../helpers/builtin-messages.js';
+
+/** A string as a regular expression matching it literally. */
+const literally = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
 describe('plan: the shorthand (MSG-7)', () => {
   it('defaults mode to eager and calls to []', () => {
@@ -21,8 +24,30 @@ describe('plan: rendering (MSG-15)', () => {
     expect(state.messages).toHaveLength(1);
     expect(state.messages[0]?.role).toBe('user');
     expect(state.messages[0]?.content).toMatch(/strategy so far/);
-    expect(state.messages[0]?.content).toContain(JSON.stringify([{ call: calls[0], status: 'pending' }]));
+    expect(state.messages[0]?.content).toMatch(new RegExp(`\\npending: ${literally(JSON.stringify(calls[0]))}$`));
     expect(state.instructions).toEqual([]);
+  });
+
+  it('writes one line a call, its status first, in the order of the plan, with the error of a failed call (PLAN-15)', () => {
+    const planned = [{ _tool: 'a', n: 1 }, { _tool: 'b' }, { _tool: 'c', _outputPath: '†state.c' }];
+    const state = freshState();
+    state.callStatus = (call) =>
+      call._tool === 'a' ? { status: 'done' } : call._tool === 'b' ? { status: 'failed', error: { code: 'activity_error', message: 'Down.' } } : undefined;
+    builtins.get('plan')?.render?.({ type: 'plan', mode: 'eager', calls: planned }, state);
+    const lines = String(state.messages[0]?.content).split('\n').slice(-3);
+    expect(lines).toEqual([
+      'done: {"_tool":"a","n":1}',
+      'failed (error {"code":"activity_error","message":"Down."}): {"_tool":"b"}',
+      'pending: {"_tool":"c","_outputPath":"†state.c"}',
+    ]);
+  });
+
+  it('says the status of a template call per instance, instances of one status together (PLAN-12, PLAN-15)', () => {
+    const state = freshState();
+    state.instances = ['fr', 'de', 'it'];
+    state.callStatus = (call) => (call._instance === 'de' ? undefined : { status: 'done' });
+    builtins.get('plan')?.render?.({ type: 'plan', mode: 'eager', calls: [{ _tool: 'translate' }] }, state);
+    expect(String(state.messages[0]?.content).split('\n').at(-1)).toBe('done on fr, it; pending on de: {"_tool":"translate"}');
   });
 
   it('reads the plan from `plan` as the acts write it, and refuses two different lists (PLAN-1)', () => {

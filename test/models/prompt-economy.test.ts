@@ -1,0 +1,87 @@
+/**
+ * The prompt economy of the fan-out benchmark (bench/fan-out), pinned on the bodies an OpenAI
+ * loopback server receives: what a worker call and the whole fan-out of 100 tasks cost in prompt
+ * characters, counted as bench/loopback-model.js counts them, and that strict structured output
+ * stays on where the answer has structure (MSG-27 to MSG-30, PLAN-15, TOOL-23).
+ */
+import { fileURLToPath } from 'node:url';
+import { afterEach, describe, expect, it } from 'vitest';
+import { createRuntime } from '../../src/create-runtime.js';
+import { OpenAIModel } from '../../src/models/openai.js';
+import { sse, startServer, type LoopbackServer, type ReceivedRequest } from './support/loopback.js';
+import { openAIStreamEvents } from './support/openai-wire.js';
+
+const FOLDER = fileURLToPath(new URL('../../bench/fan-out/', import.meta.url));
+const TASKS = 100;
+
+/**
+ * What the Vercel AI SDK's requests held for the same 100 tasks, in prompt characters
+ * (`npm run bench:peers`, 2026-11-23: system and user text, tool calls and results, tool
+ * definitions). Fixed: it is the peer's figure, not ours.
+ */
+const VERCEL_PROMPT_CHARS = 29_578;
+
+let server: LoopbackServer | undefined;
+afterEach(async () => {
+  await server?.close();
+  server = undefined;
+});
+
+/** Characters the model reads, as the benchmark's loopback model counts them: message text, tool definitions, the response schema. */
+function promptChars(body: ReceivedRequest['body']): number {
+  let chars = 0;
+  for (const message of body.messages ?? []) {
+    if (typeof message.content === 'string') chars += message.content.length;
+    else for (const part of message.content ?? []) chars += part.text?.length ?? 0;
+  }
+  if (body.tools) chars += JSON.stringify(body.tools).length;
+  if (body.response_format?.json_schema) chars += JSON.stringify(body.response_format.json_schema.schema).length;
+  return chars;
+}
+
+const taskOf = (n: number) => `Summarize section ${n} of the quarterly report in one sentence.`;
+
+/** The benchmark's answers: the orchestrator fans out, then finishes once the results are in; each worker answers its result as text. */
+function answerOf(request: ReceivedRequest): string {
+  const text = JSON.stringify(request.body.messages);
+  if (text.includes('Delegate every task')) {
+    if (text.includes('task-result-')) return JSON.stringify({ calls: [], output: 'done' });
+    const calls = Array.from({ length: TASKS }, (_, n) => ({ _tool: 'task', task: taskOf(n), _outputPath: '†state.results', _outputMethod: 'push' }));
+    return JSON.stringify({ calls, output: null });
+  }
+  return `task-result-${/section (\d+) /.exec(text)?.[1] ?? '?'}`;
+}
+
+async function fanOut(): Promise<ReceivedRequest[]> {
+  server = await startServer([(request, response) => sse(openAIStreamEvents([answerOf(request)]))(request, response)]);
+  const runtime = createRuntime({ root: FOLDER });
+  const request = await runtime.load(`${FOLDER}orchestrator.json`);
+  const result = await runtime.run(request, { model: new OpenAIModel({ model: 'gpt-4.1-mini', baseUrl: `${server.url}/v1`, env: {} }) });
+  expect(result.ok && result.output).toBe('done');
+  return server.requests;
+}
+
+describe('the prompt economy of the fan-out benchmark', () => {
+  it('sends a worker its system text and its input, and no schema: its answer is plain text (MSG-27, MSG-28)', async () => {
+    const requests = await fanOut();
+    const workers = requests.filter((request) => !JSON.stringify(request.body.messages).includes('Delegate every task'));
+    expect(workers).toHaveLength(TASKS);
+    const worker = workers[0]!.body;
+    expect(worker.response_format).toBeUndefined();
+    expect(worker.messages.map((message: { role: string }) => message.role)).toEqual(['system', 'user']);
+    // 219 characters on 2026-11-23 (425 before MSG-27, MSG-28 and MSG-30).
+    expect(Math.max(...workers.map((request) => promptChars(request.body)))).toBeLessThanOrEqual(225);
+  });
+
+  it('keeps the whole fan-out within 1.5 times the prompt characters of the Vercel AI SDK, the orchestrator in strict mode', async () => {
+    const requests = await fanOut();
+    expect(requests).toHaveLength(TASKS + 2);
+    const orchestrator = requests.filter((request) => JSON.stringify(request.body.messages).includes('Delegate every task'));
+    expect(orchestrator).toHaveLength(2);
+    for (const request of orchestrator) expect(request.body.response_format.json_schema.strict).toBe(true);
+    const total = requests.reduce((sum, request) => sum + promptChars(request.body), 0);
+    // 41,209 characters on 2026-11-23 (64,168 before, 2.17 times the Vercel AI SDK's).
+    expect(total).toBeLessThanOrEqual(41_500);
+    expect(total / VERCEL_PROMPT_CHARS).toBeLessThanOrEqual(1.5);
+  });
+});
