@@ -54,10 +54,10 @@ export async function waitFor(condition: () => boolean, timeoutMs = 10_000): Pro
 }
 
 /** Fails the test instead of hanging when the CLI does not exit: a generous bound, not a timing claim. */
-export async function exited(done: Promise<CliResult>, what: string): Promise<CliResult> {
+export async function exited(done: Promise<CliResult>, what: string, ms = 10_000): Promise<CliResult> {
   let timer: NodeJS.Timeout | undefined;
   const hang = new Promise<never>((_resolve, reject) => {
-    timer = setTimeout(() => reject(new Error(`${what}: the CLI had not exited after 10 s`)), 10_000);
+    timer = setTimeout(() => reject(new Error(`${what}: the CLI had not exited after ${ms / 1000} s`)), ms);
   });
   try {
     return await Promise.race([done, hang]);

@@ -1,11 +1,12 @@
 // A 200-wide fan-out over three worker processes, and the faults: a parent cancelled mid-run, a worker SIGKILLed mid-job, Redis stopped mid-run, a job that never answers, a budget shared by all workers, approvals on a worker (QUEUE-6 to QUEUE-11).
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { exited, readTrace, runCli, startCli, tempDir, waitFor } from '../helpers/cli.js';
 import { bossOf, fanOutFolder, jobCounts } from '../helpers/queue-fixture.js';
-import { startWorker, startWorkers, stopWorkers, type WorkerProcess } from '../helpers/queue-workers.js';
-import { REDIS_SKIP_REASON, redisAvailable, startRedis, type TestRedis } from '../helpers/redis-server.js';
+import { useQueuePool } from '../helpers/queue-pool.js';
+import { startWorkers, stopWorkers, type WorkerProcess } from '../helpers/queue-workers.js';
+import { REDIS_SKIP_REASON, redisAvailable, startRedis } from '../helpers/redis-server.js';
 
 /** The command line of a queued boss run: `--json --quiet` on the queue `queue` of `url`, with `extra` flags. */
 function queuedRun(folder: string, url: string, queue: string, ...extra: string[]): string[] {
@@ -27,23 +28,8 @@ let queues = 0;
 const freshQueue = () => `q${process.pid}-${++queues}`;
 
 describe.skipIf(!redisAvailable)(redisAvailable ? 'the queue under load and faults, on a real redis-server' : `queue fault tests, ${REDIS_SKIP_REASON}`, () => {
-  let redis: TestRedis;
-  const workers: WorkerProcess[] = [];
-
-  beforeAll(async () => {
-    redis = await startRedis();
-  });
-
-  afterAll(async () => {
-    await stopWorkers(workers);
-    await redis?.stop();
-  });
-
-  async function pool(count: number, queue: string, extra: string[] = []): Promise<WorkerProcess[]> {
-    const started = await startWorkers(redis.url, count, ['--queue-name', queue, ...extra]);
-    workers.push(...started);
-    return started;
-  }
+  const queues = useQueuePool();
+  const pool = (count: number, queue: string, extra: string[] = []): Promise<WorkerProcess[]> => queues.start(count, queue, extra);
 
   it('fans 200 delegations out over 3 worker processes with the output and usage of the same run in process', async () => {
     const queue = freshQueue();
@@ -52,7 +38,7 @@ describe.skipIf(!redisAvailable)(redisAvailable ? 'the queue under load and faul
     const local = await runCli([bossOf(folder), '--json', '--quiet']);
     expect(local.code).toBe(0);
     const trace = join(tempDir(), 'trace.jsonl');
-    const queued = await runCli(queuedRun(folder, redis.url, queue, '--trace', trace));
+    const queued = await runCli(queuedRun(folder, queues.redis.url, queue, '--trace', trace));
     expect(queued.code).toBe(0);
     expect(JSON.parse(queued.stdout).output).toEqual({ done: 200 });
     expect(JSON.parse(queued.stdout).output).toEqual(JSON.parse(local.stdout).output);
@@ -63,7 +49,7 @@ describe.skipIf(!redisAvailable)(redisAvailable ? 'the queue under load and faul
     // Every worker took some of them.
     for (const worker of started) expect(jobs.some((job) => String(job.worker).endsWith(`:${worker.child.pid}`))).toBe(true);
     expect(events.filter((event) => event.event === 'delegate.completed')).toHaveLength(200);
-    expect(await jobCounts(redis.url, queue)).toMatchObject({ active: 0, waiting: 0, failed: 0 });
+    expect(await jobCounts(queues.redis.url, queue)).toMatchObject({ active: 0, waiting: 0, failed: 0 });
   }, 120_000);
 
   it('cancels the tree on SIGINT: the parent exits 130, no job is left active or waiting 2 s later', async () => {
@@ -71,13 +57,13 @@ describe.skipIf(!redisAvailable)(redisAvailable ? 'the queue under load and faul
     const [worker] = await pool(1, queue);
     const folder = fanOutFolder(3, { delayMs: 60_000 });
     const trace = join(tempDir(), 'trace.jsonl');
-    const { child, done } = startCli(queuedRun(folder, redis.url, queue, '--trace', trace, '--max-concurrency', '2'));
+    const { child, done } = startCli(queuedRun(folder, queues.redis.url, queue, '--trace', trace, '--max-concurrency', '2'));
     await waitFor(() => traced(trace, 'queue.job'), 20_000);
     child.kill('SIGINT');
     const result = await exited(done, 'the cancelled parent');
     expect(result.code).toBe(130);
     await new Promise((wait) => setTimeout(wait, 2000));
-    expect(await jobCounts(redis.url, queue)).toMatchObject({ active: 0, waiting: 0 });
+    expect(await jobCounts(queues.redis.url, queue)).toMatchObject({ active: 0, waiting: 0 });
     // The worker ended the child itself (cancelled on the worker, QUEUE-7) and lives on.
     expect(worker?.child.exitCode).toBeNull();
     const failedChildren = readTrace(trace).filter((event) => event.event === 'run.failed' && event.depth === 1);
@@ -89,11 +75,12 @@ describe.skipIf(!redisAvailable)(redisAvailable ? 'the queue under load and faul
     const [doomed] = await pool(1, queue, ['--lock-seconds', '1']);
     const folder = fanOutFolder(1, { delayMs: 3000 });
     const trace = join(tempDir(), 'trace.jsonl');
-    const { done } = startCli(queuedRun(folder, redis.url, queue, '--trace', trace));
+    const { done } = startCli(queuedRun(folder, queues.redis.url, queue, '--trace', trace));
     await waitFor(() => traced(trace, 'queue.job'), 20_000);
     doomed?.child.kill('SIGKILL');
-    const rescuer = await startWorker(redis.url, ['--queue-name', queue, '--lock-seconds', '1']);
-    workers.push(rescuer);
+    // The rescuer's own lock is long, so a loaded machine cannot make it miss a renewal and stall the job a second time.
+    const [rescuer] = await pool(1, queue, ['--lock-seconds', '10']);
+    if (!rescuer) throw new Error('no rescuer started');
     const result = await exited(done, 'the parent of a killed worker').catch(async () => done);
     expect(result.code).toBe(0);
     expect(JSON.parse(result.stdout).output).toEqual({ done: 1 });
@@ -105,16 +92,17 @@ describe.skipIf(!redisAvailable)(redisAvailable ? 'the queue under load and faul
 
   it('fails the waiting delegations with worker_error when Redis stops mid-run, instead of hanging', async () => {
     const own = await startRedis();
+    let started: WorkerProcess[] = [];
     try {
       const queue = freshQueue();
-      const started = await startWorkers(own.url, 1, ['--queue-name', queue]);
-      workers.push(...started);
+      started = await startWorkers(own.url, 1, ['--queue-name', queue]);
       const folder = fanOutFolder(2, { delayMs: 60_000 });
       const trace = join(tempDir(), 'trace.jsonl');
       const { done } = startCli(queuedRun(folder, own.url, queue, '--trace', trace));
       await waitFor(() => traced(trace, 'queue.job'), 20_000);
       await own.stop();
-      const result = await exited(done, 'the parent whose Redis stopped');
+      // Bounded by the connection giving up (about 4 s, QUEUE-9) plus the run's own end; the margin is for a loaded machine.
+      const result = await exited(done, 'the parent whose Redis stopped', 30_000);
       const failed = readTrace(trace).filter((event) => event.event === 'delegate.failed');
       expect(failed).toHaveLength(2);
       for (const event of failed) {
@@ -124,6 +112,7 @@ describe.skipIf(!redisAvailable)(redisAvailable ? 'the queue under load and faul
       // The model saw the failed calls and answered; the run itself ends.
       expect(result.code).toBe(0);
     } finally {
+      await stopWorkers(started);
       await own.stop();
     }
   }, 60_000);
@@ -133,7 +122,7 @@ describe.skipIf(!redisAvailable)(redisAvailable ? 'the queue under load and faul
     await pool(1, queue);
     const folder = fanOutFolder(1, { delayMs: 30_000 });
     const trace = join(tempDir(), 'trace.jsonl');
-    const result = await runCli(queuedRun(folder, redis.url, queue, '--queue-timeout', '1', '--trace', trace));
+    const result = await runCli(queuedRun(folder, queues.redis.url, queue, '--queue-timeout', '1', '--trace', trace));
     expect(result.code).toBe(0);
     const failed = readTrace(trace).find((event) => event.event === 'delegate.failed');
     expect(failed).toMatchObject({ code: 'worker_error', error: { timeoutMs: 1000 } });
@@ -145,7 +134,7 @@ describe.skipIf(!redisAvailable)(redisAvailable ? 'the queue under load and faul
     await pool(2, queue);
     const folder = fanOutFolder(4, { taskTokens: 1000 });
     const local = await runCli([bossOf(folder), '--json', '--quiet', '--budget-tokens', '2000']);
-    const queued = await runCli(queuedRun(folder, redis.url, queue, '--budget-tokens', '2000'));
+    const queued = await runCli(queuedRun(folder, queues.redis.url, queue, '--budget-tokens', '2000'));
     expect(JSON.parse(local.stdout)).toMatchObject({ ok: false, error: { code: 'budget_exceeded' } });
     expect(JSON.parse(queued.stdout)).toMatchObject({ ok: false, error: { code: 'budget_exceeded' } });
     expect(queued.code).toBe(local.code);
@@ -156,7 +145,7 @@ describe.skipIf(!redisAvailable)(redisAvailable ? 'the queue under load and faul
     await pool(1, queue);
     const folder = fanOutFolder(1, { approval: true });
     const trace = join(tempDir(), 'trace.jsonl');
-    const result = await runCli(queuedRun(folder, redis.url, queue, '--approve', 'approve_all', '--trace', trace));
+    const result = await runCli(queuedRun(folder, queues.redis.url, queue, '--approve', 'approve_all', '--trace', trace));
     expect(result.code).toBe(0);
     const decided = readTrace(trace).find((event) => event.event === 'approval.decided');
     expect(decided).toMatchObject({ decision: 'rejected', by: 'policy:strict', depth: 1 });
