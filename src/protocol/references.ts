@@ -243,8 +243,28 @@ export function findReferences(value: unknown): Reference[] {
 
 /** Parses an `_outputPath`: one target, alternatives (`†x || †y`) or a fan-out (`†x && †y`). */
 export function parseOutputPath(text: string): OutputPath | undefined {
+  const known = parsedOutputPaths.get(text);
+  if (known !== undefined || parsedOutputPaths.has(text)) return known;
   const expression = parseExpression(text);
-  return expression && { op: expression.op, targets: expression.refs };
+  const parsed = expression && freezeOutputPath({ op: expression.op, targets: expression.refs });
+  // Every call of a fan-out writes to the same few paths: each is parsed once (a bounded memo).
+  if (parsedOutputPaths.size >= PARSED_OUTPUT_PATHS) parsedOutputPaths.clear();
+  parsedOutputPaths.set(text, parsed);
+  return parsed;
+}
+
+/** How many distinct output paths are kept parsed. */
+const PARSED_OUTPUT_PATHS = 1024;
+const parsedOutputPaths = new Map<string, OutputPath | undefined>();
+
+/** Frozen to the last segment, since every call writing to the path shares the parse. */
+function freezeOutputPath(path: OutputPath): OutputPath {
+  for (const target of path.targets) {
+    Object.freeze(target.segments);
+    Object.freeze(target);
+  }
+  Object.freeze(path.targets);
+  return Object.freeze(path);
 }
 
 /** True when `text` holds reference-shaped text whose path has more than MAX_NESTING_DEPTH segments. */
