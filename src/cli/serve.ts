@@ -4,7 +4,7 @@ import { stat } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { createRequestHandler } from '../server/handler.js';
-import { batchedLog } from '../server/batched-log.js';
+import { batchedLog } from '../files/batched-log.js';
 import { serve, type RunningServer } from '../server/node-listener.js';
 import { isEntryPoint } from './entry.js';
 

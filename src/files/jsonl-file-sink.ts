@@ -1,6 +1,7 @@
-/** The JSONL trace file: a trace listener writing each event to disk the moment it happens (spec/trace.md TRACE-2, TRACE-14). */
+/** The JSONL trace file: a trace listener writing the events of each turn of the event loop at its end, and every event at once for a journal (spec/trace.md TRACE-2, TRACE-14). */
 import { closeSync, fdatasyncSync, openSync, writeSync } from 'node:fs';
 import { type TraceEvent, type TraceListener, traceLine } from '../protocol/trace.js';
+import { type BatchedLog, batchedLog } from './batched-log.js';
 
 /** A listener writing a JSONL trace file; see {@link jsonlFileSink}. */
 export interface JsonlFileSink extends TraceListener {
@@ -18,11 +19,20 @@ export interface JsonlFileSinkOptions {
   durable?: boolean;
 }
 
+/** The batches of the trace files still open: a process that exits writes what they hold first. */
+const unflushed = new Set<BatchedLog>();
+process.on('exit', () => {
+  for (const batch of unflushed) batch.flush();
+});
+
 /**
- * A listener writing JSONL to a file synchronously, so every event is on disk the moment it
- * happens (a SIGINT or crash still leaves a complete trace). The listener never throws: a run is
- * not changed by its observers, so a write that fails (ENOSPC, EIO) is kept in `error`, nothing
- * more is written, and the caller reports it (TRACE-14). Opening the file throws as `openSync` does.
+ * A listener writing JSONL to a file (TRACE-2): the events of one turn of the event loop in one
+ * write at its end, every pending event written before the file is closed and when the process
+ * exits, so a run that fails, is cancelled or exits leaves a complete trace. With `durable` each
+ * event is written and flushed to the disk before the listener returns (a journal, JOURNAL-2). The
+ * listener never throws: a run is not changed by its observers, so a write that fails (ENOSPC, EIO)
+ * is kept in `error`, nothing more is written, and the caller reports it (TRACE-14). Opening the
+ * file throws as `openSync` does.
  */
 export function jsonlFileSink(path: string, options: JsonlFileSinkOptions = {}): JsonlFileSink {
   const descriptor = openSync(path, options.append ? 'a' : 'w');
@@ -31,19 +41,31 @@ export function jsonlFileSink(path: string, options: JsonlFileSinkOptions = {}):
   const fail = (error: unknown) => {
     failure ??= error instanceof Error ? error : new Error(String(error));
   };
-  const listener = (event: TraceEvent) => {
+  const write = (text: string) => {
     if (!open || failure) return;
     try {
-      writeAll(descriptor, traceLine(event));
+      writeAll(descriptor, text);
       if (options.durable) fdatasyncSync(descriptor);
     } catch (error) {
       fail(error);
     }
   };
+  // A trace file takes a turn's events in one system call; a journal takes each before the run goes on.
+  const batch = options.durable ? undefined : batchedLog(write);
+  if (batch) unflushed.add(batch);
+  const listener = (event: TraceEvent) => {
+    if (!open || failure) return;
+    if (batch) batch.text(traceLine(event));
+    else write(traceLine(event));
+  };
   return Object.defineProperties(listener, {
     close: {
       value: () => {
         if (!open) return;
+        if (batch) {
+          batch.flush();
+          unflushed.delete(batch);
+        }
         open = false;
         try {
           closeSync(descriptor);

@@ -1,4 +1,5 @@
 /** Unit tests of src/files/jsonl-file-sink.ts: the JSONL trace file written as it happens (TRACE-2), write failures (TRACE-14). */
+import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -12,14 +13,48 @@ describe('jsonlFileSink (TRACE-2)', () => {
   const folder = mkdtempSync(join(tmpdir(), 'trace-'));
   afterAll(() => rmSync(folder, { recursive: true, force: true }));
 
-  it('writes each event as one JSON line before emit returns', () => {
-    const path = join(folder, 'sync.jsonl');
+  it('writes the events of one turn of the event loop as JSON lines, in one write at its end', async () => {
+    const path = join(folder, 'turn.jsonl');
     const sink = jsonlFileSink(path);
     sink(event('run.started'));
-    expect(readFileSync(path, 'utf8')).toBe(`${JSON.stringify(event('run.started'))}\n`);
+    sink(event('model.request'));
+    expect(readFileSync(path, 'utf8')).toBe('');
+    await new Promise((turn) => setImmediate(turn));
+    expect(readFileSync(path, 'utf8')).toBe(`${JSON.stringify(event('run.started'))}\n${JSON.stringify(event('model.request'))}\n`);
     sink(event('run.completed'));
+    await new Promise((turn) => setImmediate(turn));
     const lines = readFileSync(path, 'utf8').trimEnd().split('\n');
-    expect(lines.map((line) => (JSON.parse(line) as TraceEvent).event)).toEqual(['run.started', 'run.completed']);
+    expect(lines.map((line) => (JSON.parse(line) as TraceEvent).event)).toEqual(['run.started', 'model.request', 'run.completed']);
+    sink.close();
+  });
+
+  it('writes what is pending when it is closed, and when the process exits without closing it', () => {
+    const path = join(folder, 'closed-early.jsonl');
+    const sink = jsonlFileSink(path);
+    sink(event('run.started'));
+    sink.close();
+    expect(readFileSync(path, 'utf8')).toBe(`${JSON.stringify(event('run.started'))}\n`);
+    const exited = join(folder, 'exited.jsonl');
+    const script = [
+      `const { jsonlFileSink } = await import(${JSON.stringify(new URL('../../dist/files/jsonl-file-sink.js', import.meta.url).href)});`,
+      `const sink = jsonlFileSink(${JSON.stringify(exited)});`,
+      `for (let n = 0; n < 3; n++) sink({ ts: 'x', event: 'e' + n, run: 'r', parent: null, depth: 0 });`,
+      'process.exit(0);',
+    ].join('\n');
+    execFileSync(process.execPath, ['--input-type=module', '-e', script]);
+    expect(
+      readFileSync(exited, 'utf8')
+        .trimEnd()
+        .split('\n')
+        .map((line) => (JSON.parse(line) as TraceEvent).event),
+    ).toEqual(['e0', 'e1', 'e2']);
+  });
+
+  it('writes each event before emit returns when it is durable (a journal, JOURNAL-2)', () => {
+    const path = join(folder, 'durable.jsonl');
+    const sink = jsonlFileSink(path, { durable: true });
+    sink(event('run.started'));
+    expect(readFileSync(path, 'utf8')).toBe(`${JSON.stringify(event('run.started'))}\n`);
     sink.close();
   });
 
@@ -58,10 +93,11 @@ describe('jsonlFileSink write failures (TRACE-14)', () => {
     expect(() => jsonlFileSink(join(tmpdir(), 'no-such-folder-for-traces', 'trace.jsonl'))).toThrow(/ENOENT/);
   });
 
-  it.skipIf(!existsSync('/dev/full'))('keeps the first write failure (ENOSPC) instead of throwing, and writes nothing more', () => {
+  it.skipIf(!existsSync('/dev/full'))('keeps the first write failure (ENOSPC) instead of throwing, and writes nothing more', async () => {
     const sink = jsonlFileSink('/dev/full');
     expect(sink.error).toBeUndefined();
     expect(() => sink(event('run.started'))).not.toThrow();
+    await new Promise((turn) => setImmediate(turn));
     const first = sink.error;
     expect(first?.message).toMatch(/ENOSPC/);
     sink(event('run.completed'));

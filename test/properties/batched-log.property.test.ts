@@ -1,7 +1,7 @@
 /** Property test of the batched access log (spec/serving.md SERVE-10): whatever the lines, turns and flushes, every line is written once, in order. */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { BATCH_BYTES, batchedLog } from '../../src/server/batched-log.js';
+import { BATCH_BYTES, batchedLog } from '../../src/files/batched-log.js';
 
 /** Fixed seed so CI is deterministic; override with FC_SEED / FC_NUM_RUNS to explore. */
 const fcOptions = { seed: Number(process.env.FC_SEED ?? 42), numRuns: Number(process.env.FC_NUM_RUNS ?? 100) };

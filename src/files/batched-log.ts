@@ -1,4 +1,4 @@
-/** The access log written in batches (SERVE-10): the lines of one turn of the event loop in one write, none lost. */
+/** Text written in batches: the lines of one turn of the event loop in one write, none lost (the access log, SERVE-10; the trace file, TRACE-2). */
 
 /** Pending text beyond which a batch is written at once rather than at the end of the turn. */
 export const BATCH_BYTES = 64 * 1024;
@@ -7,6 +7,8 @@ export const BATCH_BYTES = 64 * 1024;
 export interface BatchedLog {
   /** Adds one line (without its newline); it is written by the end of this turn of the event loop. */
   line(text: string): void;
+  /** Adds text as it is (lines already ended); written with the lines of this turn. */
+  text(text: string): void;
   /** Writes every pending line now (before shutdown messages, and when the process exits). */
   flush(): void;
 }
@@ -30,15 +32,17 @@ export function batchedLog(write: (text: string) => unknown): BatchedLog {
     scheduled = false;
     flush();
   };
+  const add = (text: string): void => {
+    pending += text;
+    if (pending.length >= BATCH_BYTES) flush();
+    else if (!scheduled) {
+      scheduled = true;
+      setImmediate(onTurnEnd);
+    }
+  };
   return {
-    line(text) {
-      pending += `${text}\n`;
-      if (pending.length >= BATCH_BYTES) flush();
-      else if (!scheduled) {
-        scheduled = true;
-        setImmediate(onTurnEnd);
-      }
-    },
+    line: (text) => add(`${text}\n`),
+    text: add,
     flush,
   };
 }
