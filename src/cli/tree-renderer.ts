@@ -147,18 +147,23 @@ export interface RenderOptions {
  */
 export function renderTree(tree: RunTree, options: RenderOptions): string[] {
   const color = options.color ?? false;
+  const maxLines = options.maxLines;
   const lines: string[] = [];
+  let runs = 0;
   const visit = (node: RunNode, prefix: string, branch: string) => {
-    lines.push(fit([{ text: prefix + branch, style: 'dim' }, ...nodeSegments(node, options.now)], options.width, color));
+    runs++;
+    // Lines past the frame are counted, not rendered: a tree of a thousand runs redrawn ten times a second shows a terminal's worth.
+    if (maxLines === undefined || lines.length < maxLines) {
+      lines.push(fit([{ text: prefix + branch, style: 'dim' }, ...nodeSegments(node, options.now)], options.width, color));
+    }
     const children = tree.childrenOf(node);
     const below = prefix + (branch === '' ? '' : branch === '├─ ' ? '│  ' : '   ');
     for (const [index, child] of children.entries()) visit(child, below, index === children.length - 1 ? '└─ ' : '├─ ');
   };
   for (const root of tree.roots) visit(root, '', '');
-  const maxLines = options.maxLines;
-  if (maxLines !== undefined && lines.length > maxLines) {
+  if (maxLines !== undefined && runs > maxLines) {
     const kept = Math.max(0, maxLines - 1);
-    return [...lines.slice(0, kept), fit([{ text: `… ${lines.length - kept} more runs`, style: 'dim' }], options.width, color)];
+    return [...lines.slice(0, kept), fit([{ text: `… ${runs - kept} more runs`, style: 'dim' }], options.width, color)];
   }
   return lines;
 }

@@ -75,6 +75,13 @@ describe('renderTree', () => {
     const short = renderTree(tree, { now: musicEnd, maxLines: 2 });
     expect(short).toHaveLength(2);
     expect(short[1]).toBe('… 3 more runs');
+    // A frame of any height is the whole tree's first lines and a count of the rest, though the rest is never rendered.
+    const whole = renderTree(tree, { now: musicEnd });
+    for (let maxLines = 1; maxLines <= whole.length + 1; maxLines++) {
+      const frame = renderTree(tree, { now: musicEnd, maxLines });
+      if (maxLines >= whole.length) expect(frame).toEqual(whole);
+      else expect(frame).toEqual([...whole.slice(0, maxLines - 1), `… ${whole.length - maxLines + 1} more runs`]);
+    }
   });
 
   it('formats counts, costs, durations and replay models compactly', () => {
