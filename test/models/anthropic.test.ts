@@ -7,7 +7,7 @@ import type { ModelRequest } from '../../src/protocol/model.js';
 import { ModelCatalog } from '../../src/models/model-catalog.js';
 import type { RetryEvent } from '../../src/models/retry.js';
 import { anthropicError, anthropicMessage, anthropicStream, anthropicUsage } from './support/anthropic-wire.js';
-import { deferred, pieces, reset, startServer, within, type Handler, type LoopbackServer } from './support/loopback.js';
+import { deferred, pieces, redirectsTo, reset, startServer, within, type Handler, type LoopbackServer } from './support/loopback.js';
 import { solutionSchema } from './support/solution-schema.js';
 
 let server: LoopbackServer | undefined;
@@ -51,13 +51,7 @@ const twoCalls = {
 
 describe('AnthropicModel', () => {
   it('follows a server that redirects the request elsewhere, sending the whole body again (MODEL-10)', async () => {
-    const answer = anthropicMessage(twoCalls);
-    const moving: Handler = (received, response) => {
-      if (received.path === '/moved/v1/messages') return answer(received, response);
-      response.writeHead(308, { location: '/moved/v1/messages' });
-      response.end();
-    };
-    const model = await modelFor([moving], { stream: false });
+    const model = await modelFor([redirectsTo('/moved/v1/messages', 308, anthropicMessage(twoCalls))], { stream: false });
     expect((await model.generate(request())).solution).toEqual(twoCalls);
     const answered = server!.requests.at(-1)!;
     expect(answered.path).toBe('/moved/v1/messages');

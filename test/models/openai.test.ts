@@ -6,7 +6,7 @@ import type { ModelRequest } from '../../src/protocol/model.js';
 import { OpenAIModel, type OpenAIModelOptions } from '../../src/models/openai.js';
 import { ModelCatalog } from '../../src/models/model-catalog.js';
 import type { RetryEvent } from '../../src/models/retry.js';
-import { deferred, pieces, reset, startServer, within, type Handler, type LoopbackServer } from './support/loopback.js';
+import { deferred, pieces, redirectsTo, reset, startServer, within, type Handler, type LoopbackServer } from './support/loopback.js';
 import { openAICompletion, openAIError, openAIStream, openAIStreamEvents, openAIUsage } from './support/openai-wire.js';
 import { solutionSchema } from './support/solution-schema.js';
 
@@ -244,13 +244,7 @@ describe('OpenAIModel', () => {
   });
 
   it('follows a server that redirects the request elsewhere, sending the whole body again (MODEL-10)', async () => {
-    const answer = openAICompletion(JSON.stringify(twoCalls));
-    const moving: Handler = (received, response) => {
-      if (received.path === '/moved/chat/completions') return answer(received, response);
-      response.writeHead(307, { location: '/moved/chat/completions' });
-      response.end();
-    };
-    const model = await modelFor([moving], { stream: false });
+    const model = await modelFor([redirectsTo('/moved/chat/completions', 307, openAICompletion(JSON.stringify(twoCalls)))], { stream: false });
     expect((await model.generate(request())).solution).toEqual(twoCallsMapped);
     const answered = server!.requests.at(-1)!;
     expect(answered.path).toBe('/moved/chat/completions');

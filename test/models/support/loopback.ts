@@ -65,6 +65,15 @@ export async function startServer(handlers: Handler[]): Promise<LoopbackServer> 
   };
 }
 
+/** Answers requests for `path` with `answer`, and redirects every other request there with `status` (307, 308). */
+export function redirectsTo(path: string, status: number, answer: Handler): Handler {
+  return (request, response) => {
+    if (request.path === path) return answer(request, response);
+    response.writeHead(status, { location: path });
+    response.end();
+  };
+}
+
 /** Answers with JSON. */
 export function json(status: number, body: unknown, headers: Record<string, string> = {}): Handler {
   return (_, response) => {
