@@ -1,4 +1,5 @@
 /** The time limits of one model attempt: the whole answer, and the silence between streamed chunks (spec/models.md MODEL-2). */
+import { onAbort } from '../protocol/cancellation.js';
 import { abortError } from './abort-error.js';
 
 /** The limits of one attempt, in milliseconds. */
@@ -31,15 +32,14 @@ export class AttemptDeadline {
   private readonly totalTimer: ReturnType<typeof setTimeout>;
   private idleTimer: ReturnType<typeof setTimeout> | undefined;
   private timeout: ModelTimeoutError | undefined;
-  private readonly onCallerAbort = (): void => this.controller.abort(abortError(this.caller));
+  private readonly unfollow: () => void;
 
   constructor(
     private readonly caller: AbortSignal | undefined,
     private readonly limits: DeadlineLimits,
   ) {
     this.totalTimer = setTimeout(() => this.expire(`No complete answer within the model timeout of ${seconds(limits.totalMs)}.`), limits.totalMs);
-    if (caller?.aborted) this.onCallerAbort();
-    else caller?.addEventListener('abort', this.onCallerAbort, { once: true });
+    this.unfollow = caller ? onAbort(caller, () => this.controller.abort(abortError(caller))) : () => undefined;
   }
 
   /** Aborts on the caller's cancellation or on a deadline. */
@@ -75,7 +75,7 @@ export class AttemptDeadline {
   dispose(): void {
     clearTimeout(this.totalTimer);
     if (this.idleTimer !== undefined) clearTimeout(this.idleTimer);
-    this.caller?.removeEventListener('abort', this.onCallerAbort);
+    this.unfollow();
   }
 
   private expire(message: string): void {
