@@ -60,6 +60,11 @@ function evaluate(attachments: unknown) {
   ];
 }
 
+/** The native files the first model call of the run named `name` received. */
+function filesSentTo(requests: readonly ModelRequest[], name: string) {
+  return requests.find((request) => request.requestName === name)?.messages.flatMap((message) => message.files ?? []) ?? [];
+}
+
 function failure(events: Array<Record<string, unknown>>) {
   return events.find((event) => event.event === 'call.failed')?.error;
 }
@@ -69,8 +74,7 @@ describe('attachments from a sandbox (ATT-2)', () => {
     const root = setup();
     const { result, model, events } = await run(root, evaluate(['input/deck.pdf']));
     expect(result.ok).toBe(true);
-    const child = model.requests.find((request) => request.requestName === 'evaluator');
-    const files = child?.messages.flatMap((message) => message.files ?? []) ?? [];
+    const files = filesSentTo(model.requests, 'evaluator');
     expect(files.map((file) => [file.path, new TextDecoder().decode(file.data)])).toEqual([['input/deck.pdf', PDF]]);
     expect(events.find((event) => event.event === 'delegate.started')?.attachments).toEqual([
       { path: 'input/deck.pdf', mediaType: 'application/pdf', bytes: PDF.length },
@@ -81,7 +85,7 @@ describe('attachments from a sandbox (ATT-2)', () => {
     const root = setup();
     const { result, model } = await run(root, evaluate(['deck.pdf']));
     expect(result.ok).toBe(true);
-    const files = model.requests.find((request) => request.requestName === 'evaluator')?.messages.flatMap((message) => message.files ?? []) ?? [];
+    const files = filesSentTo(model.requests, 'evaluator');
     expect(files.map((file) => new TextDecoder().decode(file.data))).toEqual(['%PDF-1.4 ROOT-DECK']);
   });
 
@@ -134,8 +138,7 @@ describe('attachments of worker_call (WRK-9)', () => {
     const { result, model, events } = await run(root, answers(['input/deck.pdf']));
     expect(result.ok).toBe(true);
     const child = model.requests.find((request) => request.requestName === 'critic');
-    const files = child?.messages.flatMap((message) => message.files ?? []) ?? [];
-    expect(files.map((file) => file.path)).toEqual(['input/deck.pdf']);
+    expect(filesSentTo(model.requests, 'critic').map((file) => file.path)).toEqual(['input/deck.pdf']);
     const prompt = JSON.stringify(child?.messages.map((message) => message.content));
     expect(prompt).toContain('the deck');
     expect(prompt).toContain('input/deck.pdf');
