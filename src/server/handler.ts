@@ -8,7 +8,7 @@ import { DocumentCache } from './document-cache.js';
 import { entityTag, ifNoneMatchMatches } from './entity-tags.js';
 import { parseRequestPath, urlPathOf } from './parse-request-path.js';
 import type { PlainHandler, PlainReply } from './plain-exchange.js';
-import { createDocumentValidator, type CatalogEntry, type DocumentValidator } from './validate-document.js';
+import { type CatalogEntry, validateDocument } from './validate-document.js';
 
 /** Options of `createRequestHandler`. */
 export interface RequestHandlerOptions {
@@ -91,7 +91,7 @@ const NOT_FOUND = notFound();
 export function createRequestHandler(options: RequestHandlerOptions): RequestHandler {
   // Resolved once, so a later change of the process's working folder cannot move what is served.
   const root = resolve(options.root);
-  const validate = createDocumentValidator(options.handlers ?? defaultHandlers());
+  const handlers = options.handlers ?? defaultHandlers();
   const cache = new DocumentCache<DocumentAnswer>();
   // The requests of one turn share one look at each file, made after the turn (SERVE-12).
   const versionOf = coalescePerTurn(
@@ -123,7 +123,7 @@ export function createRequestHandler(options: RequestHandlerOptions): RequestHan
       cache.delete(path);
       return undefined;
     }
-    const answer = answerOf(path, file.bytes, validate);
+    const answer = answerOf(path, file.bytes, handlers);
     const size = answer.valid ? (answer.ok.body?.byteLength ?? 0) : (answer.invalid.body?.byteLength ?? 0);
     cache.set(path, { version: file.identity, size, answer });
     return answer;
@@ -131,13 +131,15 @@ export function createRequestHandler(options: RequestHandlerOptions): RequestHan
 
   /** The catalog of the valid documents, each looked up as a GET would (SERVE-4), sorted by path. */
   const catalog = async (): Promise<CatalogEntry[]> => {
-    const entries: CatalogEntry[] = [];
-    for (const segments of await listDocumentPaths(root)) {
-      const path = urlPathOf(segments);
-      if (path === undefined) continue;
-      const answer = await documentAnswer(segments, `/${segments.join('/')}`);
-      if (answer?.valid) entries.push({ path, ...answer.entry });
-    }
+    // Every document is asked for at once, so their looks share one turn (SERVE-12) instead of one turn each.
+    const listed = await Promise.all(
+      (await listDocumentPaths(root)).map(async (segments) => {
+        const path = urlPathOf(segments);
+        const answer = path === undefined ? undefined : await documentAnswer(segments, `/${segments.join('/')}`);
+        return path !== undefined && answer?.valid ? { path, ...answer.entry } : undefined;
+      }),
+    );
+    const entries = listed.filter((entry): entry is CatalogEntry => entry !== undefined);
     return entries.sort((left, right) => (left.path < right.path ? -1 : left.path > right.path ? 1 : 0));
   };
 
@@ -189,9 +191,9 @@ export function createRequestHandler(options: RequestHandlerOptions): RequestHan
 }
 
 /** The answers for one version of a document: its `200` and `304` when it is valid, else its `422`. */
-function answerOf(path: string, bytes: Uint8Array, validate: DocumentValidator): DocumentAnswer {
+function answerOf(path: string, bytes: Uint8Array, handlers: HandlerRegistry): DocumentAnswer {
   const tag = entityTag(bytes);
-  const validation = validate(path, bytes, tag);
+  const validation = validateDocument(path, bytes, handlers);
   if (!validation.ok) {
     const count = validation.problems.length;
     const message = `The Request document ${path} is invalid (${count} ${count === 1 ? 'problem' : 'problems'}).`;

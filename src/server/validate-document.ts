@@ -1,4 +1,4 @@
-/** Validating served documents and describing the valid ones for the catalog, cached by path and content. */
+/** Validating served documents and describing the valid ones for the catalog (the handler's document cache keeps each verdict, SERVE-11). */
 import { RequestError, type Problem } from '../protocol/errors.js';
 import type { HandlerRegistry } from '../protocol/handlers.js';
 import { parseRequestText } from '../protocol/load-request.js';
@@ -21,31 +21,6 @@ export interface CatalogEntry {
 
 /** The verdict on one document: its catalog entry but for the path (the handler knows the URL), or every problem found (located by request path). */
 export type DocumentValidation = { ok: true; entry: Omit<CatalogEntry, 'path'> } | { ok: false; problems: Problem[] };
-
-/** Validates the bytes of the document served at `path`; `tag` identifies the bytes (their entity tag). */
-export type DocumentValidator = (path: string, bytes: Uint8Array, tag: string) => DocumentValidation;
-
-/**
- * Creates a validator that remembers the last verdict per path together with the entity tag of the
- * bytes it judged, so unchanged files are not validated again while any change (even one that
- * keeps size and mtime) is. The handler registry is read at validation time; registering handlers
- * later does not invalidate verdicts already cached. At most `capacity` paths are remembered.
- */
-export function createDocumentValidator(handlers: HandlerRegistry, capacity = 4096): DocumentValidator {
-  const cache = new Map<string, { tag: string; validation: DocumentValidation }>();
-  return (path, bytes, tag) => {
-    const cached = cache.get(path);
-    if (cached !== undefined && cached.tag === tag) return cached.validation;
-    const validation = validateDocument(path, bytes, handlers);
-    cache.delete(path);
-    cache.set(path, { tag, validation });
-    if (cache.size > capacity) {
-      const oldest = cache.keys().next().value;
-      if (oldest !== undefined) cache.delete(oldest);
-    }
-    return validation;
-  };
-}
 
 /**
  * Validates the bytes of the document served at `path` (`/`-rooted, decoded). Problems name the

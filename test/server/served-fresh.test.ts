@@ -135,6 +135,17 @@ describe('the requests of one turn share one look at a file (SERVE-12)', () => {
     expect(calls.open).toHaveLength(0);
   });
 
+  it('looks at every document of a warm catalog in one turn: the folder is resolved for the listing and the look, not once a document', async () => {
+    for (const name of ['a', 'b', 'c', 'd']) await writeFile(join(root, 'team', `${name}.json`), VALID);
+    expect(JSON.parse((await get('/')).text)).toHaveLength(5);
+    for (const list of Object.values(calls)) list.length = 0;
+    expect(JSON.parse((await get('/')).text)).toHaveLength(5);
+    expect(calls.open).toHaveLength(0);
+    expect(calls.lstat.filter((path) => path.endsWith('.json'))).toHaveLength(5);
+    // Once to list the folder, once for the one look at all five.
+    expect(calls.realpath.filter((path) => path === root)).toHaveLength(2);
+  });
+
   it('never answers a request from a look taken before it arrived', async () => {
     await get('/team/doc.json');
     let open = (): void => undefined;
