@@ -16,7 +16,8 @@ import { base64Of, type Model, type ModelRequest, type ModelResponse, type Provi
 import { zeroUsage } from '../protocol/usage.js';
 import { isJsonObject } from '../protocol/types.js';
 import { providerFetch } from './provider-fetch.js';
-import { parseModelJson } from './parse-json.js';
+import { parseAnswer } from './parse-json.js';
+import { EMPTY_PROMPT } from '../protocol/constants.js';
 import { StreamedCalls } from './stream-calls.js';
 import type { LiveModelOptions } from './live-model-options.js';
 
@@ -102,7 +103,8 @@ export class AnthropicModel implements Model {
     if (last && this.options.promptCaching !== false) last.cache_control = { type: 'ephemeral' };
     const messages: MessageParam[] = request.messages.filter((message) => message.role !== 'system').map(anthropicMessage);
     // The API wants the conversation to open with a user turn.
-    if (messages[0]?.role !== 'user') messages.unshift({ role: 'user', content: request.plainText ? 'Answer.' : 'Give your answer with the solution tool.' });
+    if (messages[0]?.role !== 'user')
+      messages.unshift({ role: 'user', content: request.plainText ? EMPTY_PROMPT : 'Give your answer with the solution tool.' });
     const body: MessageCreateParamsBase = {
       model: this.options.model,
       max_tokens: typeof request.config.maxTokens === 'number' ? request.config.maxTokens : (this.options.maxTokens ?? ANTHROPIC_DEFAULT_MAX_TOKENS),
@@ -188,7 +190,7 @@ export class AnthropicModel implements Model {
     }
     // An empty tool input streams no JSON at all: it is the empty object.
     const text = request.plainText || answer.toolJson === undefined ? answer.text : answer.toolJson.trim() === '' ? '{}' : answer.toolJson;
-    const parsed = request.plainText ? { ok: true as const, value: { output: text } } : parseModelJson(text);
+    const parsed = parseAnswer(text, request.plainText);
     const solution = parsed.ok ? parsed.value : undefined;
     calls.finish(solution);
     return {

@@ -11,7 +11,7 @@ import { base64Of, type Model, type ModelRequest, type ModelResponse, type Provi
 import { zeroUsage } from '../protocol/usage.js';
 import { isJsonObject } from '../protocol/types.js';
 import { providerFetch } from './provider-fetch.js';
-import { parseModelJson } from './parse-json.js';
+import { parseAnswer } from './parse-json.js';
 import { fromStrictValue, toStrictSchema, type StrictSchemaResult } from './strict-schema.js';
 import { StreamedCalls } from './stream-calls.js';
 import type { LiveModelOptions } from './live-model-options.js';
@@ -197,7 +197,7 @@ export class OpenAIModel implements Model {
     if (answer.refusal && !answer.text) throw new ModelError('model_error', `The OpenAI model ${this.name} refused to answer: ${answer.refusal}`);
     if (answer.finishReason === 'length')
       throw answerCut(this.id, typeof request.config.maxTokens === 'number' ? request.config.maxTokens : undefined, 'config.maxTokens', answer.text);
-    const parsed = format === 'plain_text' ? { ok: true as const, value: { output: answer.text } } : parseModelJson(answer.text);
+    const parsed = parseAnswer(answer.text, format === 'plain_text');
     const solution = !parsed.ok ? undefined : strict ? fromStrictValue(parsed.value, request.schema) : parsed.value;
     calls.finish(solution);
     const usage = normalizeOpenAIUsage(answer.usage);

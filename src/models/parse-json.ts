@@ -21,6 +21,11 @@ export function parseModelJson(text: string): ParseResult {
   return embeddedObject(text) ?? whole;
 }
 
+/** Reads an answer's text: a plain-text answer (MSG-28, MODEL-11) is the output itself, anything else is parsed as JSON (MODEL-6). */
+export function parseAnswer(text: string, plainText: boolean | undefined): ParseResult {
+  return plainText ? { ok: true, value: { output: text } } : parseModelJson(text);
+}
+
 /** The first balanced `{…}` of `text` that parses as a JSON object. */
 function embeddedObject(text: string): ParseResult | undefined {
   let start = text.indexOf('{');
