@@ -17,14 +17,16 @@ export function treeOf(child: Pick<RemoteChild, 'parent' | 'journal'>): string {
 
 /** A child's job id (QUEUE-2, QUEUE-12): its run id, and `~<n>` in the nth resume, so a resumed tree's jobs are not those its killed session left. */
 export function jobIdOf(child: Pick<RemoteChild, 'id' | 'journal'>): string {
-  const session = child.journal?.session ?? 0;
-  return session === 0 ? child.id : `${child.id}~${session}`;
+  return treeKey(child.id, child.journal?.session);
 }
 
 /** Where the claims of the tree's cassette entries are kept, `<prefix>:<entry index>` (QUEUE-17, CAS-16). */
 export function cassetteClaimsKey(queueName: string, tree: string): string {
   return `delegate-run:${queueName}:cassette:${tree}`;
 }
+
+/** How long a tree's keys of its own (budget, run count, cassette claims, trace stream) outlive their last change: a day. */
+export const KEPT_SECONDS = 86_400;
 
 /** The stream a run tree's remote events go to, in order per run (QUEUE-5). */
 export function traceStreamKey(queueName: string, root: string): string {

@@ -2,9 +2,7 @@
 import type { Redis } from 'ioredis';
 import { BudgetMeter, type Budget } from '../protocol/budget.js';
 import type { Usage } from '../protocol/types.js';
-
-/** How long a tree's totals are kept after their last change: a day. */
-const KEPT_SECONDS = 86_400;
+import { KEPT_SECONDS } from './queue-keys.js';
 
 /**
  * A BudgetMeter whose totals are the tree's across processes: each answer's usage is added here at

@@ -2,9 +2,7 @@
 import type { Redis } from 'ioredis';
 import { DelegateError } from '../protocol/errors.js';
 import { TreeBounds, type TreeLimits } from '../protocol/tree-bounds.js';
-
-/** How long a tree's count is kept after its last change: a day, as its budget totals (QUEUE-6). */
-const KEPT_SECONDS = 86_400;
+import { KEPT_SECONDS } from './queue-keys.js';
 
 /**
  * Admits one run against the tree's count in one step, so two processes can never both take the

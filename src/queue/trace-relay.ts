@@ -1,7 +1,7 @@
 /** Remote runs' trace events through a Redis stream per run tree (QUEUE-5): workers append, the top process reads and re-emits. */
 import type { Redis } from 'ioredis';
-import type { TraceEvent, Tracer } from '../protocol/trace.js';
-import { streamIdReached, traceStreamKey } from './queue-keys.js';
+import { type TraceEvent, type Tracer, traceLine } from '../protocol/trace.js';
+import { KEPT_SECONDS, streamIdReached, traceStreamKey } from './queue-keys.js';
 
 /** Appends the events of one job's runs to its tree's stream, in the order they happen. */
 export class TraceStreamWriter {
@@ -14,13 +14,15 @@ export class TraceStreamWriter {
 
   /** Appends one event; commands on one connection keep their order, so a run's events stay in order. */
   append(event: TraceEvent): void {
-    let line: string;
-    try {
-      line = JSON.stringify(event);
-    } catch {
-      return;
-    }
-    const sent = this.client.xadd(this.key, '*', 'e', line);
+    // Written as the trace file writes it (TRACE-13): a value JSON cannot hold is named, not the event dropped.
+    const line = traceLine(event).slice(0, -1);
+    // Kept a day after its last event, as the tree's other keys: a top process killed outright never deletes it.
+    const sent = this.client
+      .multi()
+      .xadd(this.key, '*', 'e', line)
+      .expire(this.key, KEPT_SECONDS)
+      .exec()
+      .then((replies) => (replies?.[0]?.[1] as string | null | undefined) ?? null);
     this.last = sent.catch(() => null);
   }
 
@@ -88,7 +90,15 @@ export class TraceStreamReader {
         for (const [id, fields] of entries) {
           tree.last = id;
           const line = fields[1];
-          if (line !== undefined) tree.tracer.emit(JSON.parse(line) as TraceEvent);
+          if (line === undefined) continue;
+          // A line that is not an event (another writer on the same stream) is skipped: the relay must not stop, or every later child's result would wait on it.
+          let event: TraceEvent;
+          try {
+            event = JSON.parse(line) as TraceEvent;
+          } catch {
+            continue;
+          }
+          tree.tracer.emit(event);
         }
         tree.waiters = tree.waiters.filter((waiter) => {
           if (!streamIdReached(tree.last, waiter.id)) return true;
