@@ -1,6 +1,7 @@
 /** The parent side of the queue (QUEUE-1): every child run becomes a BullMQ job, and the caller waits for its result. */
 import { type Job, Queue, QueueEvents } from 'bullmq';
 import { Redis } from 'ioredis';
+import { abortable, onAbort } from '../protocol/cancellation.js';
 import { DelegateError, UsageError, cancelled, type ProtocolError } from '../protocol/errors.js';
 import type { RemoteChild, RemoteChildHooks, RemoteChildRunner } from '../protocol/remote-child.js';
 import type { RunResult } from '../protocol/runtime.js';
@@ -23,7 +24,7 @@ import { RedisCassetteClaims } from './redis-cassette-claims.js';
 import { RedisBudgetMeter } from './redis-budget-meter.js';
 import { RedisTreeBounds } from './redis-tree-bounds.js';
 import { connectionFor, DEFAULT_QUEUE_NAME } from './redis-url.js';
-import { emptyUsage, resultFromJson, type RunResultJson } from './run-result-json.js';
+import { failedResult, resultFromJson, type RunResultJson } from './run-result-json.js';
 import { TraceStreamReader } from './trace-relay.js';
 
 /** How long a child's job may take before its caller gives up on it (QUEUE-10): one hour. */
@@ -31,6 +32,9 @@ export const DEFAULT_JOB_TIMEOUT_MS = 3_600_000;
 
 /** How long a cancelled child's caller waits for its worker to end it before it returns cancelled (QUEUE-7). */
 const CANCEL_GRACE_MS = 2000;
+
+/** How long one command of the runner's own may wait for Redis before it fails (QUEUE-9). */
+const COMMAND_TIMEOUT_MS = 5000;
 
 /** How long Redis may not answer at start before the queue is refused (QUEUE-9). */
 const CONNECT_TIMEOUT_MS = 3000;
@@ -62,6 +66,8 @@ export class QueueChildRunner implements RemoteChildRunner {
   private readonly lost: Promise<string>;
   private readonly meters = new Map<string, RedisBudgetMeter>();
   private readonly counts = new Map<string, RedisTreeBounds>();
+  /** The cassette claims of each tree session (QUEUE-17): one per tree, so entries known taken are not asked again. */
+  private readonly claims = new Map<string, RedisCassetteClaims>();
   /** The resumed trees whose earlier sessions this process has ended (QUEUE-14), by tree session. */
   private readonly superseded = new Map<string, Promise<void>>();
 
@@ -82,12 +88,15 @@ export class QueueChildRunner implements RemoteChildRunner {
   static async connect(options: QueueChildRunnerOptions): Promise<QueueChildRunner> {
     const connection = connectionFor(options.url);
     const queueName = options.queueName ?? DEFAULT_QUEUE_NAME;
-    const command = new Redis({ ...connection, lazyConnect: true, enableOfflineQueue: false, maxRetriesPerRequest: 1 });
+    // A Redis that stays connected but stops answering fails each command after 5 s instead of hanging the run (QUEUE-9);
+    // only this connection: BullMQ's blocking ones wait by design.
+    const command = new Redis({ ...connection, lazyConnect: true, enableOfflineQueue: false, maxRetriesPerRequest: 1, commandTimeout: COMMAND_TIMEOUT_MS });
     command.on('error', () => undefined);
     try {
-      await withTimeout(
+      await abortable(
         command.connect().then(() => command.ping()),
-        CONNECT_TIMEOUT_MS,
+        AbortSignal.timeout(CONNECT_TIMEOUT_MS),
+        () => new Error(`no answer within ${CONNECT_TIMEOUT_MS} ms`),
       );
     } catch (error) {
       command.disconnect();
@@ -107,7 +116,7 @@ export class QueueChildRunner implements RemoteChildRunner {
   /** Queues the child as a job, relays its events, and resolves to its result (QUEUE-3); never throws. */
   async run(child: RemoteChild, hooks: RemoteChildHooks): Promise<RunResult> {
     const tree = treeOf(child);
-    if (hooks.signal.aborted) return failed(child.id, cancelled());
+    if (hooks.signal.aborted) return failedResult(child.id, cancelled());
     if (this.reader && hooks.tracer) this.reader.follow(tree, hooks.tracer);
     const session = child.journal?.session ?? 0;
     if (this.reader && session > 0) await this.supersede(child.parent.root, session);
@@ -121,21 +130,21 @@ export class QueueChildRunner implements RemoteChildRunner {
         removeOnFail: { age: 3600 },
       });
     } catch (error) {
-      return failed(
+      return failedResult(
         child.id,
         new DelegateError('worker_error', `Cannot queue the child run on ${this.url}: ${(error as Error).message}`, { queue: this.queueName }),
       );
     }
     let grace: ReturnType<typeof setTimeout> | undefined;
+    let unfollow = (): void => undefined;
     const abandoned = new Promise<RunResult>((settle) => {
-      const onAbort = () => {
+      // Followed only while this child is waited for: a finished child has nothing to cancel.
+      unfollow = onAbort(hooks.signal, () => {
         // The top process's run cancelled is the whole tree cancelled (QUEUE-7); a job's run
         // cancelled on a worker ends only the jobs it waits for, which end theirs (QUEUE-22).
         void (this.reader ? this.cancelTree(tree).then(() => removeIfWaiting(job)) : this.cancelJob(job));
-        grace = setTimeout(() => settle(failed(child.id, cancelled())), CANCEL_GRACE_MS);
-      };
-      if (hooks.signal.aborted) onAbort();
-      else hooks.signal.addEventListener('abort', onAbort, { once: true });
+        grace = setTimeout(() => settle(failedResult(child.id, cancelled())), CANCEL_GRACE_MS);
+      });
     });
     try {
       const outcome = await Promise.race([
@@ -147,12 +156,12 @@ export class QueueChildRunner implements RemoteChildRunner {
         this.lost.then((message) => ({ lost: message })),
       ]);
       if ('result' in outcome) return outcome.result;
-      if ('lost' in outcome) return failed(child.id, new DelegateError('worker_error', outcome.lost, { queue: this.queueName }));
+      if ('lost' in outcome) return failedResult(child.id, new DelegateError('worker_error', outcome.lost, { queue: this.queueName }));
       if ('error' in outcome) {
         const error = this.jobError(outcome.error);
         // A job no one waits for any more is ended where it is: removed while waiting, aborted on its worker (QUEUE-22).
         if (error.data.timeoutMs !== undefined) await this.cancelJob(job);
-        return failed(child.id, error);
+        return failedResult(child.id, error);
       }
       await this.reader?.reached(tree, outcome.value.trace);
       // What the child spent counts before the caller's next model call checks the budget (QUEUE-6).
@@ -160,6 +169,7 @@ export class QueueChildRunner implements RemoteChildRunner {
       await Promise.all([this.meters.get(tree)?.sync(), this.counts.get(tree)?.sync()]);
       return resultFromJson(outcome.value.result);
     } finally {
+      unfollow();
       clearTimeout(grace);
     }
   }
@@ -196,13 +206,19 @@ export class QueueChildRunner implements RemoteChildRunner {
 
   /** The claims of the cassette entries of the tree session `tree` (QUEUE-17): shared by every process of the tree. */
   cassetteClaims(tree: string): RedisCassetteClaims {
-    return new RedisCassetteClaims(this.command, cassetteClaimsKey(this.queueName, tree));
+    let claims = this.claims.get(tree);
+    if (!claims) {
+      claims = new RedisCassetteClaims(this.command, cassetteClaimsKey(this.queueName, tree));
+      this.claims.set(tree, claims);
+    }
+    return claims;
   }
 
   /** Forgets the meter and bounds of a tree session this process no longer runs anything of. */
   release(tree: string): void {
     this.meters.delete(tree);
     this.counts.delete(tree);
+    this.claims.delete(tree);
   }
 
   /** Announces that the tree session `tree` is cancelled: every worker aborts its jobs (QUEUE-7). */
@@ -274,20 +290,7 @@ export class QueueChildRunner implements RemoteChildRunner {
   }
 }
 
-/** A child that never reported a result of its own: it failed with `error` and used nothing this process knows of. */
-function failed(run: string, error: ProtocolError): RunResult {
-  return { ok: false, run, error, usage: emptyUsage(), usageTotal: emptyUsage() };
-}
-
 /** Removes a job no worker has taken up yet; a finished one keeps its result for a resumed tree (QUEUE-2). */
 async function removeIfWaiting(job: Job): Promise<void> {
   if (await job.isWaiting().catch(() => false)) await job.remove().catch(() => undefined);
-}
-
-function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
-  });
-  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }

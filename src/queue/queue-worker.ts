@@ -11,7 +11,7 @@ import { RunTrace, Tracer } from '../protocol/trace.js';
 import { QueueChildRunner, type JobReturn } from './queue-child-runner.js';
 import { cancelChannel, jobCancelChannel, jobIdOf, traceStreamKey, treeOf } from './queue-keys.js';
 import { connectionFor, DEFAULT_QUEUE_NAME } from './redis-url.js';
-import { emptyUsage, resultToJson } from './run-result-json.js';
+import { failedResult, resultToJson } from './run-result-json.js';
 import { TraceStreamWriter } from './trace-relay.js';
 
 /** How many jobs one worker process runs at once by default (`--concurrency`, QUEUE-8). */
@@ -87,7 +87,7 @@ export async function startQueueWorker(options: QueueWorkerOptions): Promise<Que
         model = child.model === null ? undefined : shareCassette(options.model(child.model, child.standsFor), runner.cassetteClaims(tree));
       } catch (error) {
         const problem = toProtocolError(error, 'usage_error');
-        return { result: { ok: false, run: child.id, error: problem.toJSON(), usage: emptyUsage(), usageTotal: emptyUsage() }, trace: await writer.flushed() };
+        return { result: resultToJson(failedResult(child.id, problem)), trace: await writer.flushed() };
       }
       // The tree's spending so far, as every process of the tree shares it (QUEUE-6).
       const meter = child.budget === undefined ? undefined : runner.meter(child.parent.root, child.budget, child.journal?.session);

@@ -28,3 +28,8 @@ export function resultFromJson(json: RunResultJson): RunResult {
 export function emptyUsage(): UsageSummary {
   return { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0, costUsd: 0, steps: 0, toolCalls: 0, ms: 0 };
 }
+
+/** A child that never reported a result of its own: it failed with `error` and used nothing this process knows of. */
+export function failedResult(run: string, error: ProtocolError): RunResult {
+  return { ok: false, run, error, usage: emptyUsage(), usageTotal: emptyUsage() };
+}
