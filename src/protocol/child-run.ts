@@ -13,6 +13,7 @@ import { createHash } from 'node:crypto';
 import type { JournalReplay, JournalStore } from './journal.js';
 import { filesToJson, type RemoteChild } from './remote-child.js';
 import { runRequest } from './run-loop.js';
+import { childTurn } from './child-turns.js';
 import type { ChildRunRequest, RunOptions, RunResult } from './runtime.js';
 import type { TreeBounds } from './tree-bounds.js';
 
@@ -101,16 +102,17 @@ export async function runChild(scope: CallScope, place: ChildPlace, child: Child
   const admission = scope.tree.bounds.admit(child.description);
   if (admission) await admission;
   const id = childRunId(scope.run.id, place, nextChildOrdinal(scope, place));
+  // Children started together start one per turn of the event loop (DEL-30).
+  await childTurn();
   child.onStart?.(id);
-  const options: RunOptions = {
-    ...inheritedOptions(scope.options, child.request.document.config?.maxSteps),
-    signal: scope.signal,
-    runId: id,
-    name: child.request.name,
-    trusted: child.trusted,
-    ...(child.input === undefined ? {} : { input: child.input }),
-    ...((child.model ?? scope.run.model) ? { model: child.model ?? scope.run.model } : {}),
-  };
+  const options = inheritedOptions(scope.options, child.request.document.config?.maxSteps);
+  options.signal = scope.signal;
+  options.runId = id;
+  options.name = child.request.name;
+  options.trusted = child.trusted;
+  if (child.input !== undefined) options.input = child.input;
+  const model = child.model ?? scope.run.model;
+  if (model) options.model = model;
   const parent = { run: scope.run.id, depth: scope.run.depth, callId, root: scope.run.root ?? scope.run.id };
   const remote = scope.runtime.childRunner;
   const result = remote
@@ -153,6 +155,7 @@ function remoteChild(scope: CallScope, id: string, parent: RemoteChild['parent']
   };
 }
 
+/** The options a child inherits (DEL-20), in a new object the caller completes. */
 function inheritedOptions(options: RunOptions, childMaxSteps: number | undefined): RunOptions {
   const inherited: Record<string, unknown> = {};
   for (const name of INHERITED_OPTIONS) if (options[name] !== undefined) inherited[name] = options[name];

@@ -1,0 +1,92 @@
+// DEL-30: children started together take turns, so the first child's model request leaves before the rest are prepared.
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { createRuntime } from '../../src/create-runtime.js';
+import type { Model, ModelRequest } from '../../src/protocol/model.js';
+import { Tracer, memorySink } from '../../src/protocol/trace.js';
+import { folderWith } from '../helpers/cli.js';
+import { answered } from '../helpers/step-model.js';
+
+const WIDTH = 20;
+
+const orchestrator = {
+  meta: { name: 'orchestrator' },
+  context: [
+    { type: 'system', text: 'Delegate every task at once.' },
+    {
+      type: 'tool',
+      tool: { task: { properties: { task: { type: 'string' } }, required: ['task'], _delegate: './worker.json' } },
+    },
+  ],
+  schema: { type: 'string' },
+};
+
+const worker = {
+  meta: { name: 'worker' },
+  context: [
+    { type: 'system', text: 'Do the one task.' },
+    { type: 'input', schema: { type: 'object', properties: { task: { type: 'string' } }, required: ['task'] } },
+  ],
+  schema: { type: 'string' },
+};
+
+/** The orchestrator calls `task` WIDTH times at once, then answers; each worker answers its task back, at once or after `workerMs`. */
+function fanOutModel(workerMs = 0): Model & { requests: ModelRequest[] } {
+  const requests: ModelRequest[] = [];
+  return {
+    id: 'scripted:fan-out',
+    requests,
+    async generate(request) {
+      requests.push(request);
+      if (request.requestName === 'orchestrator') {
+        if (request.step > 0) return answered({ calls: [], output: 'done' }, 'scripted');
+        const calls = Array.from({ length: WIDTH }, (_, n) => ({ _tool: 'task', task: `task ${n}` }));
+        return answered({ calls, output: null }, 'scripted');
+      }
+      if (workerMs > 0) await new Promise((resolve) => setTimeout(resolve, workerMs));
+      const task = /task \d+/.exec(request.messages.map((message) => message.content).join('\n'));
+      return answered({ output: `did ${task?.[0]}` }, 'scripted');
+    },
+  };
+}
+
+async function fanOut(workerMs = 0) {
+  const root = folderWith({ 'orchestrator.json': orchestrator, 'worker.json': worker });
+  const runtime = createRuntime({ root });
+  const sink = memorySink();
+  const model = fanOutModel(workerMs);
+  const result = await runtime.run(await runtime.load(join(root, 'orchestrator.json')), { model, tracer: new Tracer([sink]) });
+  return { result, events: sink.events, model };
+}
+
+describe('children started together take turns (DEL-30)', () => {
+  it("sends each child's model request before the next child starts", async () => {
+    const { result, events } = await fanOut();
+    expect(result.ok).toBe(true);
+    const order = events
+      .filter((event) => event.depth === 1 && (event.event === 'run.started' || event.event === 'model.request'))
+      .map((event) => `${event.event === 'run.started' ? 'start' : 'ask'} ${event.run}`);
+    expect(order).toHaveLength(2 * WIDTH);
+    // Each child asks its model before the next child starts: start a, ask a, start b, ask b, ...
+    for (let n = 0; n < WIDTH; n++) {
+      const [start, ask] = [order[2 * n]!, order[2 * n + 1]!];
+      expect(start.startsWith('start ')).toBe(true);
+      expect(ask).toBe(`ask ${start.slice('start '.length)}`);
+    }
+  });
+
+  it('still runs the children in parallel, in the order their calls were made', async () => {
+    const { result, events, model } = await fanOut(40);
+    expect(result.ok).toBe(true);
+    const workers = model.requests.filter((request) => request.requestName === 'worker');
+    expect(workers.map((request) => /task \d+/.exec(request.messages.map((message) => message.content).join('\n'))?.[0])).toEqual(
+      Array.from({ length: WIDTH }, (_, n) => `task ${n}`),
+    );
+    // Every child has asked before the first one answers: none waits for another to finish.
+    const depthOne = events.filter((event) => event.depth === 1);
+    const firstAnswer = depthOne.findIndex((event) => event.event === 'model.response');
+    expect(depthOne.slice(0, firstAnswer).filter((event) => event.event === 'model.request')).toHaveLength(WIDTH);
+    const outputs = events.filter((event) => event.event === 'delegate.completed');
+    expect(outputs).toHaveLength(WIDTH);
+  });
+});
