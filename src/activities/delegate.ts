@@ -55,7 +55,7 @@ export function createDelegateActivity(options: DelegateActivityOptions): Activi
       ...(environment.run.delegates === undefined ? {} : { delegates: environment.run.delegates }),
     });
     const attached = handOver(await callAttachments(call, tool, resolved.document, environment, options));
-    const document: RequestDocument = { ...resolved.document, context: [...isolatedContext(resolved.document, context), ...attached.messages] };
+    const document: RequestDocument = Object.assign({}, resolved.document, { context: [...isolatedContext(resolved.document, context), ...attached.messages] });
     const model = options.chooseModel ? options.chooseModel(resolved.document, environment.run.model, environment) : environment.run.model;
     const scopes = metaValue(call, tool, '_scopes');
     const { child, result } = await runDelegation(
@@ -107,15 +107,16 @@ export async function runDelegation(
   const call = environment.callId;
   const model = liveModelName(request.model ?? environment.run.model);
   let child = '';
-  const result = await environment.runChild({
-    ...request,
-    onStart: (id) => {
-      child = id;
-      environment.trace.emit('delegate.started', { call, child, ...started, model });
-    },
-  });
+  const result = await environment.runChild(
+    Object.assign({}, request, {
+      onStart: (id: string) => {
+        child = id;
+        environment.trace.emit('delegate.started', { call, child, ...started, model });
+      },
+    }),
+  );
   if (result.ok) {
-    environment.trace.emit('delegate.completed', { call, child, usage: { ...result.usageTotal, model } });
+    environment.trace.emit('delegate.completed', { call, child, usage: Object.assign({}, result.usageTotal, { model }) });
   } else {
     const { error } = result;
     environment.trace.emit('delegate.failed', { call, child, code: error.code, message: error.message, error: error.toJSON(), ...failed(error) });

@@ -120,7 +120,7 @@ export class AnthropicModel implements Model {
   }
 
   private async whole(sdk: Anthropic, body: MessageCreateParamsBase, deadline: AttemptDeadline): Promise<RawAnswer> {
-    const message = await sdk.messages.create({ ...body, stream: false }, { signal: deadline.signal });
+    const message = await sdk.messages.create(Object.assign({}, body, { stream: false as const }), { signal: deadline.signal });
     const tool = message.content.find((block) => block.type === 'tool_use' && block.name === SOLUTION_TOOL);
     const text = message.content.map((block) => (block.type === 'text' ? block.text : '')).join('');
     return {
@@ -133,7 +133,7 @@ export class AnthropicModel implements Model {
   }
 
   private async streamed(sdk: Anthropic, body: MessageCreateParamsBase, deadline: AttemptDeadline, calls: StreamedCalls): Promise<RawAnswer> {
-    const stream = await sdk.messages.create({ ...body, stream: true }, { signal: deadline.signal });
+    const stream = await sdk.messages.create(Object.assign({}, body, { stream: true as const }), { signal: deadline.signal });
     const answer: RawAnswer = { text: '', usage: zeroUsage() };
     let toolIndex: number | undefined;
     let usage: Partial<AnthropicUsage> = {};

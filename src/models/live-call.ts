@@ -3,6 +3,7 @@ import { BoundError } from '../protocol/errors.js';
 import { withDeadline, type AttemptDeadline, type DeadlineLimits } from './deadline.js';
 import { DEFAULT_IDLE_TIMEOUT_MS, DEFAULT_MODEL_TIMEOUT_MS, type LiveModelOptions } from './live-model-options.js';
 import type { ModelRequest } from '../protocol/model.js';
+import type { Call } from '../protocol/types.js';
 import { withRetries } from './retry.js';
 
 /** The deadlines of each attempt of a live provider (spec/models.md MODEL-2). */
@@ -36,13 +37,12 @@ export function callWithRetries<T>(
   let delivered = 0;
   const onCall = request.onCall;
   const counted: ModelRequest = onCall
-    ? {
-        ...request,
-        onCall: (call, index) => {
+    ? Object.assign({}, request, {
+        onCall: (call: Call, index: number) => {
           delivered += 1;
           onCall(call, index);
         },
-      }
+      })
     : request;
   return withRetries(() => withDeadline(request.signal, limits, (deadline) => attempt(deadline, counted)), {
     provider,

@@ -94,7 +94,7 @@ export class OpenAIModel implements Model {
     const sdk = await this.sdk();
     return callWithRetries('OpenAI', request, this.options, async (deadline, counted) => {
       // The answer is the output's text (MSG-28): no response format, nothing to fall back from.
-      if (request.plainText) return this.plain(sdk, request, deadline, new StreamedCalls(counted));
+      if (request.plainText) return this.plain(sdk, request, deadline);
       for (;;) {
         const format = this.responseFormat;
         const strict = format === 'json_schema' ? this.strictFor(request.schema) : undefined;
@@ -113,11 +113,11 @@ export class OpenAIModel implements Model {
     });
   }
 
-  /** A plain-text answer (MSG-28): the request without a response format, its text the output. */
-  private async plain(sdk: OpenAI, request: ModelRequest, deadline: AttemptDeadline, calls: StreamedCalls): Promise<ModelResponse> {
+  /** A plain-text answer (MSG-28): the request without a response format, its text the output, which has no calls to stream. */
+  private async plain(sdk: OpenAI, request: ModelRequest, deadline: AttemptDeadline): Promise<ModelResponse> {
     const body = this.configured(request, { model: this.name, messages: request.messages.map(openAIMessage) });
-    const answer = this.options.stream === false ? await this.whole(sdk, body, deadline) : await this.streamed(sdk, body, deadline, calls);
-    return this.respond(answer, request, calls, 'plain_text', false);
+    const answer = this.options.stream === false ? await this.whole(sdk, body, deadline) : await this.streamed(sdk, body, deadline);
+    return this.respond(answer, request, undefined, 'plain_text', false);
   }
 
   private body(request: ModelRequest, format: OpenAIResponseFormat, strict: StrictSchemaResult | undefined): ChatCompletionCreateParamsBase {
@@ -161,7 +161,7 @@ export class OpenAIModel implements Model {
   }
 
   private async whole(sdk: OpenAI, body: ChatCompletionCreateParamsBase, deadline: AttemptDeadline): Promise<RawAnswer> {
-    const completion = await sdk.chat.completions.create({ ...body, stream: false }, { signal: deadline.signal });
+    const completion = await sdk.chat.completions.create(Object.assign({}, body, { stream: false as const }), { signal: deadline.signal });
     const choice = completion.choices[0];
     return {
       text: choice?.message?.content ?? '',
@@ -172,8 +172,10 @@ export class OpenAIModel implements Model {
     };
   }
 
-  private async streamed(sdk: OpenAI, body: ChatCompletionCreateParamsBase, deadline: AttemptDeadline, calls: StreamedCalls): Promise<RawAnswer> {
-    const stream = await sdk.chat.completions.create({ ...body, stream: true, stream_options: { include_usage: true } }, { signal: deadline.signal });
+  private async streamed(sdk: OpenAI, body: ChatCompletionCreateParamsBase, deadline: AttemptDeadline, calls?: StreamedCalls): Promise<RawAnswer> {
+    const stream = await sdk.chat.completions.create(Object.assign({}, body, { stream: true as const, stream_options: { include_usage: true } }), {
+      signal: deadline.signal,
+    });
     const answer: RawAnswer = { text: '', refusal: '' };
     for await (const chunk of stream) {
       deadline.chunk();
@@ -185,7 +187,7 @@ export class OpenAIModel implements Model {
       if (delta?.refusal) answer.refusal += delta.refusal;
       if (delta?.content) {
         answer.text += delta.content;
-        calls.push(delta.content);
+        calls?.push(delta.content);
       }
     }
     // The SDK ends an aborted stream quietly; an aborted answer is no answer.
@@ -193,13 +195,19 @@ export class OpenAIModel implements Model {
     return answer;
   }
 
-  private respond(answer: RawAnswer, request: ModelRequest, calls: StreamedCalls, format: OpenAIResponseFormat | 'plain_text', strict: boolean): ModelResponse {
+  private respond(
+    answer: RawAnswer,
+    request: ModelRequest,
+    calls: StreamedCalls | undefined,
+    format: OpenAIResponseFormat | 'plain_text',
+    strict: boolean,
+  ): ModelResponse {
     if (answer.refusal && !answer.text) throw new ModelError('model_error', `The OpenAI model ${this.name} refused to answer: ${answer.refusal}`);
     if (answer.finishReason === 'length')
       throw answerCut(this.id, typeof request.config.maxTokens === 'number' ? request.config.maxTokens : undefined, 'config.maxTokens', answer.text);
     const parsed = parseAnswer(answer.text, format === 'plain_text');
     const solution = !parsed.ok ? undefined : strict ? fromStrictValue(parsed.value, request.schema) : parsed.value;
-    calls.finish(solution);
+    calls?.finish(solution);
     const usage = normalizeOpenAIUsage(answer.usage);
     return {
       text: answer.text,

@@ -84,14 +84,14 @@ async function sendOnce(scope: CallScope, question: StepQuestion, attempt: numbe
   try {
     // While this run waited for its slot, its tree may have passed a bound.
     checkBounds(scope.tree);
-    scope.trace.emit('model.request', { step, attempt, messages: messages.map(tracedMessage), schema });
+    if (scope.trace.listening) scope.trace.emit('model.request', { step, attempt, messages: messages.map(tracedMessage), schema });
     const began = Date.now();
     const onRetry = (retry: ModelRetry) => scope.trace.emit('model.retry', { step, attempt: retry.attempt, reason: retry.reason, waitMs: retry.waitMs });
     const request: ModelRequest = { requestName: info.name, step, messages, schema, config, signal: scope.signal, onCall, onRetry };
     if (check !== undefined) request.check = check;
     if (plainText) request.plainText = true;
     const response = await model.generate(request);
-    return { ...response, began };
+    return Object.assign({}, response, { began });
   } catch (error) {
     if (scope.signal.aborted) throw cancelled(error);
     if (error instanceof ProtocolError) throw error;

@@ -76,7 +76,7 @@ export function renderContext(
   options: RenderOptions = {},
 ): RenderedContext {
   const { step = 0, tools, ...run } = options;
-  const state: RenderState = { ...emptyRenderState(context, config, step, tools ?? collectTools(context, new Map(), handlers)), ...run };
+  const state: RenderState = Object.assign(emptyRenderState(context, config, step, tools ?? collectTools(context, new Map(), handlers)), run);
   // Each identity's messages and records, gathered in one pass so that merging stays linear.
   const identities = new Map<string, IdentityGroup>();
   const identityAt: (string | undefined)[] = [];

@@ -34,7 +34,8 @@ export async function runRequest(runtime: Runtime, loaded: LoadedRequest, given:
   const journal = link?.parent ? undefined : link?.journal;
   const tracer = given.tracer ?? new Tracer();
   const unsubscribe = journal ? tracer.subscribe((event) => journal.store.append(event)) : undefined;
-  const options: RunOptions = { ...given, signal: cancellation.signal, tracer };
+  // Object.assign, not a literal opening with a spread: one that then adds properties is slow on Node 20.
+  const options: RunOptions = Object.assign({}, given, { signal: cancellation.signal, tracer });
   const info = runInfo(loaded, options, link, runtime.tierCatalog);
   const trace = new RunTrace(tracer, info.id, info.parent, info.depth);
   const usage = new RunUsage();

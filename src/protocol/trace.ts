@@ -54,6 +54,11 @@ export class RunTrace {
     readonly depth: number,
   ) {}
 
+  /** True when the tracer has listeners: fields that cost something to build are built only then. */
+  get listening(): boolean {
+    return this.tracer.listening;
+  }
+
   /**
    * Emits `event` with the common fields; a field of the same name never overrides them (TRACE-1).
    * An event the runtime emits takes exactly its `TraceEventMap` fields.

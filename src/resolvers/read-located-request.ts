@@ -16,5 +16,6 @@ export function readLocatedRequest(reference: string, located: LocatedRequest, h
   const text = typeof located.content === 'string' ? located.content : decodeText(located.content);
   const loaded = loadRequestText(text, located.location, handlers);
   const resolved: ResolvedRequest = { location: loaded.location, name: located.name ?? loaded.name, document: loaded.document, trusted: located.trusted };
-  return located.registry === undefined ? resolved : { ...resolved, registry: located.registry };
+  if (located.registry !== undefined) resolved.registry = located.registry;
+  return resolved;
 }

@@ -13,8 +13,21 @@ export interface InputMessage extends BaseMessage {
   _instance?: string;
 }
 
+/** What `annotated` found for each schema object asked about: a document's schemas are frozen (DEL-29), so each is walked once. */
+const annotatedSchemas = new WeakMap<object, boolean>();
+
 /** True when a schema has an annotation keyword anywhere inside (a property named like one is no annotation). */
 function annotated(schema: unknown): boolean {
+  if (typeof schema !== 'object' || schema === null || !Object.isFrozen(schema)) return walkAnnotated(schema);
+  let found = annotatedSchemas.get(schema);
+  if (found === undefined) {
+    found = walkAnnotated(schema);
+    annotatedSchemas.set(schema, found);
+  }
+  return found;
+}
+
+function walkAnnotated(schema: unknown): boolean {
   if (Array.isArray(schema)) return schema.some(annotated);
   if (typeof schema !== 'object' || schema === null) return false;
   return Object.entries(schema).some(([key, value]) =>
