@@ -1,9 +1,12 @@
 /**
- * Children started at once take turns (DEL-30): one child starts per turn of the event loop, so
- * each goes from its start to its first wait — its first model request on the wire, usually —
- * before the next one starts, and the model is already working on the first while the rest are
- * prepared.
+ * Children started at once take turns (DEL-30): each turn of the event loop starts an eighth of
+ * the children waiting (at least one), and they go from their start to their first wait — their
+ * first model request on the wire, usually — before the next turn, so the model is already
+ * working on the first while the rest are prepared.
  */
+
+/** Each turn starts this fraction of the children waiting, rounded up. */
+const SHARE_PER_TURN = 1 / 8;
 
 /** The children waiting for their turn, oldest first, from `head` on. */
 let waiting: Array<() => void> = [];
@@ -11,11 +14,13 @@ let head = 0;
 let turning = false;
 
 /**
- * Resolves on the caller's turn: the next turn of the event loop after every child that asked
- * before it has had its own. Started together, a fan-out's children would otherwise advance in
- * step — each awaited step taken by all of them before any takes the next — so the first request
- * would leave only once every child had been prepared, and the model's latency would start after
- * all of that work instead of overlapping it.
+ * Resolves on the caller's turn, which comes after the turns of every child that asked before it.
+ * Started together, a fan-out's children would otherwise advance in step — each awaited step
+ * taken by all of them before any takes the next — so the first request would leave only once
+ * every child had been prepared, and the model's latency would start after all of that work
+ * instead of overlapping it. A turn per child would cost a wide fan-out a turn of the event loop
+ * per child, with the answers already coming in one by one between them: an eighth per turn keeps
+ * the first turns small and the number of turns near eight times the logarithm of the width.
  */
 export function childTurn(): Promise<void> {
   return new Promise((resolve) => {
@@ -27,10 +32,11 @@ export function childTurn(): Promise<void> {
   });
 }
 
-/** Lets the oldest waiting child go; what it does up to its first wait runs before the next turn. */
+/** Lets the next share of the waiting children go; what they do up to their first wait runs before the next turn. */
 function nextTurn(): void {
-  const go = waiting[head];
-  head += 1;
+  const end = Math.min(waiting.length, head + Math.ceil((waiting.length - head) * SHARE_PER_TURN));
+  const going = waiting.slice(head, end);
+  head = end;
   if (head === waiting.length) {
     waiting = [];
     head = 0;
@@ -38,5 +44,5 @@ function nextTurn(): void {
   } else {
     setImmediate(nextTurn);
   }
-  go?.();
+  for (const go of going) go();
 }
