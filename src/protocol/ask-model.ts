@@ -133,7 +133,9 @@ function judge(
   // The rules beyond the schema are said too when they can be judged, so one re-ask can fix everything.
   const problems = isJsonObject(answer) ? (question.check?.(answer) ?? []) : [];
   if (valid && problems.length === 0)
-    return { solution: isJsonObject(answer) && answer.calls === undefined ? ({ ...answer, calls: [] } as unknown as Solution) : (answer as Solution) };
+    return {
+      solution: isJsonObject(answer) && answer.calls === undefined ? (Object.assign({}, answer, { calls: [] }) as unknown as Solution) : (answer as Solution),
+    };
   const issues = valid ? [] : [formatIssues(describeErrors(validate.errors), { lines: true })];
   return { problem: [...issues, ...problems].join('\n') };
 }
