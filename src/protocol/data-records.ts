@@ -16,7 +16,7 @@ export interface DataRecord {
   /** Absent = global (visible to every instance). */
   instance?: string;
   /** Where below the kind the value goes; [] = the whole kind. */
-  path: PathSegment[];
+  path: readonly PathSegment[];
   method: OutputMethod;
   value: unknown;
   /** The call that wrote it (act 008): the call as written; a string is the older form, its id. */

@@ -1,8 +1,12 @@
 /** An index of references by path: which registered references overlap a given one (VAR-17), in time proportional to the answer. */
-import type { Reference } from './references.js';
+import type { PathSegment, Reference } from './references.js';
 
 /** The part of a reference the index looks at: its kind and path. */
-export type ReferencePath = Pick<Reference, 'kind' | 'segments'>;
+/** A reference's kind and path, which the index reads and never changes. */
+export interface ReferencePath {
+  kind: Reference['kind'];
+  segments: readonly PathSegment[];
+}
 
 /** One path step of the trie; the first level below the root is the kind. */
 class TrieNode<T> {

@@ -107,12 +107,18 @@ export function arrayIndexOf(segment: PathSegment): number | undefined {
 }
 
 /** Parses a path below a kind as written in `_path` (`items[0].name`, `["x y"]`; '' = the root). */
-export function parsePath(path: string): PathSegment[] | undefined {
-  if (path === '') return [];
+export function parsePath(path: string): readonly PathSegment[] | undefined {
+  const known = parsedPaths.get(path);
+  if (known !== undefined || parsedPaths.has(path)) return known;
   const suffix = path.startsWith('[') ? path : `.${path}`;
-  const reference = parseReference(`${REFERENCE_SIGIL}_${suffix}`);
-  return reference?.segments;
+  const segments = path === '' ? [] : parseReference(`${REFERENCE_SIGIL}_${suffix}`)?.segments;
+  // Every result a fan-out writes to one path is recorded at it: each path is parsed once (a bounded memo), its segments frozen since they are shared.
+  if (parsedPaths.size >= PARSED_OUTPUT_PATHS) parsedPaths.clear();
+  parsedPaths.set(path, segments && Object.freeze(segments));
+  return segments;
 }
+
+const parsedPaths = new Map<string, readonly PathSegment[] | undefined>();
 
 /**
  * Writes segments as a path (`items[0].name`), the inverse of `parsePath`. Keys that are plain words

@@ -84,6 +84,27 @@ describe.each(providers)('$name under faults', (provider) => {
     await server!.requests[0]!.closed;
   });
 
+  it('lets a stream run past the idle timeout as long as no silence between its chunks is that long', async () => {
+    // Chunks 120 ms apart for about a second, against an idle timeout of 400 ms: the timer fires
+    // mid-stream, finds the last chunk recent and waits out the rest, every time.
+    const paced: Handler = async (_, response) => {
+      response.writeHead(200, { 'content-type': 'text/event-stream' });
+      for (const event of provider.events(answer)) {
+        response.write(event);
+        await new Promise((resolve) => setTimeout(resolve, 120));
+      }
+      response.end();
+    };
+    const model = await modelFor([paced], { timeoutMs: 60_000, idleTimeoutMs: 400 });
+    const retries: ModelRetry[] = [];
+    const started = performance.now();
+    const response = await model.generate(request({ onRetry: (retry) => retries.push(retry) }));
+    expect(response.solution).toEqual(JSON.parse(answer));
+    expect(performance.now() - started).toBeGreaterThan(400);
+    expect(retries).toEqual([]);
+    expect(server!.requests).toHaveLength(1);
+  });
+
   it('fails with a model_error naming the timeout once every attempt timed out', async () => {
     const model = await modelFor([stall()], { timeoutMs: 100, retry: { maxRetries: 1, initialDelayMs: 1 } });
     const error = await model.generate(request()).catch((thrown: unknown) => thrown);

@@ -13,6 +13,7 @@ import type { Call } from '../../src/protocol/types.js';
 import { type DataRecord, makeWrite } from '../../src/protocol/data-records.js';
 import { parseOutputPath, parseReference, type Reference } from '../../src/protocol/references.js';
 import { resolveValue } from '../../src/protocol/resolve-references.js';
+import type { ReferencePath } from '../../src/protocol/reference-index.js';
 import { NaiveCallBatch, naiveFindCycle } from '../helpers/naive-call-batch.js';
 
 /** Fixed seed so CI is deterministic; override with FC_SEED / FC_NUM_RUNS to explore. */
@@ -136,7 +137,7 @@ async function runScenario(
 }
 
 /** Overlapping (read, write) reference pairs between a call's reads and some references. */
-function overlapPairs(reads: readonly Reference[], writes: readonly Pick<Reference, 'kind' | 'segments'>[]): number {
+function overlapPairs(reads: readonly Reference[], writes: readonly ReferencePath[]): number {
   let pairs = 0;
   for (const read of reads) for (const write of writes) if (overlaps(read, write as Reference)) pairs += 1;
   return pairs;

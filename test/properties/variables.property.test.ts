@@ -17,7 +17,7 @@ const METHODS: OutputMethod[] = ['set', 'merge', 'assign', 'push', 'concat'];
 const WRITE_PATHS = ['', 'a', 'a.b', 'a.b.c', 'b', 'items', 'items[0]', 'items[1].id', 'a[0]', 'a.items'];
 const READ_PATHS = [...WRITE_PATHS, 'a.b.c.d', 'b.a', 'items[0].id', 'items[2]', 'a.b[0]', '["0"]', 'c'];
 
-const pathOf = (text: string): PathSegment[] => {
+const pathOf = (text: string): readonly PathSegment[] => {
   const path = parsePath(text);
   if (!path) throw new Error(`test path ${text} does not parse`);
   return path;
@@ -101,7 +101,7 @@ describe('ContextStore reads (VAR-15, PLAN-9)', () => {
           INSTANCES.every((instance) =>
             READ_PATHS.every((text) => {
               const path = pathOf(text);
-              return isDeepStrictEqual(store.read({ kind, segments: path, path: text, text }, instance), readPath(records, kind, instance, path));
+              return isDeepStrictEqual(store.read({ kind, segments: [...path], path: text, text }, instance), readPath(records, kind, instance, path));
             }),
           ),
         );
