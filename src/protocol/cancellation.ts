@@ -42,16 +42,32 @@ export function onAbort(signal: AbortSignal, listener: () => void): () => void {
 }
 
 /**
- * The signal of one run: aborts when `parent` does. Every running call, approval prompt and child
- * run listens to it at once, so it takes any number of listeners without the leak warning, and
- * the parent carries it as one follower (onAbort), released by `release()` when the run ends.
+ * The signal of one run: aborts when `parent` does. The runtime follows it through `onAbort`; the
+ * parent carries it as one follower, released by `release()` when the run ends.
  */
 export function runSignal(parent: AbortSignal | undefined): { signal: AbortSignal; release(): void } {
   const controller = new AbortController();
-  setMaxListeners(0, controller.signal);
   if (!parent) return { signal: controller.signal, release: () => undefined };
   const release = onAbort(parent, () => controller.abort(parent.reason));
   return { signal: controller.signal, release };
+}
+
+/** The signals handed to code outside the runtime so far. */
+const handedOut = new WeakSet<AbortSignal>();
+
+/**
+ * A run's signal as Activities and approval hooks receive it: code outside the runtime listens to
+ * it directly, every running call at once (a resolver's `AbortSignal.any`, an SDK's request), so it
+ * takes any number of listeners without the leak warning. Done when a signal is first handed out,
+ * not for every run: raising the limit costs as much as making the signal, and most runs of a
+ * fan-out hand theirs to no one.
+ */
+export function handedOutSignal(signal: AbortSignal): AbortSignal {
+  if (!handedOut.has(signal)) {
+    handedOut.add(signal);
+    setMaxListeners(0, signal);
+  }
+  return signal;
 }
 
 /** Throws `cancelled_by_user` when the signal has aborted. */

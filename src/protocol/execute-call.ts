@@ -1,5 +1,5 @@
 /** Executing one call: reference resolution, validation, confirmation, the Activity (or latent result), writing the result. */
-import { abortable } from './cancellation.js';
+import { abortable, handedOutSignal } from './cancellation.js';
 import { checkChild, nextChildOrdinal, runChild, type TreeShares } from './child-run.js';
 import type { JournaledCall } from './journal.js';
 import type { BatchEntry } from './call-batch.js';
@@ -242,7 +242,7 @@ async function confirmRerun(scope: CallScope, entry: BatchEntry, call: Call, too
       toolName: call._tool,
       rerun: true,
     });
-  const request = { call, callId: entry.id, tool, toolName: call._tool, run: scope.run, signal: scope.signal, rerun: true };
+  const request = { call, callId: entry.id, tool, toolName: call._tool, run: scope.run, signal: handedOutSignal(scope.signal), rerun: true };
   scope.trace.emit('approval.requested', { call: entry.id, tool: call._tool, params: paramsOf(call) });
   const decision = await abortable(Promise.resolve(hook(request)), scope.signal, cancelled);
   const reason = 'reason' in decision ? (decision.reason ?? null) : null;
@@ -292,7 +292,7 @@ function checkOutput(tool: ToolSchema, result: unknown, toolName: string): void 
 export async function askConfirm(scope: CallScope, callId: string, call: Call, tool: ToolSchema): Promise<ConfirmDecision | undefined> {
   const hook = scope.options.confirm;
   if (!hook) return undefined;
-  const request = { call, callId, tool, toolName: call._tool, run: scope.run, signal: scope.signal };
+  const request = { call, callId, tool, toolName: call._tool, run: scope.run, signal: handedOutSignal(scope.signal) };
   if (hook.appliesTo && !hook.appliesTo(request)) return undefined;
   scope.trace.emit('approval.requested', { call: callId, tool: call._tool, params: paramsOf(call) });
   // A cancelled run does not wait for an answer that may never come.
@@ -337,7 +337,7 @@ function activityEnvironment(scope: CallScope, entry: BatchEntry, call: Call): A
     callId: entry.id,
     toolName: call._tool,
     instance: call._instance,
-    signal: scope.signal,
+    signal: handedOutSignal(scope.signal),
     trace: scope.trace,
     addDescendantUsage: (usage) => scope.addDescendantUsage(usage),
   };

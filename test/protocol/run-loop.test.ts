@@ -363,6 +363,38 @@ describe('the run signal', () => {
       process.off('warning', onWarning);
     }
   });
+
+  it('takes a listener from each of many Activities listening to it directly, without the warning', async () => {
+    const warnings: string[] = [];
+    const onWarning = (warning: Error) => warnings.push(warning.name);
+    process.on('warning', onWarning);
+    try {
+      const signals = new Set<AbortSignal>();
+      const echo = (call: Call, _tool: unknown, _context: unknown, environment: { signal: AbortSignal }) =>
+        new Promise((resolve) => {
+          signals.add(environment.signal);
+          const stop = () => resolve('stopped');
+          environment.signal.addEventListener('abort', stop, { once: true });
+          setTimeout(() => {
+            environment.signal.removeEventListener('abort', stop);
+            resolve(call.text);
+          }, 5);
+        });
+      const runtime = new Runtime({ activities: { echo } });
+      const calls = Array.from({ length: 25 }, (_, index) => ({ _tool: 'echo', text: `t${index}` }));
+      const model = new ReplayModel([
+        { match: { step: 0 }, solution: { calls, output: null } },
+        { match: { step: 1 }, solution: { calls: [], output: 'ok' } },
+      ]);
+      const result = await runtime.run(runtime.validate(loopDocument()), { model });
+      expect(result.ok).toBe(true);
+      expect(signals.size).toBe(1);
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(warnings).not.toContain('MaxListenersExceededWarning');
+    } finally {
+      process.off('warning', onWarning);
+    }
+  });
 });
 
 describe('values nested too deep (DOC-10)', () => {
