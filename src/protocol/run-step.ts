@@ -113,7 +113,8 @@ export async function runStep(run: RunState): Promise<StepOutcome> {
   const model = scope.run.model;
   const step = run.usage.steps++;
   const { messages, schema, check, config, plainText } = promptFor(run, step);
-  const batch = run.lazy ? undefined : batchFor(scope);
+  // A step whose Solution offers no calls (TOOL-22) can start none: it needs no batch.
+  const batch = run.lazy || !offersCalls(schema) ? undefined : batchFor(scope);
   const startCall = callStarter(batch, step);
   const solution = await askModel(scope, {
     model: model as NonNullable<typeof model>,
