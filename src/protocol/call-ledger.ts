@@ -103,6 +103,8 @@ export class CallLedger {
 
   /** True when the call was done before `batch` began, so it must not run again in it (PLAN-10). */
   doneBefore(call: Call, batch: number): boolean {
+    // A run that knows of no call yet (a fresh one) need not work out this call's key before it starts it.
+    if (this.entries.size === 0) return false;
     const entry = this.entries.get(callKey(call));
     return entry !== undefined && entry.status.status === 'done' && entry.batch < batch;
   }
