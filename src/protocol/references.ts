@@ -108,14 +108,25 @@ export function arrayIndexOf(segment: PathSegment): number | undefined {
 
 /** Parses a path below a kind as written in `_path` (`items[0].name`, `["x y"]`; '' = the root). */
 export function parsePath(path: string): readonly PathSegment[] | undefined {
-  const known = parsedPaths.get(path);
-  if (known !== undefined || parsedPaths.has(path)) return known;
-  const suffix = path.startsWith('[') ? path : `.${path}`;
-  const segments = path === '' ? [] : parseReference(`${REFERENCE_SIGIL}_${suffix}`)?.segments;
-  // Every result a fan-out writes to one path is recorded at it: each path is parsed once (a bounded memo), its segments frozen since they are shared.
-  if (parsedPaths.size >= PARSED_OUTPUT_PATHS) parsedPaths.clear();
-  parsedPaths.set(path, segments && Object.freeze(segments));
-  return segments;
+  // Every result a fan-out writes to one path is recorded at it: parsed once, the segments frozen since they are shared.
+  return remembered(parsedPaths, path, () => {
+    if (path === '') return Object.freeze([]);
+    const segments = parseReference(`${REFERENCE_SIGIL}_${path.startsWith('[') ? path : `.${path}`}`)?.segments;
+    return segments && Object.freeze(segments);
+  });
+}
+
+/** How many distinct texts each memo of parses keeps; past that it starts again empty. */
+const REMEMBERED_PARSES = 1024;
+
+/** The value `parse` gives for `text`, computed once while `memo` keeps it (`undefined`, for text that does not parse, included). */
+function remembered<T>(memo: Map<string, T | undefined>, text: string, parse: () => T | undefined): T | undefined {
+  const known = memo.get(text);
+  if (known !== undefined || memo.has(text)) return known;
+  const value = parse();
+  if (memo.size >= REMEMBERED_PARSES) memo.clear();
+  memo.set(text, value);
+  return value;
 }
 
 const parsedPaths = new Map<string, readonly PathSegment[] | undefined>();
@@ -249,18 +260,13 @@ export function findReferences(value: unknown): Reference[] {
 
 /** Parses an `_outputPath`: one target, alternatives (`†x || †y`) or a fan-out (`†x && †y`). */
 export function parseOutputPath(text: string): OutputPath | undefined {
-  const known = parsedOutputPaths.get(text);
-  if (known !== undefined || parsedOutputPaths.has(text)) return known;
-  const expression = parseExpression(text);
-  const parsed = expression && freezeOutputPath({ op: expression.op, targets: expression.refs });
-  // Every call of a fan-out writes to the same few paths: each is parsed once (a bounded memo).
-  if (parsedOutputPaths.size >= PARSED_OUTPUT_PATHS) parsedOutputPaths.clear();
-  parsedOutputPaths.set(text, parsed);
-  return parsed;
+  // Every call of a fan-out writes to the same few paths: each is parsed once.
+  return remembered(parsedOutputPaths, text, () => {
+    const expression = parseExpression(text);
+    return expression && freezeOutputPath({ op: expression.op, targets: expression.refs });
+  });
 }
 
-/** How many distinct output paths are kept parsed. */
-const PARSED_OUTPUT_PATHS = 1024;
 const parsedOutputPaths = new Map<string, OutputPath | undefined>();
 
 /** Frozen to the last segment, since every call writing to the path shares the parse. */

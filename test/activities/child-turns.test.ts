@@ -81,6 +81,40 @@ describe('children started together take turns (DEL-30)', () => {
     }
   });
 
+  it('ends the children still waiting for their turn as cancelled, asking no model, when the run is cancelled', async () => {
+    const root = folderWith({ 'orchestrator.json': orchestrator, 'worker.json': worker });
+    const runtime = createRuntime({ root });
+    const controller = new AbortController();
+    const model = fanOutModel();
+    const asked: string[] = [];
+    const cancelling: Model = {
+      id: model.id,
+      generate(request) {
+        // The first child's request cancels the run: the children of later turns have not started yet.
+        if (request.requestName === 'worker') {
+          asked.push(request.requestName);
+          controller.abort();
+        }
+        return model.generate(request);
+      },
+    };
+    const sink = memorySink();
+    const result = await runtime.run(await runtime.load(join(root, 'orchestrator.json')), {
+      model: cancelling,
+      signal: controller.signal,
+      tracer: new Tracer([sink]),
+    });
+    expect(!result.ok && result.error.code).toBe('cancelled_by_user');
+    // At most the first turn's children (an eighth of 20, rounded up) reached their model.
+    expect(asked.length).toBeGreaterThan(0);
+    expect(asked.length).toBeLessThanOrEqual(Math.ceil(WIDTH / 8));
+    // Every child that started ended, and ended cancelled.
+    const children = sink.events.filter((event) => event.depth === 1 && event.event === 'run.started').map((event) => event.run);
+    const ends = sink.events.filter((event) => event.depth === 1 && (event.event === 'run.completed' || event.event === 'run.failed'));
+    expect(ends.map((event) => event.run).sort()).toEqual([...children].sort());
+    expect(ends.every((event) => event.event === 'run.failed' && event.code === 'cancelled_by_user')).toBe(true);
+  });
+
   it('still runs the children in parallel, in the order their calls were made', async () => {
     const { result, events, model } = await fanOut(40);
     expect(result.ok).toBe(true);

@@ -94,6 +94,16 @@ describe('parsePath and formatPath', () => {
     expect(parsePath('a[')).toBeUndefined();
   });
 
+  it('parses a path once and shares it frozen, and parses right past the number of paths it remembers', () => {
+    const first = parsePath('items[0].name');
+    expect(parsePath('items[0].name')).toBe(first);
+    expect(Object.isFrozen(first)).toBe(true);
+    expect(parsePath('a[')).toBeUndefined();
+    for (let n = 0; n < 3000; n++) expect(parsePath(`k${n}[${n}]`)).toEqual([`k${n}`, n]);
+    expect(parsePath('items[0].name')).toEqual(['items', 0, 'name']);
+    expect(parsePath('a[')).toBeUndefined();
+  });
+
   it('formats plain keys with dots, numbers with brackets and other keys quoted', () => {
     expect(formatPath(['items', 0, 'name'])).toBe('items[0].name');
     expect(formatPath(['x y', '0', 'say "hi"'])).toBe(`["x y"]["0"]['say "hi"']`);
