@@ -1,5 +1,6 @@
 /** The fetch the provider SDKs send with (MODEL-10): undici's request API behind a fetch-shaped function, with fetch itself for what that does not cover. */
-import { Readable } from 'node:stream';
+import { Readable, type Transform } from 'node:stream';
+import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
 import { type Dispatcher, fetch as undiciFetch, request } from 'undici';
 
 type FetchInput = Parameters<typeof fetch>[0];
@@ -36,6 +37,10 @@ export const providerFetch = (async (input: FetchInput, init: RequestInit = {}):
   if (NULL_BODY_STATUSES.has(statusCode)) {
     await answer.body.dump();
     return new Response(null, { status: statusCode, headers: responseHeaders });
+  }
+  const encoding = headers['content-encoding'];
+  if (typeof encoding === 'string' && encoding.trim().toLowerCase() !== 'identity') {
+    return decodedAnswer(statusCode, responseHeaders, answer.body, encoding);
   }
   if (statusCode >= 200 && statusCode < 300 && responseHeaders.get('content-type')?.startsWith('text/event-stream')) {
     return streamedAnswer(url, statusCode, responseHeaders, answer.body);
@@ -79,6 +84,43 @@ function streamedAnswer(url: string, status: number, headers: Headers, body: Ans
     },
   };
   return answer as unknown as Response;
+}
+
+/** Node's decoder of each content coding fetch decodes. */
+const DECODERS: Record<string, () => Transform> = {
+  gzip: () => createGunzip(),
+  'x-gzip': () => createGunzip(),
+  deflate: () => createInflate(),
+  br: () => createBrotliDecompress(),
+};
+
+/**
+ * An answer a server compressed, decoded as fetch would decode it (MODEL-10). No encoding is asked
+ * for, so a server that follows HTTP sends its answer as it is; one that compresses anyway (a proxy)
+ * is decoded rather than handed to the SDK as bytes it cannot read. Sending again through fetch, as
+ * a redirect is, would pay for the model call twice. Codings are undone last applied first; one
+ * this does not know is an error of the answer, as a stream the SDK cannot parse is (MODEL-3).
+ */
+function decodedAnswer(status: number, headers: Headers, body: AnswerBody, encoding: string): Response {
+  const codings = encoding
+    .split(',')
+    .map((coding) => coding.trim().toLowerCase())
+    .filter((coding) => coding !== '' && coding !== 'identity')
+    .reverse();
+  const unknown = codings.find((coding) => DECODERS[coding] === undefined);
+  if (unknown !== undefined) {
+    body.destroy();
+    throw new TypeError(
+      `The model server answered with the content coding "${unknown}", which cannot be decoded (known: ${Object.keys(DECODERS).join(', ')}).`,
+    );
+  }
+  const decoders = codings.map((coding) => DECODERS[coding]!());
+  const decoded = decoders.reduce<Readable>((stream, decoder) => stream.pipe(decoder), body);
+  // A failure anywhere (the connection cut, bytes that do not decode) ends what the SDK reads, with that error.
+  for (const stream of [body, ...decoders]) stream.on('error', (error) => decoded.destroy(error));
+  headers.delete('content-encoding');
+  headers.delete('content-length');
+  return new Response(Readable.toWeb(decoded) as ReadableStream<Uint8Array>, { status, headers });
 }
 
 /** Statuses whose response has no body (a `Response` refuses one). */

@@ -1,7 +1,10 @@
 // MODEL-10: what providerFetch hands the SDKs, read the ways the SDKs read it, against a loopback server.
+import { gzipSync } from 'node:zlib';
 import { afterEach, describe, expect, it } from 'vitest';
+import { OpenAIModel } from '../../src/models/openai.js';
 import { providerFetch } from '../../src/models/provider-fetch.js';
-import { json, type LoopbackServer, sse, startServer } from './support/loopback.js';
+import { type Handler, json, type LoopbackServer, sse, startServer } from './support/loopback.js';
+import { openAIStreamEvents } from './support/openai-wire.js';
 
 const servers: LoopbackServer[] = [];
 afterEach(async () => {
@@ -44,5 +47,57 @@ describe('providerFetch (MODEL-10)', () => {
     expect(response).toBeInstanceOf(Response);
     expect([response.ok, response.status, response.headers.get('retry-after')]).toEqual([false, 429, '1']);
     expect(await response.clone().json()).toEqual({ error: { message: 'slow down' } });
+  });
+
+  it('decodes an answer a server compressed without being asked, streamed or whole, error bodies too', async () => {
+    const gzipped =
+      (status: number, contentType: string, text: string): Handler =>
+      (_, response) => {
+        response.writeHead(status, { 'content-type': contentType, 'content-encoding': 'gzip' });
+        response.end(gzipSync(text));
+      };
+    const server = await serving(
+      gzipped(200, 'text/event-stream', events.join('')),
+      gzipped(200, 'application/json', '{"ok":true}'),
+      gzipped(500, 'application/json', '{"error":{"message":"down"}}'),
+    );
+    expect(server.requests).toHaveLength(0);
+    const streamed = await providerFetch(`${server.url}/v1/chat`, post({ stream: true }));
+    let text = '';
+    for await (const chunk of streamed.body as unknown as AsyncIterable<Uint8Array>) text += Buffer.from(chunk).toString('utf8');
+    expect(text).toBe(events.join(''));
+    expect(await (await providerFetch(`${server.url}/v1/chat`, post({}))).json()).toEqual({ ok: true });
+    const failed = await providerFetch(`${server.url}/v1/chat`, post({}));
+    expect([failed.status, await failed.json()]).toEqual([500, { error: { message: 'down' } }]);
+    // No encoding was asked for: a server that follows HTTP sends the answer as it is.
+    expect(server.requests.map((request) => request.headers['accept-encoding'])).toEqual([undefined, undefined, undefined]);
+  });
+
+  it('gives the OpenAI SDK a compressed streamed answer it can read, through the provider', async () => {
+    const answer = JSON.stringify({ calls: [], output: 'done' });
+    const server = await serving((_, response) => {
+      response.writeHead(200, { 'content-type': 'text/event-stream', 'content-encoding': 'gzip' });
+      response.end(gzipSync(openAIStreamEvents([answer]).join('')));
+    });
+    const model = new OpenAIModel({ model: 'gpt-4.1-mini', baseUrl: `${server.url}/v1`, env: {}, retry: { maxRetries: 0 } });
+    const schema = { type: 'object', properties: { calls: { type: 'array', items: { type: 'object' } }, output: { type: 'string' } }, required: ['output'] };
+    const response = await model.generate({ requestName: 'r', step: 0, messages: [{ role: 'user', content: 'go' }], schema, config: {} });
+    expect(response.solution).toEqual({ calls: [], output: 'done' });
+  });
+
+  it('fails a compressed answer that cannot be decoded instead of handing the SDK its bytes: an unknown coding, or data cut short', async () => {
+    const server = await serving(
+      (_, response) => {
+        response.writeHead(200, { 'content-type': 'application/json', 'content-encoding': 'compress' });
+        response.end('????');
+      },
+      (_, response) => {
+        response.writeHead(200, { 'content-type': 'application/json', 'content-encoding': 'gzip' });
+        response.end(gzipSync('{"ok":true}').subarray(0, 12));
+      },
+    );
+    await expect(providerFetch(`${server.url}/v1/chat`, post({}))).rejects.toThrow(/content coding "compress"/);
+    const cut = await providerFetch(`${server.url}/v1/chat`, post({}));
+    await expect(cut.json()).rejects.toThrow();
   });
 });
