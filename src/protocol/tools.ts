@@ -245,7 +245,12 @@ export function answersInPlainText(schema: JsonSchema): boolean {
   const output = schema.properties.output;
   if (Object.keys(schema.properties).length !== 1 || !isJsonObject(output) || !Array.isArray(output.anyOf) || output.anyOf.length !== 2) return false;
   const [none, text] = output.anyOf;
-  return JSON.stringify(none) === '{"type":"null"}' && JSON.stringify(text) === '{"type":"string"}';
+  return onlyType(none, 'null') && onlyType(text, 'string');
+}
+
+/** True for a schema that is `{"type": <type>}` and nothing more. */
+function onlyType(schema: unknown, type: string): boolean {
+  return isJsonObject(schema) && schema.type === type && Object.keys(schema).length === 1;
 }
 
 /**

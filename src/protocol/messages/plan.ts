@@ -76,7 +76,9 @@ function progressLines(message: PlanMessage, state: RenderState): string[] {
     const byStatus = new Map<string, string[]>();
     for (const instance of targets) {
       const status = shown(state.callStatus?.(forInstance(call, instance)));
-      byStatus.set(status, [...(byStatus.get(status) ?? []), instance]);
+      const instances = byStatus.get(status);
+      if (instances) instances.push(instance);
+      else byStatus.set(status, [instance]);
     }
     const statuses = [...byStatus].map(([status, instances]) => `${status} on ${instances.join(', ')}`);
     return `${statuses.join('; ')}: ${JSON.stringify(call)}`;
