@@ -105,6 +105,26 @@ describe.each(providers)('$name under faults', (provider) => {
     expect(server!.requests).toHaveLength(1);
   });
 
+  it('still cuts a stream that goes silent after the idle timer has found it busy', async () => {
+    // Chunks 150 ms apart outlast the 400 ms idle timeout, so its timer has already fired and waited
+    // on at least once when the stream hangs; the silence that follows must still end the attempt.
+    const events = provider.events(answer);
+    const pausedThenSilent: Handler = async (request, response) => {
+      response.writeHead(200, { 'content-type': 'text/event-stream' });
+      for (const event of events.slice(0, 4)) {
+        response.write(event);
+        await new Promise((resolve) => setTimeout(resolve, 150));
+      }
+      await request.closed;
+    };
+    const model = await modelFor([pausedThenSilent, sse(events)], { timeoutMs: 60_000, idleTimeoutMs: 400 });
+    const retries: ModelRetry[] = [];
+    const response = await model.generate(request({ onRetry: (retry) => retries.push(retry) }));
+    expect(response.solution).toEqual(JSON.parse(answer));
+    expect(retries).toEqual([{ attempt: 1, reason: expect.stringMatching(/idle timeout of 0\.4 s/), waitMs: expect.any(Number) }]);
+    await server!.requests[0]!.closed;
+  });
+
   it('fails with a model_error naming the timeout once every attempt timed out', async () => {
     const model = await modelFor([stall()], { timeoutMs: 100, retry: { maxRetries: 1, initialDelayMs: 1 } });
     const error = await model.generate(request()).catch((thrown: unknown) => thrown);
