@@ -205,7 +205,7 @@ export class OpenAIModel implements Model {
     if (answer.refusal && !answer.text) throw new ModelError('model_error', `The OpenAI model ${this.name} refused to answer: ${answer.refusal}`);
     if (answer.finishReason === 'length')
       throw answerCut(this.id, typeof request.config.maxTokens === 'number' ? request.config.maxTokens : undefined, 'config.maxTokens', answer.text);
-    const parsed = parseAnswer(answer.text, format === 'plain_text');
+    const parsed = parseAnswer(answer.text, request.plainText);
     const solution = !parsed.ok ? undefined : strict ? fromStrictValue(parsed.value, request.schema) : parsed.value;
     calls?.finish(solution);
     const usage = normalizeOpenAIUsage(answer.usage);
