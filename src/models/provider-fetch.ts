@@ -39,8 +39,16 @@ export const providerFetch = (async (input: FetchInput, init: RequestInit = {}):
     return new Response(null, { status: statusCode, headers: responseHeaders });
   }
   const encoding = headers['content-encoding'];
-  if (typeof encoding === 'string' && encoding.trim().toLowerCase() !== 'identity') {
-    return decodedAnswer(statusCode, responseHeaders, answer.body, encoding);
+  if (typeof encoding === 'string' && encoding !== 'identity') {
+    const codings = contentCodings(encoding);
+    const unknown = codings.find((coding) => DECODERS[coding] === undefined);
+    if (unknown !== undefined) {
+      await answer.body.dump();
+      throw new TypeError(
+        `The model server answered with the content coding "${unknown}", which cannot be decoded (known: ${Object.keys(DECODERS).join(', ')}).`,
+      );
+    }
+    return decodedAnswer(statusCode, responseHeaders, answer.body, codings);
   }
   if (statusCode >= 200 && statusCode < 300 && responseHeaders.get('content-type')?.startsWith('text/event-stream')) {
     return streamedAnswer(url, statusCode, responseHeaders, answer.body);
@@ -86,6 +94,15 @@ function streamedAnswer(url: string, status: number, headers: Headers, body: Ans
   return answer as unknown as Response;
 }
 
+/** The codings of a `content-encoding` header, the last applied first, `identity` left out. */
+function contentCodings(encoding: string): string[] {
+  return encoding
+    .split(',')
+    .map((coding) => coding.trim().toLowerCase())
+    .filter((coding) => coding !== '' && coding !== 'identity')
+    .reverse();
+}
+
 /** Node's decoder of each content coding fetch decodes. */
 const DECODERS: Record<string, () => Transform> = {
   gzip: () => createGunzip(),
@@ -99,21 +116,9 @@ const DECODERS: Record<string, () => Transform> = {
  * for, so a server that follows HTTP sends its answer as it is; one that compresses anyway (a proxy)
  * is decoded rather than handed to the SDK as bytes it cannot read. Sending again through fetch, as
  * a redirect is, would pay for the model call twice. Codings are undone last applied first; one
- * this does not know is an error of the answer, as a stream the SDK cannot parse is (MODEL-3).
+ * this does not know is an error of the answer (thrown by the caller once the body is read away), as a stream the SDK cannot parse is (MODEL-3).
  */
-function decodedAnswer(status: number, headers: Headers, body: AnswerBody, encoding: string): Response {
-  const codings = encoding
-    .split(',')
-    .map((coding) => coding.trim().toLowerCase())
-    .filter((coding) => coding !== '' && coding !== 'identity')
-    .reverse();
-  const unknown = codings.find((coding) => DECODERS[coding] === undefined);
-  if (unknown !== undefined) {
-    body.destroy();
-    throw new TypeError(
-      `The model server answered with the content coding "${unknown}", which cannot be decoded (known: ${Object.keys(DECODERS).join(', ')}).`,
-    );
-  }
+function decodedAnswer(status: number, headers: Headers, body: AnswerBody, codings: readonly string[]): Response {
   const decoders = codings.map((coding) => DECODERS[coding]!());
   const decoded = decoders.reduce<Readable>((stream, decoder) => stream.pipe(decoder), body);
   // A failure anywhere (the connection cut, bytes that do not decode) ends what the SDK reads, with that error.
