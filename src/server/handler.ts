@@ -10,6 +10,8 @@ import { parseRequestPath, urlPathOf } from './parse-request-path.js';
 import type { PlainHandler, PlainReply } from './plain-exchange.js';
 import { type CatalogEntry, validateDocument } from './validate-document.js';
 
+/** How many documents the catalog looks up at once. */
+const CATALOG_BATCH = 256;
 /** Options of `createRequestHandler`. */
 export interface RequestHandlerOptions {
   /** The folder whose Request documents are served (a relative path is resolved against the current working folder, once). */
@@ -131,14 +133,18 @@ export function createRequestHandler(options: RequestHandlerOptions): RequestHan
 
   /** The catalog of the valid documents, each looked up as a GET would (SERVE-4), sorted by path. */
   const catalog = async (): Promise<CatalogEntry[]> => {
-    // Every document is asked for at once, so their looks share one turn (SERVE-12) instead of one turn each.
-    const listed = await Promise.all(
-      (await listDocumentPaths(root)).map(async (segments) => {
+    // The documents are asked for CATALOG_BATCH at once, so their looks share one turn (SERVE-12) instead of one turn
+    // each, and a folder of tens of thousands of documents never holds more files open than that (EMFILE).
+    const paths = await listDocumentPaths(root);
+    const listed: (CatalogEntry | undefined)[] = [];
+    for (let start = 0; start < paths.length; start += CATALOG_BATCH) {
+      const batch = paths.slice(start, start + CATALOG_BATCH).map(async (segments) => {
         const path = urlPathOf(segments);
         const answer = path === undefined ? undefined : await documentAnswer(segments, `/${segments.join('/')}`);
         return path !== undefined && answer?.valid ? { path, ...answer.entry } : undefined;
-      }),
-    );
+      });
+      listed.push(...(await Promise.all(batch)));
+    }
     const entries = listed.filter((entry): entry is CatalogEntry => entry !== undefined);
     return entries.sort((left, right) => (left.path < right.path ? -1 : left.path > right.path ? 1 : 0));
   };

@@ -146,6 +146,16 @@ describe('the requests of one turn share one look at a file (SERVE-12)', () => {
     expect(calls.realpath.filter((path) => path === root)).toHaveLength(2);
   });
 
+  it('lists a folder of more documents than it looks up at once, cold and then warm', async () => {
+    await Promise.all(Array.from({ length: 600 }, (_, n) => writeFile(join(root, 'team', `d${n}.json`), VALID)));
+    const cold = JSON.parse((await get('/')).text) as { path: string }[];
+    expect(cold).toHaveLength(601);
+    expect(cold.map((entry) => entry.path)).toEqual([...cold.map((entry) => entry.path)].sort());
+    for (const list of Object.values(calls)) list.length = 0;
+    expect(JSON.parse((await get('/')).text)).toEqual(cold);
+    expect(calls.open).toHaveLength(0);
+  });
+
   it('never answers a request from a look taken before it arrived', async () => {
     await get('/team/doc.json');
     let open = (): void => undefined;
