@@ -1,7 +1,7 @@
 /** The JSONL trace file: a trace listener writing the events of each turn of the event loop at its end, and every event at once for a journal (spec/trace.md TRACE-2, TRACE-14). */
 import { closeSync, fdatasyncSync, openSync, writeSync } from 'node:fs';
 import { type TraceEvent, type TraceListener, traceLine } from '../protocol/trace.js';
-import { type BatchedLog, batchedLog } from './batched-log.js';
+import { BATCH_ITEMS, type TurnBatch, turnBatch } from './batched-log.js';
 
 /** A listener writing a JSONL trace file; see {@link jsonlFileSink}. */
 export interface JsonlFileSink extends TraceListener {
@@ -19,8 +19,18 @@ export interface JsonlFileSinkOptions {
   durable?: boolean;
 }
 
+/** Every event weighs the same in a trace file's batch. */
+const one = () => 1;
+
+/** The JSONL lines of a batch of events, in order. */
+function linesOf(events: TraceEvent[]): string {
+  let text = '';
+  for (const event of events) text += traceLine(event);
+  return text;
+}
+
 /** The batches of the trace files still open: a process that exits writes what they hold first. */
-const unflushed = new Set<BatchedLog>();
+const unflushed = new Set<TurnBatch<TraceEvent>>();
 process.on('exit', () => {
   for (const batch of unflushed) batch.flush();
 });
@@ -50,12 +60,13 @@ export function jsonlFileSink(path: string, options: JsonlFileSinkOptions = {}):
       fail(error);
     }
   };
-  // A trace file takes a turn's events in one system call; a journal takes each before the run goes on.
-  const batch = options.durable ? undefined : batchedLog(write);
+  // A trace file takes a turn's events in one system call, serialised together at the turn's end
+  // (events are not changed once emitted, TRACE-23); a journal takes each before the run goes on.
+  const batch = options.durable ? undefined : turnBatch<TraceEvent>((events) => write(linesOf(events)), BATCH_ITEMS, one);
   if (batch) unflushed.add(batch);
   const listener = (event: TraceEvent) => {
     if (!open || failure) return;
-    if (batch) batch.text(traceLine(event));
+    if (batch) batch.add(event);
     else write(traceLine(event));
   };
   return Object.defineProperties(listener, {

@@ -1,12 +1,12 @@
 /** The trace's event map (src/protocol/trace-events.ts) against what runs really emit: every event the map names, with exactly its fields (spec/trace.md). */
 import { resolve } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { createRuntime } from '../../src/create-runtime.js';
 import { ModelCatalog } from '../../src/models/model-catalog.js';
 import { ReplayModel } from '../../src/models/replay.js';
 import type { Model, ModelRequest, ModelResponse } from '../../src/protocol/model.js';
 import { TRACE_EVENT_NAMES, type TraceEventMap, type TraceEventName, knownTraceEvent } from '../../src/protocol/trace-events.js';
-import { type TraceEvent, Tracer, memorySink } from '../../src/protocol/trace.js';
+import { type TraceEvent, Tracer, memorySink as keptEvents } from '../../src/protocol/trace.js';
 import type { RequestDocument } from '../../src/protocol/types.js';
 import { replayRun, tierRuntime } from '../helpers/tier-runtime.js';
 import { BOSS, TreeScript, journalRuntime, memoryJournal } from '../helpers/journal-tree.js';
@@ -75,6 +75,34 @@ const FIELDS: { [E in TraceEventName]: Record<keyof TraceEventMap[E], 'required'
 };
 
 const COMMON = ['ts', 'event', 'run', 'parent', 'depth'];
+
+/** The sinks of the running test, each with every event's JSON as it was when emitted. */
+let watched: { events: TraceEvent[]; emitted: string[] }[] = [];
+
+/** A sink keeping the events, and their JSON as emitted: after the test, every event must still serialise the same (TRACE-23). */
+function memorySink() {
+  const sink = keptEvents();
+  const emitted: string[] = [];
+  watched.push({ events: sink.events, emitted });
+  return Object.assign(
+    (event: TraceEvent) => {
+      sink(event);
+      emitted.push(JSON.stringify(event));
+    },
+    { events: sink.events },
+  );
+}
+
+// An event a listener kept reads the same once the run is over: the trace file serialises a turn's events at its end (TRACE-2, TRACE-23).
+afterEach(() => {
+  const changed = watched.flatMap(({ events, emitted }) =>
+    events.flatMap((event, index) =>
+      JSON.stringify(event) === emitted[index] ? [] : [`${event.event} (#${index}) was ${emitted[index]}, is ${JSON.stringify(event)}`],
+    ),
+  );
+  watched = [];
+  expect(changed).toEqual([]);
+});
 
 /** Why an event does not have exactly its map's fields, or undefined when it does. */
 function mismatch(event: TraceEvent): string | undefined {
