@@ -2,6 +2,7 @@
 import type { TraceEvent, Tracer } from '../protocol/trace.js';
 import { knownTraceEvent } from '../protocol/trace-events.js';
 import type { Usage } from '../protocol/usage.js';
+import { BATCH_ITEMS } from '../files/batched-log.js';
 import { costReport } from './cost-report.js';
 import { CostTree } from './cost-tree.js';
 import { RunTree } from './run-tree.js';
@@ -97,8 +98,15 @@ export function createProgress(tracer: Tracer, stream: TerminalStream, options: 
     ? new LiveTreeWriter(stream, { env: options.env, now, tree: new RunTree(), ...(options.frameMs === undefined ? {} : { frameMs: options.frameMs }) })
     : undefined;
   const plain = plainProgress(stream);
+  // Only the summary reads the cost tree: it takes the events in passes of up to BATCH_ITEMS, not
+  // each amid the run's own work (events do not change once emitted, TRACE-23).
+  let forCosts: TraceEvent[] = [];
+  const settleCosts = () => {
+    for (const event of forCosts) costs.apply(event);
+    forCosts = [];
+  };
   const unsubscribe = tracer.subscribe((event) => {
-    costs.apply(event);
+    if (forCosts.push(event) >= BATCH_ITEMS) settleCosts();
     if (live) live.listener(event);
     else plain(event);
   });
@@ -124,6 +132,7 @@ export function createProgress(tracer: Tracer, stream: TerminalStream, options: 
       if (result && live) live.tree.cancelRunning(Math.max(live.tree.lastEventAt, now()));
       live?.stop();
       if (!result) return;
+      settleCosts();
       const color = live !== undefined && colorEnabled(options.env);
       // Each answer as the run priced it; the catalog only names the tiers of runs not delegated at one.
       const report = costReport(costs, { price: (answer) => answer.costUsd, ...(options.tierOf ? { tierOf: options.tierOf } : {}) });

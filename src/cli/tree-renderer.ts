@@ -192,11 +192,15 @@ function cursorUp(lines: number): string {
  * Shows a RunTree live on a terminal: the first event draws a frame at once, later changes (and
  * the ticking clock of running runs) redraw it in place, at most once per `frameMs`, by moving the
  * cursor up over the previous frame and clearing it. `stop()` draws the final frame and leaves it.
- * Writes to nothing but the stream it is given.
+ * Writes to nothing but the stream it is given. Between frames, events are only held: the tree
+ * takes them all just before it is drawn or read (`tree`), as nothing shows them sooner, and one
+ * pass over a frame's events costs a fraction of what taking each amid the run's own work did
+ * (events do not change once emitted, TRACE-23).
  */
 export class LiveTreeWriter {
-  /** The tree being shown. */
-  readonly tree: RunTree;
+  private readonly shown: RunTree;
+  /** Events since the last frame, not yet in the tree. */
+  private held: TraceEvent[] = [];
   private readonly color: boolean;
   private readonly frameMs: number;
   private readonly now: () => number;
@@ -210,7 +214,7 @@ export class LiveTreeWriter {
     private readonly stream: TerminalStream,
     options: LiveTreeOptions = {},
   ) {
-    this.tree = options.tree ?? new RunTree();
+    this.shown = options.tree ?? new RunTree();
     this.color = colorEnabled(options.env ?? process.env);
     this.frameMs = options.frameMs ?? 100;
     this.now = options.now ?? Date.now;
@@ -218,15 +222,32 @@ export class LiveTreeWriter {
 
   /** The trace listener feeding the tree. */
   readonly listener: TraceListener = (event: TraceEvent) => {
-    if (this.stopped || !this.tree.apply(event)) return;
-    this.dirty = true;
-    if (this.ticker === undefined) {
-      this.draw();
-      // The timer must not keep the process alive after the run.
-      this.ticker = setInterval(() => this.tick(), this.frameMs);
-      this.ticker.unref?.();
+    if (this.stopped) return;
+    if (this.ticker !== undefined) {
+      this.held.push(event);
+      return;
     }
+    if (!this.shown.apply(event)) return;
+    this.dirty = true;
+    this.draw();
+    // The timer must not keep the process alive after the run.
+    this.ticker = setInterval(() => this.tick(), this.frameMs);
+    this.ticker.unref?.();
   };
+
+  /** The tree being shown, with every event received so far. */
+  get tree(): RunTree {
+    this.settle();
+    return this.shown;
+  }
+
+  /** Gives the tree the events held since the last frame. */
+  private settle(): void {
+    if (this.held.length === 0) return;
+    const held = this.held;
+    this.held = [];
+    for (const event of held) if (this.shown.apply(event)) this.dirty = true;
+  }
 
   /** Writes a line above the live frame (messages that must not be overwritten by the next frame). */
   log(line: string): void {
@@ -257,13 +278,15 @@ export class LiveTreeWriter {
     if (this.stopped) return;
     if (this.ticker !== undefined) clearInterval(this.ticker);
     this.ticker = undefined;
+    this.settle();
     if (this.drawn > 0 || this.dirty) this.draw();
     this.stopped = true;
   }
 
   private tick(): void {
+    this.settle();
     // Running runs' elapsed times and spinners move even when no event arrives.
-    if (this.dirty || this.tree.running) this.draw();
+    if (this.dirty || this.shown.running) this.draw();
   }
 
   private draw(): void {
@@ -273,7 +296,8 @@ export class LiveTreeWriter {
     }
     const columns = this.stream.columns;
     const rows = this.stream.rows;
-    const lines = renderTree(this.tree, {
+    this.settle();
+    const lines = renderTree(this.shown, {
       now: this.now(),
       color: this.color,
       // One column spare: a line exactly as wide as the terminal wraps on some terminals, and a
