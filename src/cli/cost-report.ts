@@ -61,27 +61,43 @@ export interface CostReportOptions {
 
 /** A tally of nothing. */
 export function emptyTally(): Tally {
-  return { ...zeroUsage(), runs: 0, steps: 0, costUsd: 0, replayed: false };
+  return { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0, runs: 0, steps: 0, costUsd: 0, replayed: false };
+}
+
+/** A tally of `usage` and the rest; built field by field, as a report of a thousand runs makes thousands of them. */
+function tallyOf(usage: Usage, runs: number, steps: number, costUsd: number | null, replayed: boolean): Tally {
+  const tally: Tally = {
+    inputTokens: usage.inputTokens,
+    outputTokens: usage.outputTokens,
+    cacheReadTokens: usage.cacheReadTokens,
+    cacheWriteTokens: usage.cacheWriteTokens,
+    runs,
+    steps,
+    costUsd,
+    replayed,
+  };
+  if (usage.reasoningTokens !== undefined) tally.reasoningTokens = usage.reasoningTokens;
+  return tally;
 }
 
 /** Adds two tallies; an unknown cost makes the sum unknown. */
 export function addTally(a: Tally, b: Tally): Tally {
-  return { ...addUsage(a, b), runs: a.runs + b.runs, steps: a.steps + b.steps, costUsd: addCost(a.costUsd, b.costUsd), replayed: a.replayed || b.replayed };
+  return tallyOf(addUsage(a, b), a.runs + b.runs, a.steps + b.steps, addCost(a.costUsd, b.costUsd), a.replayed || b.replayed);
 }
 
 /** The tally of some answers of one run, each priced once. */
 function tallyAnswers(answers: readonly CostAnswer[], prices: ReadonlyMap<CostAnswer, number | null>): Tally {
-  let tally = emptyTally();
+  let usage = zeroUsage();
+  let costUsd: number | null = 0;
+  let replayed = false;
+  const steps = new Set<number>();
   for (const answer of answers) {
-    tally = addTally(tally, {
-      ...answer.usage,
-      runs: 0,
-      steps: 0,
-      costUsd: prices.get(answer) ?? null,
-      replayed: isReplayed(answer),
-    });
+    usage = addUsage(usage, answer.usage);
+    costUsd = addCost(costUsd, prices.get(answer) ?? null);
+    replayed ||= isReplayed(answer);
+    steps.add(answer.step);
   }
-  return { ...tally, runs: answers.length > 0 ? 1 : 0, steps: new Set(answers.map((answer) => answer.step)).size };
+  return tallyOf(usage, answers.length > 0 ? 1 : 0, steps.size, costUsd, replayed);
 }
 
 /** The labels of a run: the model(s) its answers were priced as, and its tier. */
@@ -103,8 +119,10 @@ export function costReport(tree: CostTree, options: CostReportOptions): CostRepo
   const runs: RunCost[] = [];
   const build = (run: CostRun): RunCost => {
     for (const answer of run.answers) prices.set(answer, options.price(answer));
-    const own = { ...tallyAnswers(run.answers, prices), runs: 1 };
-    const cost: RunCost = { run, ...labels(run, options), own, subtree: own, children: [] };
+    const own = tallyAnswers(run.answers, prices);
+    own.runs = 1;
+    const { model, models, tier } = labels(run, options);
+    const cost: RunCost = { run, model, models, tier, own, subtree: own, children: [] };
     runs.push(cost);
     let descendants = emptyTally();
     for (const child of tree.childrenOf(run)) {
