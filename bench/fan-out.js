@@ -66,6 +66,56 @@ export async function delegateRunFanOut(loopback, tasks, { maxConcurrency, maxRu
   return { ms, cpuMs: (used.user + used.system) / 1000, ...(await loopback.stats()) };
 }
 
+/**
+ * The floor of the fan-out on this machine: the same workload written straight against the `openai`
+ * SDK, with no framework at all: the orchestrator's request with the task tool, every task's request
+ * at once (`Promise.all`), then the orchestrator's request with the results. Requests are not
+ * streamed (`stream: false`, as the peers send them), the cheapest form the SDK has; the texts are
+ * the workload's, the shortest any framework could send. No framework built on this SDK, in this
+ * process, can finish the workload faster than this does, so it says how much of a fan-out figure
+ * is the SDK, the HTTP client, the kernel and the loopback model, and how much is ours.
+ */
+export async function bareSdkFanOut(loopback, tasks) {
+  const { default: OpenAI } = await import('openai');
+  const client = new OpenAI({ apiKey: 'not-needed', baseURL: `${loopback.url}/v1`, maxRetries: 0 });
+  const tools = [
+    {
+      type: 'function',
+      function: {
+        name: WORKLOAD.toolName,
+        description: WORKLOAD.toolDescription,
+        parameters: { type: 'object', properties: { task: { type: 'string' } }, required: ['task'], additionalProperties: false },
+      },
+    },
+  ];
+  const messages = [
+    { role: 'system', content: WORKLOAD.orchestratorSystem },
+    { role: 'user', content: 'Start.' },
+  ];
+  await loopback.reset(tasks);
+  const cpu = process.cpuUsage();
+  const started = performance.now();
+  const first = (await client.chat.completions.create({ model: 'gpt-4.1-mini', messages, tools })).choices[0].message;
+  const results = await Promise.all(
+    first.tool_calls.map(async (call) => {
+      const { task } = JSON.parse(call.function.arguments);
+      const answer = await client.chat.completions.create({
+        model: 'gpt-4.1-mini',
+        messages: [
+          { role: 'system', content: WORKLOAD.workerSystem },
+          { role: 'user', content: task },
+        ],
+      });
+      return { role: 'tool', tool_call_id: call.id, content: answer.choices[0].message.content };
+    }),
+  );
+  const last = await client.chat.completions.create({ model: 'gpt-4.1-mini', messages: [...messages, first, ...results], tools });
+  const ms = performance.now() - started;
+  const used = process.cpuUsage(cpu);
+  if (last.choices[0].message.content !== 'done') throw new Error('the bare fan-out did not finish');
+  return { ms, cpuMs: (used.user + used.system) / 1000, ...(await loopback.stats()) };
+}
+
 /** The text of task `n`, as the loopback model's orchestrator writes it. */
 export function taskOf(n) {
   return `Summarize section ${n} of the quarterly report in one sentence.`;

@@ -4,7 +4,7 @@ import { parseArgs } from 'node:util';
 import OpenAI from 'openai';
 import { agents } from './agents.js';
 import { MODEL, vercel } from './vercel.js';
-import { WORKLOAD, criticalPathMs, delegateRunFanOut, overheadPerCall, startLoopback, taskOf } from '../fan-out.js';
+import { WORKLOAD, bareSdkFanOut, criticalPathMs, delegateRunFanOut, overheadPerCall, startLoopback, taskOf } from '../fan-out.js';
 
 const { values } = parseArgs({
   options: {
@@ -68,6 +68,8 @@ const slow = await startLoopback({ latencyMs, tasks });
 const fast = await startLoopback({ latencyMs: 0, tasks: 1 });
 const rows = [];
 try {
+  // The floor: the same workload on the openai SDK alone, no framework (bench/fan-out.js bareSdkFanOut).
+  rows.push({ framework: 'openai SDK alone (the floor)', ...(await fanOutOf(slow, () => bareSdkFanOut(slow, tasks))), overheadMs: null });
   const ours = await fanOutOf(slow, () => delegateRunFanOut(slow, tasks));
   const { oursMs, bareMs } = await overheadPerCall(fast, overheadCalls);
   rows.push({ framework: 'delegate-run', ...ours, overheadMs: oursMs - bareMs });
@@ -101,7 +103,7 @@ if (values.json) {
   );
   for (const row of rows) {
     process.stdout.write(
-      `| ${row.framework} | ${row.ratioMedian.toFixed(2)}× (${row.ratioMin.toFixed(2)}–${row.ratioMax.toFixed(2)}) | ${row.overheadMs.toFixed(2)} ms | ${row.requests} | ${row.promptChars.toLocaleString('en')} (${row.promptCharsVsVercel.toFixed(2)}×) |\n`,
+      `| ${row.framework} | ${row.ratioMedian.toFixed(2)}× (${row.ratioMin.toFixed(2)}–${row.ratioMax.toFixed(2)}) | ${row.overheadMs === null ? '—' : `${row.overheadMs.toFixed(2)} ms`} | ${row.requests} | ${row.promptChars.toLocaleString('en')} (${row.promptCharsVsVercel.toFixed(2)}×) |\n`,
     );
   }
 }
