@@ -1,5 +1,5 @@
 /** The cost report as text (spec/cli.md CLI-17): a row per run with subtotals per parent and a total, or a row per group; `delegate-run report` and the end-of-run summary print it alike. */
-import { type CostReport, type GroupCost, type ReportGrouping, type RunCost, type Tally, parentsOf } from './cost-report.js';
+import { type CostReport, type GroupCost, type ReportGrouping, type RunCost, type Tally, addTally, emptyTally, parentsOf } from './cost-report.js';
 import type { CostRunStatus } from './cost-tree.js';
 import { formatCount, table } from './text-table.js';
 import { formatCost, formatModel } from './tree-renderer.js';
@@ -34,12 +34,23 @@ function figureColumns(first: number): Set<number> {
   return new Set(FIGURE_HEADINGS.map((_, index) => first + index));
 }
 
+/** How a run table is cut down. */
+export interface RunTableOptions {
+  /**
+   * The delegations of one parent shown before the rest of those that ended well are folded into
+   * one row, `… N more runs`, that sums their subtrees (the end-of-run summary, CLI-6); default:
+   * every one is shown.
+   */
+  maxChildren?: number;
+}
+
 /**
  * One row per run, indented by depth under its parent, with model, tier, steps, tokens and cost;
  * after each parent's delegations, its subtotal (itself and its whole subtree); last the total.
  * A run that failed, was cancelled or never ended is marked and says why in the last column.
  */
-export function formatRunTable(report: CostReport): string[] {
+export function formatRunTable(report: CostReport, options: RunTableOptions = {}): string[] {
+  const maxChildren = options.maxChildren ?? Number.POSITIVE_INFINITY;
   const top = Math.min(...report.roots.map((root) => root.run.depth));
   const rows: string[][] = [['run', 'model', 'tier', ...FIGURE_HEADINGS, '']];
   const soleRoot = report.roots.length === 1 ? report.roots[0] : undefined;
@@ -48,7 +59,14 @@ export function formatRunTable(report: CostReport): string[] {
     const why = cost.run.status === 'unfinished' ? 'unfinished' : (cost.run.code ?? '');
     const model = cost.models.length > 0 ? cost.models.map(formatModel).join(', ') : formatModel(cost.model);
     rows.push([`${indent}${STATUS_MARKS[cost.run.status]}${cost.run.name}`, model, cost.tier ?? '-', ...figureCells(cost.own), why]);
-    for (const child of cost.children) visit(child);
+    // A delegation that did not end well is always shown, whatever its place.
+    const folded = cost.children.filter((child, index) => index >= maxChildren && child.run.status === 'done');
+    for (const child of cost.children) if (!folded.includes(child)) visit(child);
+    if (folded.length > 0) {
+      // What the folded delegations hold, their subtrees summed; the parent's subtotal stays whole.
+      const sum = folded.reduce((tally, child) => addTally(tally, child.subtree), emptyTally());
+      rows.push([`${indent}  … ${plural(sum.runs, 'more run')}`, '', '', ...figureCells(sum), '']);
+    }
     // The sole top run's subtotal is the total, printed once below.
     if (cost.children.length > 0 && cost !== soleRoot)
       rows.push([`${indent}${cost.run.name} subtotal`, plural(cost.subtree.runs, 'run'), '', ...figureCells(cost.subtree), '']);

@@ -78,6 +78,9 @@ export interface FormatSummaryOptions {
   color?: boolean;
 }
 
+/** The delegations of one parent the summary's table shows before it folds the rest into one row (CLI-6). */
+export const SUMMARY_CHILDREN = 20;
+
 const STATUS_STYLE: Record<RunStatus, Style> = { running: 'cyan', done: 'green', failed: 'red', cancelled: 'yellow' };
 
 /**
@@ -118,6 +121,7 @@ export function formatSummary(summary: Summary, options: FormatSummaryOptions = 
   );
   if (!summary.costs) return lines;
   lines.push('  cost by run');
-  for (const row of formatRunTable(summary.costs)) lines.push(`    ${row}`);
+  // A wide fan-out shows its first delegations and one row for the rest (CLI-6); `delegate-run report` lists every run.
+  for (const row of formatRunTable(summary.costs, { maxChildren: SUMMARY_CHILDREN })) lines.push(`    ${row}`);
   return lines;
 }

@@ -1,8 +1,9 @@
 /** Tests of the end-of-run summary (src/cli/summary.ts). */
 import { describe, expect, it } from 'vitest';
 import { costReport } from '../../src/cli/cost-report.js';
+import { formatRunTable } from '../../src/cli/cost-table.js';
 import { CostTree } from '../../src/cli/cost-tree.js';
-import { formatCount, formatSummary, previewOutput, summarize, type RunOutcome } from '../../src/cli/summary.js';
+import { SUMMARY_CHILDREN, formatCount, formatSummary, previewOutput, summarize, type RunOutcome } from '../../src/cli/summary.js';
 import type { UsageSummary } from '../../src/protocol/usage.js';
 import type { TraceEvent } from '../../src/protocol/trace.js';
 import { hasAnsi } from './fake-terminal.js';
@@ -117,6 +118,38 @@ describe('summary', () => {
     expect(lines[0]).toBe('⊘ producer cancelled after 1.9s: cancelled_by_user');
     expect(lines[2]).toBe('  cost $? (replayed) (some model has no known price) · 1 run · 6 steps · 4 tool calls');
     expect(lines).toHaveLength(3);
+  });
+
+  it("folds a parent's delegations past the twentieth that ended well into one summed row, and keeps every failed one (CLI-6)", () => {
+    const ts = '2026-11-23T10:00:00.000Z';
+    const usage = { inputTokens: 10, outputTokens: 5, cacheReadTokens: 0, cacheWriteTokens: 0 };
+    const base = (run: string, parent: string | null, depth: number) => ({ ts, run, parent, depth });
+    const events: TraceEvent[] = [
+      { ...base('top', null, 0), event: 'run.started', request: 'top.json', name: 'top', model: 'openai:gpt-4.1', input: null },
+      { ...base('top', null, 0), event: 'model.response', step: 0, attempt: 0, solution: {}, model: 'openai:gpt-4.1', usage, costUsd: 0.5, ms: 1 },
+    ];
+    for (let index = 0; index < 30; index++) {
+      const child = `w${index}`;
+      const failed = index === 25;
+      events.push(
+        { ...base(child, 'top', 1), event: 'run.started', request: 'worker.json', name: `worker-${index}`, model: 'openai:gpt-4.1-mini', input: null },
+        { ...base(child, 'top', 1), event: 'model.response', step: 0, attempt: 0, solution: {}, model: 'openai:gpt-4.1-mini', usage, costUsd: 0.01, ms: 1 },
+        failed
+          ? { ...base(child, 'top', 1), event: 'run.failed', code: 'activity_error', message: 'Broken.', error: {} }
+          : { ...base(child, 'top', 1), event: 'run.completed', output: 'ok', usage: {}, usageTotal: {} },
+      );
+    }
+    events.push({ ...base('top', null, 0), event: 'run.completed', output: 'done', usage: {}, usageTotal: {} });
+    const report = costsOf(events);
+    const table = formatSummary(summarize({ ...succeeded, usageTotal: { ...usageTotal, costUsd: 0.8 } }, report)).slice(4);
+    const names = table.map((line) => line.trim().split(/ {2,}/)[0]);
+    expect(SUMMARY_CHILDREN).toBe(20);
+    expect(names).toEqual(['run', 'top', ...Array.from({ length: 20 }, (_, index) => `worker-${index}`), '✗ worker-25', '… 9 more runs', 'total']);
+    // The folded row sums the nine that ended well; the total still counts all 31 runs.
+    expect(table.at(-2)).toMatch(/… 9 more runs +9 +90 +45 +0 +0 +\$0\.0900$/);
+    expect(table.at(-1)).toMatch(/total +31 runs +31 +310 +155 +0 +0 +\$0\.80\d*$/);
+    // delegate-run report's table lists every run.
+    expect(formatRunTable(report).filter((line) => line.includes('worker-'))).toHaveLength(30);
   });
 
   it('colours only when asked', () => {
