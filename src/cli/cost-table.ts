@@ -61,7 +61,8 @@ export function formatRunTable(report: CostReport, options: RunTableOptions = {}
     rows.push([`${indent}${STATUS_MARKS[cost.run.status]}${cost.run.name}`, model, cost.tier ?? '-', ...figureCells(cost.own), why]);
     // A delegation that did not end well is always shown, whatever its place.
     const folded = cost.children.filter((child, index) => index >= maxChildren && child.run.status === 'done');
-    for (const child of cost.children) if (!folded.includes(child)) visit(child);
+    const hidden = new Set(folded);
+    for (const child of cost.children) if (!hidden.has(child)) visit(child);
     if (folded.length > 0) {
       // What the folded delegations hold, their subtrees summed; the parent's subtotal stays whole.
       const sum = folded.reduce((tally, child) => addTally(tally, child.subtree), emptyTally());
