@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createRuntime } from '../../src/create-runtime.js';
 import type { Model, ModelRequest } from '../../src/protocol/model.js';
+import { childTurn, childTurnSlots } from '../../src/protocol/child-turns.js';
 import { Tracer, memorySink } from '../../src/protocol/trace.js';
 import { folderWith } from '../helpers/cli.js';
 import { answered } from '../helpers/step-model.js';
@@ -128,5 +129,27 @@ describe('children started together take turns (DEL-30)', () => {
     expect(depthOne.slice(0, firstAnswer).filter((event) => event.event === 'model.request')).toHaveLength(WIDTH);
     const outputs = events.filter((event) => event.event === 'delegate.completed');
     expect(outputs).toHaveLength(WIDTH);
+  });
+});
+
+describe('the turns of children that keep arriving (DEL-30)', () => {
+  it('lets them go in the order they asked, and holds no more slots than twice those waiting', async () => {
+    const gone: number[] = [];
+    const asked: Promise<void>[] = [];
+    let most = 0;
+    let next = 0;
+    // Three children ask every turn for 300 turns, as fast as the share per turn lets them go: the list is never empty.
+    for (let turn = 0; turn < 300; turn++) {
+      for (let n = 0; n < 3; n++) {
+        const id = next++;
+        asked.push(childTurn().then(() => void gone.push(id)));
+      }
+      most = Math.max(most, childTurnSlots() / Math.max(1, next - gone.length));
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    await Promise.all(asked);
+    expect(gone).toEqual(Array.from({ length: next }, (_, id) => id));
+    expect(most).toBeLessThanOrEqual(2);
+    expect(childTurnSlots()).toBe(0);
   });
 });
