@@ -3,6 +3,7 @@ import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { createProgress, progressLine } from '../../src/cli/progress.js';
+import { BATCH_ITEMS } from '../../src/files/batched-log.js';
 import { main } from '../../src/cli/run.js';
 import type { RunOutcome } from '../../src/cli/summary.js';
 import type { UsageSummary } from '../../src/protocol/usage.js';
@@ -34,6 +35,40 @@ describe('createProgress', () => {
     expect(lines).toContain('    ▶ sound-designer (replay:requests/music/producer.cassette.json)');
     expect(text).toContain('\n\n✓ producer done in 1.9s');
     expect(text).toContain('  tokens 3,515 in · 514 out');
+  });
+
+  it('prices every run in the summary when the run emits more events than the cost tree takes in one pass (BATCH_ITEMS)', () => {
+    const tracer = new Tracer();
+    const stderr = fakePipe();
+    const progress = createProgress(tracer, stderr, { env: {}, quiet: false });
+    const ts = '2026-11-23T10:00:00.000Z';
+    const usage = { inputTokens: 10, outputTokens: 5, cacheReadTokens: 0, cacheWriteTokens: 0 };
+    const width = 400;
+    const at = (run: string, parent: string | null, depth: number) => ({ ts, run, parent, depth });
+    tracer.emit({ ...at('top', null, 0), event: 'run.started', request: 'top.json', name: 'top', model: 'openai:gpt-4.1', input: null });
+    for (let index = 0; index < width; index++) {
+      const child = `w${index}`;
+      tracer.emit({
+        ...at('top', null, 0),
+        event: 'delegate.started',
+        call: `0.${index}`,
+        child,
+        delegate: 'worker.json',
+        name: 'worker',
+        model: 'openai:gpt-4.1',
+      });
+      tracer.emit({ ...at(child, 'top', 1), event: 'run.started', request: 'worker.json', name: 'worker', model: 'openai:gpt-4.1', input: null });
+      tracer.emit({ ...at(child, 'top', 1), event: 'model.response', step: 0, attempt: 0, solution: {}, model: 'openai:gpt-4.1', usage, costUsd: 0.01, ms: 1 });
+      tracer.emit({ ...at(child, 'top', 1), event: 'run.completed', output: 'ok', usage: {}, usageTotal: {} });
+    }
+    tracer.emit({ ...at('top', null, 0), event: 'run.completed', output: 'done', usage: {}, usageTotal: {} });
+    expect(4 * width + 2).toBeGreaterThan(BATCH_ITEMS);
+    progress.finish(succeeded);
+    const total = stderr
+      .text()
+      .split('\n')
+      .find((line) => line.trim().startsWith('total'));
+    expect(total).toMatch(/total +401 runs +400 +4,000 +2,000 +0 +0 +\$4\.00$/);
   });
 
   it('draws the live tree on a TTY, then leaves the final frame and the summary below it', () => {

@@ -4,6 +4,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { BATCH_ITEMS } from '../../src/files/batched-log.js';
 import { jsonlFileSink } from '../../src/files/jsonl-file-sink.js';
 import type { TraceEvent } from '../../src/protocol/trace.js';
 
@@ -25,6 +26,22 @@ describe('jsonlFileSink (TRACE-2)', () => {
     await new Promise((turn) => setImmediate(turn));
     const lines = readFileSync(path, 'utf8').trimEnd().split('\n');
     expect(lines.map((line) => (JSON.parse(line) as TraceEvent).event)).toEqual(['run.started', 'model.request', 'run.completed']);
+    sink.close();
+  });
+
+  it('writes a turn of more than BATCH_ITEMS events in passes as they come, every line in order', async () => {
+    const path = join(folder, 'wide-turn.jsonl');
+    const sink = jsonlFileSink(path);
+    const count = 2 * BATCH_ITEMS + 452;
+    for (let index = 0; index < count; index++) sink({ ...event('call.started'), call: String(index) });
+    // Two full passes are written within the turn, so a wide fan-out holds at most one pass of events.
+    expect(readFileSync(path, 'utf8').trimEnd().split('\n')).toHaveLength(2 * BATCH_ITEMS);
+    await new Promise((turn) => setImmediate(turn));
+    const calls = readFileSync(path, 'utf8')
+      .trimEnd()
+      .split('\n')
+      .map((line) => (JSON.parse(line) as TraceEvent).call);
+    expect(calls).toEqual(Array.from({ length: count }, (_, index) => String(index)));
     sink.close();
   });
 
