@@ -61,7 +61,7 @@ export interface CostReportOptions {
 
 /** A tally of nothing. */
 export function emptyTally(): Tally {
-  return { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0, runs: 0, steps: 0, costUsd: 0, replayed: false };
+  return tallyOf(zeroUsage(), 0, 0, 0, false);
 }
 
 /** A tally of `usage` and the rest; built field by field, as a report of a thousand runs makes thousands of them. */
