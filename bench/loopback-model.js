@@ -7,7 +7,6 @@ const { values } = parseArgs({ options: { latency: { type: 'string', default: '2
 const latencyMs = Number(values.latency);
 let tasks = Number(values.tasks);
 let stats = { requests: 0, promptChars: 0, connections: 0, byKind: {} };
-let resetAt = performance.now();
 
 /** Characters the model reads: every message's text, the tool definitions and the response format. */
 function promptCharsOf(body) {
@@ -98,7 +97,6 @@ const server = createServer((request, response) => {
       const asked = new URL(request.url, 'http://x').searchParams.get('tasks');
       if (asked) tasks = Number(asked);
       stats = { requests: 0, promptChars: 0, connections: 0, byKind: {} };
-      resetAt = performance.now();
       response.end('{}');
       return;
     }
@@ -111,10 +109,6 @@ const server = createServer((request, response) => {
     const kind = stats.byKind[answer.kind];
     kind.requests++;
     kind.promptChars += chars;
-    // When the requests of each kind arrived, in ms since the reset: how spread out a fan-out's sends reach the server.
-    const at = Math.round(performance.now() - resetAt);
-    kind.firstAt ??= at;
-    kind.lastAt = at;
     const reply = () => {
       if (body.stream) return streamed(body, answer, response);
       response.writeHead(200, { 'content-type': 'application/json' });

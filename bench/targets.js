@@ -140,10 +140,10 @@ async function planFigures() {
 }
 
 /** The modules of the progress view (live tree, cost tree, summary) and of the trace file. */
-const OBSERVERS = /\/dist\/(cli\/(progress|tree-renderer|run-tree|run-index|cost-tree|cost-report|summary)|files\/(jsonl-file-sink|batched-log))\.js$/;
+const OBSERVER_MODULES = 'cli/(progress|tree-renderer|run-tree|run-index|cost-tree|cost-report|summary)|files/(jsonl-file-sink|batched-log)';
+const OBSERVERS = new RegExp(`/dist/(${OBSERVER_MODULES})\\.js$`);
 /** The same, and the building of the events. */
-const TRACING =
-  /\/dist\/(protocol\/trace|cli\/(progress|tree-renderer|run-tree|run-index|cost-tree|cost-report|summary)|files\/(jsonl-file-sink|batched-log))\.js$/;
+const TRACING = new RegExp(`/dist/(protocol/trace|${OBSERVER_MODULES})\\.js$`);
 
 /**
  * The progress tree, the cost tree and the JSONL trace writer on a run tree of 1,000 delegates: their
