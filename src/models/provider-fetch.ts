@@ -1,5 +1,5 @@
 /** The fetch the provider SDKs send with (MODEL-10): undici's request API behind a fetch-shaped function, with fetch itself for what that does not cover. */
-import { Readable, type Transform } from 'node:stream';
+import { Readable, type Transform, pipeline } from 'node:stream';
 import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
 import { type Dispatcher, fetch as undiciFetch, request } from 'undici';
 
@@ -38,18 +38,8 @@ export const providerFetch = (async (input: FetchInput, init: RequestInit = {}):
     await answer.body.dump();
     return new Response(null, { status: statusCode, headers: responseHeaders });
   }
-  const encoding = headers['content-encoding'];
-  if (typeof encoding === 'string' && encoding !== 'identity') {
-    const codings = contentCodings(encoding);
-    const unknown = codings.find((coding) => DECODERS[coding] === undefined);
-    if (unknown !== undefined) {
-      await answer.body.dump();
-      throw new TypeError(
-        `The model server answered with the content coding "${unknown}", which cannot be decoded (known: ${Object.keys(DECODERS).join(', ')}).`,
-      );
-    }
-    return decodedAnswer(statusCode, responseHeaders, answer.body, codings);
-  }
+  const codings = contentCodings(headers['content-encoding']);
+  if (codings.length > 0) return decodedAnswer(statusCode, responseHeaders, answer.body, codings);
   if (statusCode >= 200 && statusCode < 300 && responseHeaders.get('content-type')?.startsWith('text/event-stream')) {
     return streamedAnswer(url, statusCode, responseHeaders, answer.body);
   }
@@ -94,16 +84,17 @@ function streamedAnswer(url: string, status: number, headers: Headers, body: Ans
   return answer as unknown as Response;
 }
 
-/** The codings of a `content-encoding` header, the last applied first, `identity` left out. */
-function contentCodings(encoding: string): string[] {
-  return encoding
+/** The codings of a `content-encoding` header (repeated or not), the last applied first, `identity` left out. */
+function contentCodings(encoding: string | string[] | undefined): string[] {
+  if (encoding === undefined) return [];
+  return (Array.isArray(encoding) ? encoding.join(',') : encoding)
     .split(',')
     .map((coding) => coding.trim().toLowerCase())
     .filter((coding) => coding !== '' && coding !== 'identity')
     .reverse();
 }
 
-/** Node's decoder of each content coding fetch decodes. */
+/** Node's decoder of each content coding undici's fetch decodes. */
 const DECODERS: Record<string, () => Transform> = {
   gzip: () => createGunzip(),
   'x-gzip': () => createGunzip(),
@@ -112,19 +103,29 @@ const DECODERS: Record<string, () => Transform> = {
 };
 
 /**
- * An answer a server compressed, decoded as fetch would decode it (MODEL-10). No encoding is asked
- * for, so a server that follows HTTP sends its answer as it is; one that compresses anyway (a proxy)
- * is decoded rather than handed to the SDK as bytes it cannot read. Sending again through fetch, as
- * a redirect is, would pay for the model call twice. Codings are undone last applied first; one
- * this does not know is an error of the answer (thrown by the caller once the body is read away), as a stream the SDK cannot parse is (MODEL-3).
+ * An answer a server compressed, decoded (MODEL-10). No encoding is asked for, so a server that
+ * follows HTTP sends its answer as it is; one that compresses anyway (a proxy) is decoded rather
+ * than handed to the SDK as bytes it cannot read. Sending again through fetch, as a redirect is,
+ * would pay for the model call twice. Codings are undone last applied first. Data that does not
+ * decode, or is cut short, fails the body as a cut stream does; a coding this does not know fails
+ * it from the start. A failure is an error of the answer, not of the connection: the SDKs retry a
+ * fetch that throws as a connection error, and each retry is another paid model call. The decoders
+ * are piped together, so a failure anywhere, or the SDK cancelling the body, ends them all and
+ * releases the connection.
  */
 function decodedAnswer(status: number, headers: Headers, body: AnswerBody, codings: readonly string[]): Response {
-  const decoders = codings.map((coding) => DECODERS[coding]!());
-  const decoded = decoders.reduce<Readable>((stream, decoder) => stream.pipe(decoder), body);
-  // A failure anywhere (the connection cut, bytes that do not decode) ends what the SDK reads, with that error.
-  for (const stream of [body, ...decoders]) stream.on('error', (error) => decoded.destroy(error));
   headers.delete('content-encoding');
   headers.delete('content-length');
+  const unknown = codings.find((coding) => DECODERS[coding] === undefined);
+  if (unknown !== undefined) {
+    // Read away (as far as undici reads a body it drops), not destroyed: a body destroyed without a reason errors on its own.
+    body.dump().catch(() => undefined);
+    const error = new TypeError(
+      `The model server answered with the content coding "${unknown}", which cannot be decoded (known: ${Object.keys(DECODERS).join(', ')}).`,
+    );
+    return new Response(new ReadableStream({ start: (controller) => controller.error(error) }), { status, headers });
+  }
+  const decoded = pipeline([body, ...codings.map((coding) => DECODERS[coding]!())], () => undefined) as unknown as Readable;
   return new Response(Readable.toWeb(decoded) as ReadableStream<Uint8Array>, { status, headers });
 }
 

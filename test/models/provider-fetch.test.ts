@@ -3,7 +3,7 @@ import { gzipSync } from 'node:zlib';
 import { afterEach, describe, expect, it } from 'vitest';
 import { OpenAIModel } from '../../src/models/openai.js';
 import { providerFetch } from '../../src/models/provider-fetch.js';
-import { type Handler, json, type LoopbackServer, sse, startServer } from './support/loopback.js';
+import { deferred, type Handler, json, type LoopbackServer, sse, startServer, within } from './support/loopback.js';
 import { openAIStreamEvents } from './support/openai-wire.js';
 
 const servers: LoopbackServer[] = [];
@@ -61,7 +61,6 @@ describe('providerFetch (MODEL-10)', () => {
       gzipped(200, 'application/json', '{"ok":true}'),
       gzipped(500, 'application/json', '{"error":{"message":"down"}}'),
     );
-    expect(server.requests).toHaveLength(0);
     const streamed = await providerFetch(`${server.url}/v1/chat`, post({ stream: true }));
     let text = '';
     for await (const chunk of streamed.body as unknown as AsyncIterable<Uint8Array>) text += Buffer.from(chunk).toString('utf8');
@@ -85,7 +84,7 @@ describe('providerFetch (MODEL-10)', () => {
     expect(response.solution).toEqual({ calls: [], output: 'done' });
   });
 
-  it('fails a compressed answer that cannot be decoded instead of handing the SDK its bytes: an unknown coding, or data cut short', async () => {
+  it('fails the body of a compressed answer that cannot be decoded instead of handing the SDK its bytes: an unknown coding, or data cut short', async () => {
     const server = await serving(
       (_, response) => {
         response.writeHead(200, { 'content-type': 'application/json', 'content-encoding': 'compress' });
@@ -96,8 +95,44 @@ describe('providerFetch (MODEL-10)', () => {
         response.end(gzipSync('{"ok":true}').subarray(0, 12));
       },
     );
-    await expect(providerFetch(`${server.url}/v1/chat`, post({}))).rejects.toThrow(/content coding "compress"/);
+    const unknown = await providerFetch(`${server.url}/v1/chat`, post({}));
+    await expect(unknown.json()).rejects.toThrow(/content coding "compress", which cannot be decoded/);
     const cut = await providerFetch(`${server.url}/v1/chat`, post({}));
-    await expect(cut.json()).rejects.toThrow();
+    await expect(cut.json()).rejects.toThrow(/unexpected end of file/);
+  });
+
+  it('asks once for an answer in an unknown coding: the SDK fails it as an answer, not as a connection to retry', async () => {
+    const server = await serving((_, response) => {
+      response.writeHead(200, { 'content-type': 'text/event-stream', 'content-encoding': 'compress' });
+      response.end('????');
+    });
+    const model = new OpenAIModel({ model: 'gpt-4.1-mini', baseUrl: `${server.url}/v1`, env: {}, retry: { maxRetries: 2 } });
+    const asked = model.generate({ requestName: 'r', step: 0, messages: [{ role: 'user', content: 'go' }], schema: { type: 'object' }, config: {} });
+    await expect(asked).rejects.toThrow(/content coding "compress"/);
+    expect(server.requests).toHaveLength(1);
+  });
+
+  it('releases the connection of a compressed answer whose data turns bad mid-stream, or that the reader cancels', async () => {
+    const closed = [deferred(), deferred()];
+    let answered = 0;
+    const opened: Handler = (_, response) => {
+      response.socket?.once('close', closed[answered++]!.resolve);
+      response.writeHead(200, { 'content-type': 'application/json', 'content-encoding': 'gzip' });
+      // A valid start, flushed so the client can decode it; the server then never ends.
+      const start = gzipSync('{"first":"part"');
+      response.write(start.subarray(0, start.length - 8));
+    };
+    const server = await serving((request, response) => {
+      opened(request, response);
+      response.write(Buffer.from('not gzip at all, and never an end'));
+    }, opened);
+    const bad = await providerFetch(`${server.url}/v1/chat`, post({}));
+    await expect(bad.text()).rejects.toThrow();
+    expect(await within(closed[0]!.promise, 2000)).toBe(true);
+    const cancelled = await providerFetch(`${server.url}/v1/chat`, post({}));
+    const reader = cancelled.body!.getReader();
+    await reader.read();
+    await reader.cancel();
+    expect(await within(closed[1]!.promise, 2000)).toBe(true);
   });
 });
