@@ -68,11 +68,17 @@ export class RunTree {
   /** Calls started and not yet settled, per run (call ids are unique within a run only). */
   private readonly openCalls = new Map<string, Set<string>>();
   private lastTime = 0;
+  /** The last `ts` read and its time: events of one millisecond share it, and a fan-out's events come many to a millisecond. */
+  private lastStamp = '';
+  private lastStampAt = Number.NaN;
 
   /** Updates the tree with one event; returns whether anything shown changed. */
   apply(event: TraceEvent): boolean {
-    const parsed = Date.parse(event.ts);
-    const at = Number.isNaN(parsed) ? this.lastTime : parsed;
+    if (event.ts !== this.lastStamp) {
+      this.lastStamp = event.ts;
+      this.lastStampAt = Date.parse(event.ts);
+    }
+    const at = Number.isNaN(this.lastStampAt) ? this.lastTime : this.lastStampAt;
     this.lastTime = Math.max(this.lastTime, at);
     const known = knownTraceEvent(event);
     switch (known?.event) {
