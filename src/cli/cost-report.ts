@@ -85,24 +85,66 @@ export function addTally(a: Tally, b: Tally): Tally {
   return tallyOf(addUsage(a, b), a.runs + b.runs, a.steps + b.steps, addCost(a.costUsd, b.costUsd), a.replayed || b.replayed);
 }
 
-/** The tally of some answers of one run, each priced once. */
+/**
+ * Adds `more` into `sum`, a tally this module has just made and nobody else holds: a report of a
+ * thousand runs sums thousands of tallies, and one new object per addition was most of its cost.
+ */
+function addInto(sum: Tally, more: Tally): void {
+  sum.inputTokens += more.inputTokens;
+  sum.outputTokens += more.outputTokens;
+  sum.cacheReadTokens += more.cacheReadTokens;
+  sum.cacheWriteTokens += more.cacheWriteTokens;
+  if (more.reasoningTokens !== undefined) sum.reasoningTokens = (sum.reasoningTokens ?? 0) + more.reasoningTokens;
+  sum.runs += more.runs;
+  sum.steps += more.steps;
+  sum.costUsd = addCost(sum.costUsd, more.costUsd);
+  sum.replayed ||= more.replayed;
+}
+
+/** A new tally of `tally`'s figures, summed from nothing as every other sum here is. */
+function fromZero(tally: Tally): Tally {
+  const sum = emptyTally();
+  addInto(sum, tally);
+  return sum;
+}
+
+/** The tally of some answers of one run, each priced once; a re-asked step counts once (LOOP-8). */
 function tallyAnswers(answers: readonly CostAnswer[], prices: ReadonlyMap<CostAnswer, number | null>): Tally {
-  let usage = zeroUsage();
-  let costUsd: number | null = 0;
-  let replayed = false;
-  const steps = new Set<number>();
-  for (const answer of answers) {
-    usage = addUsage(usage, answer.usage);
-    costUsd = addCost(costUsd, prices.get(answer) ?? null);
-    replayed ||= isReplayed(answer);
-    steps.add(answer.step);
+  const tally = emptyTally();
+  // A run's steps come in order, so new steps are counted as they rise; a set of them is made
+  // only when a step comes back after a later one.
+  let steps = 0;
+  let last = Number.NEGATIVE_INFINITY;
+  let seen: Set<number> | undefined;
+  for (let index = 0; index < answers.length; index++) {
+    const answer = answers[index] as CostAnswer;
+    const usage = answer.usage;
+    tally.inputTokens += usage.inputTokens;
+    tally.outputTokens += usage.outputTokens;
+    tally.cacheReadTokens += usage.cacheReadTokens;
+    tally.cacheWriteTokens += usage.cacheWriteTokens;
+    if (usage.reasoningTokens !== undefined) tally.reasoningTokens = (tally.reasoningTokens ?? 0) + usage.reasoningTokens;
+    tally.costUsd = addCost(tally.costUsd, prices.get(answer) ?? null);
+    tally.replayed ||= isReplayed(answer);
+    const step = answer.step;
+    if (seen) seen.add(step);
+    else if (step > last) {
+      steps += 1;
+      last = step;
+    } else if (step < last) seen = new Set(answers.slice(0, index + 1).map((one) => one.step));
   }
-  return tallyOf(usage, answers.length > 0 ? 1 : 0, steps.size, costUsd, replayed);
+  tally.runs = answers.length > 0 ? 1 : 0;
+  tally.steps = seen ? seen.size : steps;
+  return tally;
 }
 
 /** The labels of a run: the model(s) its answers were priced as, and its tier. */
 function labels(run: CostRun, options: CostReportOptions): { model: string | null; models: string[]; tier: string | null } {
-  const models = [...new Set(run.answers.map(answerModel))];
+  const models: string[] = [];
+  for (const answer of run.answers) {
+    const model = answerModel(answer);
+    if (!models.includes(model)) models.push(model);
+  }
   const model = models.length > 0 ? models.join(', ') : run.model;
   const first = models[0] ?? run.model;
   const tier = run.tier ?? (first === null ? undefined : options.tierOf?.(first)) ?? null;
@@ -124,23 +166,27 @@ export function costReport(tree: CostTree, options: CostReportOptions): CostRepo
     const { model, models, tier } = labels(run, options);
     const cost: RunCost = { run, model, models, tier, own, subtree: own, children: [] };
     runs.push(cost);
-    let descendants = emptyTally();
-    for (const child of tree.childrenOf(run)) {
+    const children = tree.childrenOf(run);
+    if (children.length === 0) return cost;
+    const descendants = emptyTally();
+    for (const child of children) {
       const childCost = build(child);
       cost.children.push(childCost);
-      descendants = addTally(descendants, childCost.subtree);
+      addInto(descendants, childCost.subtree);
     }
     cost.subtree = addTally(own, descendants);
     return cost;
   };
   const roots = tree.roots.map(build);
+  // 0 + x is x exactly, so a single top run's total is its subtree to the last digit.
+  const total = emptyTally();
+  for (const root of roots) addInto(total, root.subtree);
   return {
     roots,
     runs,
     models: groupAnswers(runs, prices),
     tiers: groupRuns(runs),
-    // 0 + x is x exactly, so a single top run's total is its subtree to the last digit.
-    total: roots.reduce((sum, root) => addTally(sum, root.subtree), emptyTally()),
+    total,
     unfinished: runs.filter((cost) => cost.run.status === 'unfinished').map((cost) => cost.run),
   };
 }
@@ -148,15 +194,23 @@ export function costReport(tree: CostTree, options: CostReportOptions): CostRepo
 /** Answers grouped by the model they were priced as; `runs` counts the runs among them. */
 function groupAnswers(runs: readonly RunCost[], prices: ReadonlyMap<CostAnswer, number | null>): GroupCost[] {
   const groups = new Map<string, Tally>();
-  for (const { run } of runs) {
-    const byModel = new Map<string, CostAnswer[]>();
-    for (const answer of run.answers) {
-      const model = answerModel(answer);
-      const answers = byModel.get(model);
-      if (answers) answers.push(answer);
-      else byModel.set(model, [answer]);
-    }
-    for (const [model, answers] of byModel) groups.set(model, addTally(groups.get(model) ?? emptyTally(), tallyAnswers(answers, prices)));
+  const add = (model: string, tally: Tally) => {
+    const group = groups.get(model);
+    if (group) addInto(group, tally);
+    else groups.set(model, fromZero(tally));
+  };
+  for (const { run, own, models } of runs) {
+    // A run priced as one model adds its own tally whole; only a run of several models is split.
+    if (models.length === 1) add(models[0] as string, own);
+    else
+      for (const model of models)
+        add(
+          model,
+          tallyAnswers(
+            run.answers.filter((answer) => answerModel(answer) === model),
+            prices,
+          ),
+        );
   }
   return [...groups].map(([key, tally]) => ({ key, tally }));
 }
@@ -164,7 +218,11 @@ function groupAnswers(runs: readonly RunCost[], prices: ReadonlyMap<CostAnswer, 
 /** Runs grouped by their tier label. */
 function groupRuns(runs: readonly RunCost[]): GroupCost[] {
   const groups = new Map<string | null, Tally>();
-  for (const cost of runs) groups.set(cost.tier, addTally(groups.get(cost.tier) ?? emptyTally(), cost.own));
+  for (const cost of runs) {
+    const group = groups.get(cost.tier);
+    if (group) addInto(group, cost.own);
+    else groups.set(cost.tier, fromZero(cost.own));
+  }
   return [...groups].map(([key, tally]) => ({ key, tally }));
 }
 

@@ -1,6 +1,6 @@
 /** The cost tree of a trace: its runs, how they nest, and each run's model answers, the one source of its dollars (spec/cli.md CLI-17). */
 import { type TraceEventBase, knownTraceEvent } from '../protocol/trace-events.js';
-import { type Usage, addUsage, zeroUsage } from '../protocol/usage.js';
+import { type Usage, tokensOf } from '../protocol/usage.js';
 import { RunIndex } from './run-index.js';
 
 /** One model answer (`model.response`) as the cost tree keeps it. */
@@ -78,13 +78,10 @@ export class CostTree {
       }
       case 'model.response': {
         const run = this.ensure(known.run, known.parent, known.depth);
-        run.answers.push({
-          step: known.step,
-          model: known.model,
-          ...(known.replayOf === undefined ? {} : { replayOf: known.replayOf }),
-          usage: addUsage(zeroUsage(), known.usage),
-          costUsd: known.costUsd,
-        });
+        // Built field by field: a literal with a conditional spread takes V8's slow path, once per answer.
+        const answer: CostAnswer = { step: known.step, model: known.model, usage: tokensOf(known.usage), costUsd: known.costUsd };
+        if (known.replayOf !== undefined) answer.replayOf = known.replayOf;
+        run.answers.push(answer);
         return;
       }
       case 'run.completed':

@@ -117,4 +117,35 @@ describe('the cost report (properties)', () => {
       fcOptions,
     );
   });
+
+  it('counts the distinct steps of a run once each, in whatever order its answers come (LOOP-8)', () => {
+    const answer = fc.record({ step: fc.nat(6), model: fc.constantFrom('test:cheap', 'test:dear'), inputTokens: fc.nat(50) });
+    fc.assert(
+      fc.property(fc.array(answer, { maxLength: 12 }), (answers) => {
+        const tree = new CostTree();
+        const common = { ts: '2026-01-01T00:00:00.000Z', run: 'run_top', parent: null, depth: 0 };
+        tree.apply({ ...common, event: 'run.started', request: 'top.json', name: 'top', model: 'test:cheap', input: null });
+        for (const { step, model, inputTokens } of answers) {
+          const usage = { inputTokens, outputTokens: 1, cacheReadTokens: 0, cacheWriteTokens: 0 };
+          tree.apply({ ...common, event: 'model.response', step, solution: {}, model, usage, costUsd: 0.5, ms: 1 });
+        }
+        const report = costReport(tree, { price: (one) => one.costUsd });
+        const [top] = report.runs;
+        expect(top?.own.steps).toBe(new Set(answers.map((one) => one.step)).size);
+        expect(top?.own.inputTokens).toBe(answers.reduce((sum, one) => sum + one.inputTokens, 0));
+        // Split by model, the same answers: every token and step of each model's share, none twice.
+        for (const model of ['test:cheap', 'test:dear']) {
+          const mine = answers.filter((one) => one.model === model);
+          const group = report.models.find((one) => one.key === model);
+          if (mine.length === 0) expect(group).toBeUndefined();
+          else {
+            expect(group?.tally.steps).toBe(new Set(mine.map((one) => one.step)).size);
+            expect(group?.tally.inputTokens).toBe(mine.reduce((sum, one) => sum + one.inputTokens, 0));
+            expect(group?.tally.costUsd).toBe(mine.length * 0.5);
+          }
+        }
+      }),
+      fcOptions,
+    );
+  });
 });
