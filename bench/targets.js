@@ -144,6 +144,8 @@ const OBSERVER_MODULES = 'cli/(progress|tree-renderer|run-tree|run-index|cost-tr
 const OBSERVERS = new RegExp(`/dist/(${OBSERVER_MODULES})\\.js$`);
 /** The same, and the building of the events. */
 const TRACING = new RegExp(`/dist/(protocol/trace|${OBSERVER_MODULES})\\.js$`);
+/** The trace file's writer alone: serialising and writing the events the trace contract fixes. */
+const TRACE_FILE = /\/dist\/files\/(jsonl-file-sink|batched-log)\.js$/;
 
 /**
  * The progress tree, the cost tree and the JSONL trace writer on a run tree of 1,000 delegates: their
@@ -188,6 +190,12 @@ export async function observerShareFigure(latencyMs) {
     const share = (pattern) => profileShare(profile, pattern);
     return [
       figure('observers: progress tree + trace writer, share of the run CPU (1,000 delegates)', share(OBSERVERS), 5, '%'),
+      {
+        name: 'of which the trace file: its events serialised and written, share of the run CPU (1,000 delegates)',
+        value: share(TRACE_FILE),
+        unit: '%',
+        note: 'a reading: what the trace contract fixes (every event, whole), on this machine',
+      },
       {
         name: 'tracing in all: events built + progress tree + trace writer, share of the run CPU (1,000 delegates)',
         value: share(TRACING),
