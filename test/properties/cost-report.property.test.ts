@@ -124,10 +124,12 @@ describe('the cost report (properties)', () => {
       fc.property(fc.array(answer, { maxLength: 12 }), (answers) => {
         const tree = new CostTree();
         const common = { ts: '2026-01-01T00:00:00.000Z', run: 'run_top', parent: null, depth: 0 };
-        tree.apply({ ...common, event: 'run.started', request: 'top.json', name: 'top', model: 'test:cheap', input: null });
+        const started = { ...common, event: 'run.started', request: 'top.json', name: 'top', model: 'test:cheap', input: null };
+        tree.apply(started);
         for (const { step, model, inputTokens } of answers) {
           const usage = { inputTokens, outputTokens: 1, cacheReadTokens: 0, cacheWriteTokens: 0 };
-          tree.apply({ ...common, event: 'model.response', step, solution: {}, model, usage, costUsd: 0.5, ms: 1 });
+          const response = { ...common, event: 'model.response', step, solution: {}, model, usage, costUsd: 0.5, ms: 1 };
+          tree.apply(response);
         }
         const report = costReport(tree, { price: (one) => one.costUsd });
         const [top] = report.runs;
