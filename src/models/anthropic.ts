@@ -89,7 +89,8 @@ export class AnthropicModel implements Model {
     const sdk = await this.sdk();
     const body = this.body(request);
     return callWithRetries('Anthropic', request, this.options, async (deadline, counted) => {
-      const calls = new StreamedCalls(counted);
+      // A plain-text answer is the output itself (MSG-28): it holds no calls to stream.
+      const calls = request.plainText ? undefined : new StreamedCalls(counted);
       const answer = this.options.stream === false ? await this.whole(sdk, body, deadline) : await this.streamed(sdk, body, deadline, calls);
       return this.respond(answer, body, request, calls);
     });
@@ -132,7 +133,7 @@ export class AnthropicModel implements Model {
     };
   }
 
-  private async streamed(sdk: Anthropic, body: MessageCreateParamsBase, deadline: AttemptDeadline, calls: StreamedCalls): Promise<RawAnswer> {
+  private async streamed(sdk: Anthropic, body: MessageCreateParamsBase, deadline: AttemptDeadline, calls: StreamedCalls | undefined): Promise<RawAnswer> {
     const stream = await sdk.messages.create(Object.assign({}, body, { stream: true as const }), { signal: deadline.signal });
     const answer: RawAnswer = { text: '', usage: zeroUsage() };
     let toolIndex: number | undefined;
@@ -153,7 +154,7 @@ export class AnthropicModel implements Model {
         case 'content_block_delta':
           if (event.index === toolIndex && event.delta.type === 'input_json_delta') {
             answer.toolJson = (answer.toolJson ?? '') + event.delta.partial_json;
-            calls.push(event.delta.partial_json);
+            calls?.push(event.delta.partial_json);
           } else if (event.delta.type === 'text_delta') {
             answer.text += event.delta.text;
           }
@@ -175,7 +176,7 @@ export class AnthropicModel implements Model {
     return answer;
   }
 
-  private respond(answer: RawAnswer, body: MessageCreateParamsBase, request: ModelRequest, calls: StreamedCalls): ModelResponse {
+  private respond(answer: RawAnswer, body: MessageCreateParamsBase, request: ModelRequest, calls: StreamedCalls | undefined): ModelResponse {
     if (answer.toolJson === undefined && answer.stopReason === 'refusal') {
       throw new ModelError('model_error', `The Anthropic model ${this.options.model} refused to answer${answer.text ? `: ${answer.text}` : '.'}`);
     }
@@ -192,7 +193,7 @@ export class AnthropicModel implements Model {
     const text = request.plainText || answer.toolJson === undefined ? answer.text : answer.toolJson.trim() === '' ? '{}' : answer.toolJson;
     const parsed = parseAnswer(text, request.plainText);
     const solution = parsed.ok ? parsed.value : undefined;
-    calls.finish(solution);
+    calls?.finish(solution);
     return {
       text,
       solution,
