@@ -1,5 +1,5 @@
 /** Unit tests of src/protocol/trace.ts: common event fields (TRACE-1), listeners, events that are not JSON (TRACE-13). */
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { MAX_JSON_DEPTH } from '../../src/protocol/json-data.js';
 import { RunTrace, type TraceEvent, Tracer, memorySink, traceLine } from '../../src/protocol/trace.js';
 
@@ -16,6 +16,29 @@ describe('RunTrace (TRACE-1)', () => {
     expect(emitted).toMatchObject({ event: 'call.started', run: 'run_child', parent: 'run_parent', depth: 1, call: '0.0', tool: 'greet' });
     expect(new Date(emitted!.ts).toISOString()).toBe(emitted!.ts);
     expect(Date.parse(emitted!.ts)).toBeGreaterThanOrEqual(before - 1000);
+  });
+
+  describe('the time of an event', () => {
+    afterEach(() => {
+      vi.useRealTimers();
+    });
+
+    it('is the clock of the moment it is emitted, to the millisecond, whether or not the last event had the same millisecond', () => {
+      vi.useFakeTimers({ toFake: ['Date'] });
+      const sink = memorySink();
+      const trace = new RunTrace(new Tracer([sink]), 'run_1', null, 0);
+      const times = [
+        Date.UTC(2026, 0, 2, 3, 4, 5, 6),
+        Date.UTC(2026, 0, 2, 3, 4, 5, 6),
+        Date.UTC(2026, 0, 2, 3, 4, 5, 7),
+        Date.UTC(2025, 11, 31, 23, 59, 59, 999),
+      ];
+      for (const time of times) {
+        vi.setSystemTime(time);
+        trace.emit('tick', {});
+      }
+      expect(sink.events.map((emitted) => emitted.ts)).toEqual(times.map((time) => new Date(time).toISOString()));
+    });
   });
 
   it('gives the top run a null parent and depth 0', () => {
