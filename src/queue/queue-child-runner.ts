@@ -104,7 +104,11 @@ export class QueueChildRunner implements RemoteChildRunner {
         queue: options.url,
       });
     }
-    const queue = new Queue(queueName, { connection: { ...connection, enableOfflineQueue: false, maxRetriesPerRequest: 1 } });
+    // The queue's own commands (adding a job, looking at or removing one, closing) give up after 5 s too: a job
+    // whose wait ended by --queue-timeout is then ended, and the run goes on, even while Redis does not answer.
+    const queue = new Queue(queueName, {
+      connection: { ...connection, enableOfflineQueue: false, maxRetriesPerRequest: 1, commandTimeout: COMMAND_TIMEOUT_MS },
+    });
     queue.on('error', () => undefined);
     const events = new QueueEvents(queueName, { connection });
     events.on('error', () => undefined);
@@ -234,8 +238,13 @@ export class QueueChildRunner implements RemoteChildRunner {
    */
   async cancelJob(job: Job): Promise<void> {
     if (job.id === undefined) return;
-    // Marked first, announced second, as a tree is (QUEUE-7).
-    await this.command.set(jobCancelledKey(this.queueName, job.id), '1', 'EX', 3600).catch(() => undefined);
+    // Marked first, announced second, as a tree is (QUEUE-7). A Redis that does not take the mark
+    // takes nothing else either: the rest would only wait out its command timeout in turn (QUEUE-9).
+    const marked = await this.command.set(jobCancelledKey(this.queueName, job.id), '1', 'EX', 3600).then(
+      () => true,
+      () => false,
+    );
+    if (!marked) return;
     await this.command.publish(jobCancelChannel(this.queueName), job.id).catch(() => undefined);
     await removeIfWaiting(job);
   }

@@ -117,6 +117,34 @@ describe.skipIf(!redisAvailable)(redisAvailable ? 'the queue under load and faul
     }
   }, 60_000);
 
+  it('ends the run when Redis stays connected but stops answering: each wait ends by --queue-timeout, and nothing after it hangs (QUEUE-9, QUEUE-10)', async () => {
+    const own = await startRedis();
+    let started: WorkerProcess[] = [];
+    try {
+      const queue = freshQueue();
+      started = await startWorkers(own.url, 1, ['--queue-name', queue]);
+      const folder = fanOutFolder(2, { delayMs: 60_000 });
+      const trace = join(tempDir(), 'trace.jsonl');
+      const { done } = startCli(queuedRun(folder, own.url, queue, '--queue-timeout', '2', '--trace', trace));
+      await waitFor(() => traced(trace, 'queue.job'), 20_000);
+      // Stopped, not killed: every connection stays open and no command is answered, as behind a dead link.
+      own.process.kill('SIGSTOP');
+      // 2 s of --queue-timeout, then each of the runner's own commands gives up after 5 s (QUEUE-9); the margin is for a loaded machine.
+      const result = await exited(done, 'the parent whose Redis stopped answering', 45_000);
+      const failed = readTrace(trace).filter((event) => event.event === 'delegate.failed');
+      expect(failed).toHaveLength(2);
+      for (const event of failed) {
+        expect(event.code).toBe('worker_error');
+        expect(String(event.message)).toContain('gave no result within 2 s');
+      }
+      expect(result.code).toBe(0);
+    } finally {
+      own.process.kill('SIGCONT');
+      await stopWorkers(started);
+      await own.stop();
+    }
+  }, 90_000);
+
   it('bounds a job whose result never comes by --queue-timeout', async () => {
     const queue = freshQueue();
     await pool(1, queue);
