@@ -50,7 +50,7 @@ export class TraceStreamReader {
     this.running ??= this.loop();
   }
 
-  /** Resolves once the tree's events up to stream id `id` have been re-emitted (at once for null, or when the reader stops). */
+  /** Resolves once the tree's events up to stream id `id` have been re-emitted (at once for null; or when the reader stops, or a read finds Redis not answering, QUEUE-9). */
   reached(root: string, id: string | null): Promise<void> {
     const tree = this.trees.get(root);
     if (!tree || id === null || this.closed || streamIdReached(tree.last, id)) return Promise.resolve();
@@ -60,7 +60,7 @@ export class TraceStreamReader {
   /** Stops reading and deletes the streams of the trees it followed. */
   async close(): Promise<void> {
     this.closed = true;
-    for (const tree of this.trees.values()) for (const waiter of tree.waiters.splice(0)) waiter.done();
+    this.release();
     this.client.disconnect();
     await this.running?.catch(() => undefined);
   }
@@ -69,6 +69,11 @@ export class TraceStreamReader {
   async forget(client: Redis): Promise<void> {
     const keys = [...this.trees.values()].map((tree) => tree.key);
     if (keys.length > 0) await client.del(...keys).catch(() => undefined);
+  }
+
+  /** Lets every waiter go on, whatever it waited for. */
+  private release(): void {
+    for (const tree of this.trees.values()) for (const waiter of tree.waiters.splice(0)) waiter.done();
   }
 
   private async loop(): Promise<void> {
@@ -81,6 +86,9 @@ export class TraceStreamReader {
           | null;
       } catch {
         if (this.closed) return;
+        // A read fails only when Redis has not answered within the connection's command timeout (QUEUE-9):
+        // whoever waits for events goes on without them rather than hang with Redis; events read later are still relayed.
+        this.release();
         await new Promise((wait) => setTimeout(wait, 200));
         continue;
       }

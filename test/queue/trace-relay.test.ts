@@ -47,4 +47,23 @@ describe.skipIf(!redisAvailable)(redisAvailable ? 'the trace relay on a real red
       await reader.close();
     }
   });
+
+  it('lets a caller waiting for events go on when Redis stays connected but stops answering, rather than hang with it (QUEUE-9)', async () => {
+    const own = await startRedis();
+    // As the runner makes its reader: every command gives up after 5 s, and none is ever dropped.
+    const reading = new Redis(own.url, { commandTimeout: 5000, maxRetriesPerRequest: null });
+    const reader = new TraceStreamReader(reading, 'relay');
+    try {
+      reader.follow('run_stalled', new Tracer());
+      own.process.kill('SIGSTOP');
+      const started = Date.now();
+      // An event Redis took but the reader can no longer fetch.
+      await reader.reached('run_stalled', `${Date.now() + 60_000}-0`);
+      expect(Date.now() - started).toBeLessThan(15_000);
+    } finally {
+      own.process.kill('SIGCONT');
+      await reader.close();
+      await own.stop();
+    }
+  }, 30_000);
 });
