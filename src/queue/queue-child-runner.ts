@@ -104,11 +104,8 @@ export class QueueChildRunner implements RemoteChildRunner {
         queue: options.url,
       });
     }
-    // The queue's own commands (adding a job, looking at or removing one, closing) give up after 5 s too: a job
-    // whose wait ended by --queue-timeout is then ended, and the run goes on, even while Redis does not answer.
-    const queue = new Queue(queueName, {
-      connection: { ...connection, enableOfflineQueue: false, maxRetriesPerRequest: 1, commandTimeout: COMMAND_TIMEOUT_MS },
-    });
+    // Its own commands are bounded one by one (`answered`): adding a job, looking at or removing one, closing (QUEUE-9).
+    const queue = new Queue(queueName, { connection: { ...connection, enableOfflineQueue: false, maxRetriesPerRequest: 1 } });
     queue.on('error', () => undefined);
     const events = new QueueEvents(queueName, { connection });
     events.on('error', () => undefined);
@@ -127,12 +124,14 @@ export class QueueChildRunner implements RemoteChildRunner {
     let job: Awaited<ReturnType<Queue['add']>>;
     try {
       // A resumed tree's jobs are its session's: a job its killed session left behind is not answered for it (QUEUE-12).
-      job = await this.queue.add('child', child, {
-        jobId: jobIdOf(child),
-        attempts: 1,
-        removeOnComplete: { age: 3600 },
-        removeOnFail: { age: 3600 },
-      });
+      job = await answered(
+        this.queue.add('child', child, {
+          jobId: jobIdOf(child),
+          attempts: 1,
+          removeOnComplete: { age: 3600 },
+          removeOnFail: { age: 3600 },
+        }),
+      );
     } catch (error) {
       return failedResult(
         child.id,
@@ -279,7 +278,9 @@ export class QueueChildRunner implements RemoteChildRunner {
       await this.reader.forget(this.command);
       await this.reader.close();
     }
-    await Promise.allSettled([this.events.close(), this.queue.close()]);
+    const [, queueClosed] = await Promise.allSettled([this.events.close(), answered(this.queue.close())]);
+    // A Redis that does not answer the goodbye is left without one.
+    if (queueClosed.status === 'rejected') await this.queue.disconnect().catch(() => undefined);
     this.command.disconnect();
   }
 
@@ -301,5 +302,15 @@ export class QueueChildRunner implements RemoteChildRunner {
 
 /** Removes a job no worker has taken up yet; a finished one keeps its result for a resumed tree (QUEUE-2). */
 async function removeIfWaiting(job: Job): Promise<void> {
-  if (await job.isWaiting().catch(() => false)) await job.remove().catch(() => undefined);
+  if (await answered(job.isWaiting()).catch(() => false)) await answered(job.remove()).catch(() => undefined);
+}
+
+/**
+ * `work`, a command on the queue's connection, or a failure once Redis has not answered it within
+ * {@link COMMAND_TIMEOUT_MS} (QUEUE-9). Bounded here rather than by the connection's own command
+ * timeout: BullMQ looks at a job it waits for on that connection from inside a promise nobody
+ * handles, and a timed-out look there would end the process.
+ */
+function answered<T>(work: Promise<T>): Promise<T> {
+  return abortable(work, AbortSignal.timeout(COMMAND_TIMEOUT_MS), () => new Error(`Redis did not answer within ${COMMAND_TIMEOUT_MS / 1000} s.`));
 }
