@@ -10,6 +10,11 @@ export const MCP_CONNECT_TIMEOUT_MS = 30_000;
 export const MCP_CALL_TIMEOUT_MS = 600_000;
 /** How much of a stdio server's last standard error is kept to explain its failure (MCP-6). */
 const STDERR_TAIL_CHARS = 2000;
+/**
+ * How long closing waits for a stdio server's process to be gone before it kills it: the SDK ends
+ * its input, sends SIGTERM after 2 s and SIGKILL after 2 s more (MCP-4).
+ */
+const SERVER_EXIT_MS = 5000;
 
 /** Where a server is: a command started on stdio, or a URL (MCP-2). */
 export type McpServerSpec = Pick<McpToolsetMessage, 'command' | 'args' | 'env' | 'url'> & {
@@ -61,6 +66,8 @@ class OpenConnection implements McpConnection {
   private stderrTail = '';
   /** Ends the session a Streamable HTTP server keeps for this connection (MCP-4). */
   private endSession: (() => Promise<void>) | undefined;
+  /** The process of a stdio server, once started: closing waits until it is gone (MCP-4). */
+  private serverPid: number | undefined;
 
   constructor(
     readonly label: string,
@@ -96,6 +103,9 @@ class OpenConnection implements McpConnection {
     // A server at a URL outlives the tree: it is told the session is over before the client closes.
     await this.endSession?.().catch(() => undefined);
     await client?.close().catch(() => undefined);
+    // A server that failed to start was let go by the SDK without anyone waiting for it to stop: a
+    // command line exiting as the run ends would leave one that ignores SIGTERM running for ever.
+    if (this.serverPid !== undefined) await processGone(this.serverPid, SERVER_EXIT_MS);
   }
 
   private end(reason: string): void {
@@ -120,11 +130,37 @@ class OpenConnection implements McpConnection {
       ...(this.spec.cwd === undefined ? {} : { cwd: this.spec.cwd }),
       stderr: 'pipe',
     });
+    // Its process id is read once it runs, while the SDK still holds it.
+    const start = transport.start.bind(transport);
+    transport.start = async () => {
+      await start();
+      this.serverPid = transport.pid ?? undefined;
+    };
     // What the server says on stderr explains a crash; only the tail is kept.
     transport.stderr?.on('data', (chunk: Buffer) => {
       this.stderrTail = (this.stderrTail + chunk.toString('utf8')).slice(-STDERR_TAIL_CHARS);
     });
     return transport;
+  }
+}
+
+/** Resolves once process `pid` has exited, or after `withinMs`, when it is killed (SIGKILL). */
+async function processGone(pid: number, withinMs: number): Promise<void> {
+  const until = Date.now() + withinMs;
+  for (;;) {
+    try {
+      // Signal 0 only asks whether the process is there.
+      process.kill(pid, 0);
+    } catch {
+      return;
+    }
+    if (Date.now() >= until) break;
+    await new Promise((wake) => setTimeout(wake, 50));
+  }
+  try {
+    process.kill(pid, 'SIGKILL');
+  } catch {
+    // Gone in the meantime.
   }
 }
 

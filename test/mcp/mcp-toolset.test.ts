@@ -12,6 +12,7 @@ import { startCli, tempDir, waitFor } from '../helpers/cli.js';
 import { stepModel } from '../helpers/step-model.js';
 
 const SERVER = resolve('test/fixtures/mcp/notes-server.mjs');
+const STUBBORN = resolve('test/fixtures/mcp/stubborn-server.mjs');
 
 /** The error of a failed call's event, as data. */
 function errorOf(event: object | undefined): { code?: string; message?: string } {
@@ -142,6 +143,29 @@ describe('the mcp toolset (MCP-1 to MCP-7)', () => {
     await run(root, [[{ _tool: 'read_note', name: 'todo' }]]);
     await waitFor(() => serverLog(root).some((line) => line === 'stdin closed' || line === 'stopped'), 25_000);
   });
+
+  it('leaves no server behind when one that failed to start ignores SIGTERM: the tree waits for it to be gone (MCP-4, MCP-6)', async () => {
+    const pidFile = join(tempDir(), 'pid');
+    const root = project(() => ({ type: 'toolset', toolset: 'mcp', command: process.execPath, args: [STUBBORN], env: { PID_FILE: pidFile }, allow: ['x'] }));
+    const { result, outcomes } = await run(root, [[{ _tool: 'x' }]]);
+    const pid = Number(readFileSync(pidFile, 'utf8'));
+    const alive = () => {
+      try {
+        process.kill(pid, 0);
+        return true;
+      } catch {
+        return false;
+      }
+    };
+    try {
+      expect(result).toMatchObject({ ok: true, output: 'done' });
+      expect(errorOf(outcomes[0]).message).toContain('this server will not start');
+      // A command line that exits as the run ends would otherwise leave the server running for ever.
+      expect(alive()).toBe(false);
+    } finally {
+      if (alive()) process.kill(pid, 'SIGKILL');
+    }
+  }, 30_000);
 
   it('cancelling the run cancels the call on the server and closes it (MCP-5)', async () => {
     const root = project((folder) => notesToolset(folder));
