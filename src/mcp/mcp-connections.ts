@@ -2,6 +2,7 @@
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
+import { abortable } from '../protocol/cancellation.js';
 import type { McpToolsetMessage } from '../protocol/messages/toolset.js';
 
 /** How long starting a server and listing its tools may take before it counts as failed to start (MCP-4). */
@@ -15,6 +16,8 @@ const STDERR_TAIL_CHARS = 2000;
  * its input, sends SIGTERM after 2 s and SIGKILL after 2 s more (MCP-4).
  */
 const SERVER_EXIT_MS = 5000;
+/** How long a server at a URL may take to answer the end of its session before it is left without an answer (MCP-4). */
+const SESSION_END_MS = 5000;
 
 /** Where a server is: a command started on stdio, or a URL (MCP-2). */
 export type McpServerSpec = Pick<McpToolsetMessage, 'command' | 'args' | 'env' | 'url'> & {
@@ -100,8 +103,9 @@ class OpenConnection implements McpConnection {
   async close(): Promise<void> {
     const client = this.client;
     this.end('the run tree that started it ended');
-    // A server at a URL outlives the tree: it is told the session is over before the client closes.
-    await this.endSession?.().catch(() => undefined);
+    // A server at a URL outlives the tree: it is told the session is over before the client closes,
+    // if it answers within 5 s; closing the client then cancels a goodbye it never answered.
+    if (this.endSession) await abortable(this.endSession(), AbortSignal.timeout(SESSION_END_MS), () => new Error('no answer')).catch(() => undefined);
     await client?.close().catch(() => undefined);
     // A server that failed to start was let go by the SDK without anyone waiting for it to stop: a
     // command line exiting as the run ends would leave one that ignores SIGTERM running for ever.

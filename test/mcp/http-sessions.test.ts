@@ -21,7 +21,7 @@ afterEach(async () => {
 });
 
 /** Serves a folder with one Request, `echo`, whose runs answer with their input, at a loopback /mcp. */
-async function serveEcho() {
+async function serveEcho(options: { stallDelete?: boolean } = {}) {
   const root = tempDir();
   writeFileSync(
     join(root, 'echo.json'),
@@ -38,7 +38,9 @@ async function serveEcho() {
   };
   const tools = new RequestTools({ source: folderSource(root), run });
   const handler = createMcpHttpHandler(() => tools.createServer());
-  const server = await serve((request) => handler.handle(request), { port: 0, host: '127.0.0.1' });
+  // A server that stalls at the end of a session: it takes the DELETE and never answers it.
+  const stalled = (request: Request) => (options.stallDelete && request.method === 'DELETE' ? new Promise<Response>(() => undefined) : handler.handle(request));
+  const server = await serve(stalled, { port: 0, host: '127.0.0.1' });
   opened = { server, handler, tools };
   return { url: `${server.url}/mcp`, handler, origin: server.url };
 }
@@ -61,6 +63,19 @@ describe('Streamable HTTP sessions (MCP-4, MCP-14)', () => {
     expect(result).toMatchObject({ ok: true, output: 'done' });
     expect(during).toBe(0);
   });
+
+  it('ends the tree when the server never answers the end of its session: the run returns within seconds (MCP-4)', async () => {
+    const { url } = await serveEcho({ stallDelete: true });
+    const runtime = createRuntime({ root: tempDir() });
+    const model = stepModel(
+      () => ({ calls: [{ _tool: 'echo', word: 'hi' }], output: null }),
+      () => ({ calls: [], output: 'done' }),
+    );
+    const started = Date.now();
+    const result = await runtime.run({ context: [{ type: 'toolset', toolset: 'mcp', url }], schema: { type: 'string' } }, { model });
+    expect(result).toMatchObject({ ok: true, output: 'done' });
+    expect(Date.now() - started).toBeLessThan(15_000);
+  }, 30_000);
 
   it('keeps the session while the tree runs, and answers only at /mcp', async () => {
     const { url, handler, origin } = await serveEcho();
