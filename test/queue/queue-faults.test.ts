@@ -6,7 +6,7 @@ import { exited, readTrace, runCli, startCli, tempDir, waitFor } from '../helper
 import { bossOf, fanOutFolder, jobCounts } from '../helpers/queue-fixture.js';
 import { useQueuePool } from '../helpers/queue-pool.js';
 import { startWorkers, stopWorkers, type WorkerProcess } from '../helpers/queue-workers.js';
-import { REDIS_SKIP_REASON, redisAvailable, startRedis } from '../helpers/redis-server.js';
+import { REDIS_SKIP_REASON, redisAvailable, startRedis, type TestRedis } from '../helpers/redis-server.js';
 
 /** The command line of a queued boss run: `--json --quiet` on the queue `queue` of `url`, with `extra` flags. */
 function queuedRun(folder: string, url: string, queue: string, ...extra: string[]): string[] {
@@ -26,6 +26,37 @@ const usageOf = (stdout: string) => {
 let queues = 0;
 /** A queue of its own for each test, so its workers take only its jobs. */
 const freshQueue = () => `q${process.pid}-${++queues}`;
+
+/**
+ * A boss delegating two slow tasks on a redis-server of its own, with one worker: once the first job
+ * is taken, `fault` is done to Redis; both delegations must fail with `worker_error` saying
+ * `message`, and the parent, whose model sees the failed calls and answers, exits 0 within `withinMs`.
+ */
+async function delegationsOutlive(fault: (redis: TestRedis) => unknown, options: { flags?: string[]; message: string; withinMs: number }): Promise<void> {
+  const own = await startRedis();
+  let started: WorkerProcess[] = [];
+  try {
+    const queue = freshQueue();
+    started = await startWorkers(own.url, 1, ['--queue-name', queue]);
+    const folder = fanOutFolder(2, { delayMs: 60_000 });
+    const trace = join(tempDir(), 'trace.jsonl');
+    const { done } = startCli(queuedRun(folder, own.url, queue, ...(options.flags ?? []), '--trace', trace));
+    await waitFor(() => traced(trace, 'queue.job'), 20_000);
+    await fault(own);
+    const result = await exited(done, 'the parent whose Redis failed', options.withinMs);
+    const failed = readTrace(trace).filter((event) => event.event === 'delegate.failed');
+    expect(failed).toHaveLength(2);
+    for (const event of failed) {
+      expect(event.code).toBe('worker_error');
+      expect(String(event.message)).toContain(options.message);
+    }
+    expect(result.code).toBe(0);
+  } finally {
+    own.process.kill('SIGCONT');
+    await stopWorkers(started);
+    await own.stop();
+  }
+}
 
 describe.skipIf(!redisAvailable)(redisAvailable ? 'the queue under load and faults, on a real redis-server' : `queue fault tests, ${REDIS_SKIP_REASON}`, () => {
   const queues = useQueuePool();
@@ -91,58 +122,18 @@ describe.skipIf(!redisAvailable)(redisAvailable ? 'the queue under load and faul
   }, 60_000);
 
   it('fails the waiting delegations with worker_error when Redis stops mid-run, instead of hanging', async () => {
-    const own = await startRedis();
-    let started: WorkerProcess[] = [];
-    try {
-      const queue = freshQueue();
-      started = await startWorkers(own.url, 1, ['--queue-name', queue]);
-      const folder = fanOutFolder(2, { delayMs: 60_000 });
-      const trace = join(tempDir(), 'trace.jsonl');
-      const { done } = startCli(queuedRun(folder, own.url, queue, '--trace', trace));
-      await waitFor(() => traced(trace, 'queue.job'), 20_000);
-      await own.stop();
-      // Bounded by the connection giving up (about 4 s, QUEUE-9) plus the run's own end; the margin is for a loaded machine.
-      const result = await exited(done, 'the parent whose Redis stopped', 30_000);
-      const failed = readTrace(trace).filter((event) => event.event === 'delegate.failed');
-      expect(failed).toHaveLength(2);
-      for (const event of failed) {
-        expect(event.code).toBe('worker_error');
-        expect(String(event.message)).toContain('Lost the connection to Redis');
-      }
-      // The model saw the failed calls and answered; the run itself ends.
-      expect(result.code).toBe(0);
-    } finally {
-      await stopWorkers(started);
-      await own.stop();
-    }
+    // Bounded by the connection giving up (about 4 s, QUEUE-9) plus the run's own end; the margin is for a loaded machine.
+    await delegationsOutlive((redis) => redis.stop(), { message: 'Lost the connection to Redis', withinMs: 30_000 });
   }, 60_000);
 
   it('ends the run when Redis stays connected but stops answering: each wait ends by --queue-timeout, and nothing after it hangs (QUEUE-9, QUEUE-10)', async () => {
-    const own = await startRedis();
-    let started: WorkerProcess[] = [];
-    try {
-      const queue = freshQueue();
-      started = await startWorkers(own.url, 1, ['--queue-name', queue]);
-      const folder = fanOutFolder(2, { delayMs: 60_000 });
-      const trace = join(tempDir(), 'trace.jsonl');
-      const { done } = startCli(queuedRun(folder, own.url, queue, '--queue-timeout', '2', '--trace', trace));
-      await waitFor(() => traced(trace, 'queue.job'), 20_000);
-      // Stopped, not killed: every connection stays open and no command is answered, as behind a dead link.
-      own.process.kill('SIGSTOP');
-      // 2 s of --queue-timeout, then each of the runner's own commands gives up after 5 s (QUEUE-9); the margin is for a loaded machine.
-      const result = await exited(done, 'the parent whose Redis stopped answering', 45_000);
-      const failed = readTrace(trace).filter((event) => event.event === 'delegate.failed');
-      expect(failed).toHaveLength(2);
-      for (const event of failed) {
-        expect(event.code).toBe('worker_error');
-        expect(String(event.message)).toContain('gave no result within 2 s');
-      }
-      expect(result.code).toBe(0);
-    } finally {
-      own.process.kill('SIGCONT');
-      await stopWorkers(started);
-      await own.stop();
-    }
+    // Stopped, not killed: every connection stays open and no command is answered, as behind a dead link.
+    // 2 s of --queue-timeout, then each of the runner's own commands gives up after 5 s (QUEUE-9); the margin is for a loaded machine.
+    await delegationsOutlive((redis) => void redis.process.kill('SIGSTOP'), {
+      flags: ['--queue-timeout', '2'],
+      message: 'gave no result within 2 s',
+      withinMs: 45_000,
+    });
   }, 90_000);
 
   it('bounds a job whose result never comes by --queue-timeout', async () => {
