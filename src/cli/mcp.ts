@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-/** The `delegate-mcp` executable (MCP-8 to MCP-14): a folder or catalog of Requests served as MCP tools, over stdio or Streamable HTTP. */
+/** The `delegate-mcp` executable (MCP-8 to MCP-17): a folder or catalog of Requests served as MCP tools, over stdio or Streamable HTTP. */
 import { subcommandArguments } from './command-line.js';
 import { stat } from 'node:fs/promises';
 import { resolve } from 'node:path';
@@ -7,11 +7,12 @@ import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js'
 import { createApprovalHook } from '../approvals/approval-policy.js';
 import type { DelegatingRuntime } from '../create-runtime.js';
 import type { JsonlFileSink } from '../files/jsonl-file-sink.js';
-import { createMcpHttpHandler, MCP_PATH } from '../mcp/http-sessions.js';
+import { createMcpHttpHandler, DEFAULT_MAX_SESSIONS, DEFAULT_SESSION_IDLE_MS, MCP_PATH } from '../mcp/http-sessions.js';
 import { type RequestSource, catalogSource, folderSource } from '../mcp/request-source.js';
 import { RequestTools, type ToolCallRun } from '../mcp/request-server.js';
 import type { ListedRequest } from '../mcp/request-tool.js';
 import type { ModelChooser } from '../models/choose-model.js';
+import { parseTimeoutSeconds } from '../models/live-model-options.js';
 import { ModelCatalog } from '../models/model-catalog.js';
 import { ProtocolError, UsageError } from '../protocol/errors.js';
 import type { RunResult } from '../protocol/runtime.js';
@@ -32,6 +33,7 @@ import {
   parseWithOptions,
   runOptionsFor,
   runtimeFor,
+  wholeNumber,
 } from './run.js';
 
 /** The usage text `--help` prints and bad arguments repeat. */
@@ -43,6 +45,11 @@ http://127.0.0.1:<port>${MCP_PATH}. A tool call runs its Request as delegate-run
 
 Options:
   --http <port>   serve Streamable HTTP on 127.0.0.1 instead of stdio (0 picks a free port)
+  --session-idle <seconds>
+                  with --http: close a session after this long with no request open (default ${DEFAULT_SESSION_IDLE_MS / 1000})
+  --max-sessions <n>
+                  with --http: sessions open at once; past it the least recently used idle one is
+                  closed, and a new session is refused while all are busy (default ${DEFAULT_MAX_SESSIONS})
   --model, --base-url, --activities, --resolve, --approve approve_all|strict (default strict),
   --trace, --max-steps, --max-depth, --max-concurrency, --max-runs, --budget-tokens, --budget-usd,
   --allow-host, --trust-host, --root, --workers-dir, --tier, --model-timeout, --model-retries
@@ -62,38 +69,61 @@ const REFUSED_OPTIONS = {
   'queue-timeout': 'its tools run in this process (QUEUE-1 is for delegate-run)',
 } as const;
 
-/** The command line of delegate-mcp: delegate-run's run options, the source as the request, and `--http`. */
+/** The command line of delegate-mcp: delegate-run's run options, the source as the request, `--http` and its session bounds. */
 interface McpArguments {
   run: ParsedArguments;
   source: string;
   http?: number;
+  /** `--session-idle`, in ms (MCP-16). */
+  sessionIdleMs?: number;
+  /** `--max-sessions` (MCP-16). */
+  maxSessions?: number;
 }
 
-/** Takes `--http <port>` out of the arguments; the rest are delegate-run's. */
-function takeHttp(argv: string[]): { rest: string[]; http?: number } {
+/** The options of delegate-mcp's own, each taking a value; the rest are delegate-run's. */
+const OWN_OPTIONS = ['--http', '--session-idle', '--max-sessions'] as const;
+type OwnOption = (typeof OWN_OPTIONS)[number];
+
+/** Takes delegate-mcp's own options (`--http <port>`, `--session-idle <seconds>`, `--max-sessions <n>`) out of the arguments. */
+function takeOwnOptions(argv: string[]): { rest: string[]; http?: number; sessionIdleMs?: number; maxSessions?: number } {
   const rest: string[] = [];
-  let http: string | undefined;
+  const given = new Map<OwnOption, string>();
   for (let index = 0; index < argv.length; index++) {
     const argument = argv[index] as string;
     if (argument === '--') {
       rest.push(...argv.slice(index));
       break;
     }
-    if (argument === '--http') {
-      http = argv[++index];
-      if (http === undefined) throw new UsageError('--http expects a port.');
-    } else if (argument.startsWith('--http=')) http = argument.slice('--http='.length);
-    else rest.push(argument);
+    const option = OWN_OPTIONS.find((name) => argument === name || argument.startsWith(`${name}=`));
+    if (option === undefined) rest.push(argument);
+    else if (argument !== option) given.set(option, argument.slice(option.length + 1));
+    else {
+      const value = argv[++index];
+      if (value === undefined) throw new UsageError(`${option} expects ${option === '--http' ? 'a port' : 'a value'}.`);
+      given.set(option, value);
+    }
   }
-  if (http === undefined) return { rest };
+  const http = given.get('--http');
+  const idle = given.get('--session-idle');
+  const max = given.get('--max-sessions');
+  if (http === undefined) {
+    const stray = idle === undefined ? (max === undefined ? undefined : '--max-sessions') : '--session-idle';
+    if (stray !== undefined) throw new UsageError(`${stray} is only for --http <port>: over stdio there is one client.`);
+    return { rest };
+  }
   const port = /^\d+$/.test(http) ? Number(http) : Number.NaN;
   if (!(port >= 0 && port <= 65535)) throw new UsageError(`--http expects a port from 0 to 65535, got "${http}".`);
-  return { rest, http: port };
+  return {
+    rest,
+    http: port,
+    ...(idle === undefined ? {} : { sessionIdleMs: parseTimeoutSeconds(idle, '--session-idle') }),
+    ...(max === undefined ? {} : { maxSessions: wholeNumber(max, '--max-sessions', 1) as number }),
+  };
 }
 
 /** Parses the command line (MCP-8); throws UsageError for anything malformed. */
 export function parseMcpArguments(argv: string[], cwd: string): McpArguments | 'help' {
-  const { rest, http } = takeHttp(argv);
+  const { rest, ...own } = takeOwnOptions(argv);
   const { values, positionals } = parseOrUsageError(() => parseWithOptions(rest));
   if (values.help) return 'help';
   for (const [option, why] of Object.entries(REFUSED_OPTIONS))
@@ -101,7 +131,7 @@ export function parseMcpArguments(argv: string[], cwd: string): McpArguments | '
   if (values.approve === 'interactive') throw new UsageError('--approve interactive needs a terminal, and delegate-mcp has none; use approve_all or strict.');
   const run = parseArguments(positionals.length === 0 ? [...rest, DEFAULT_SOURCE] : rest, cwd);
   if (run === 'help') return 'help';
-  return { run, source: run.request, ...(http === undefined ? {} : { http }) };
+  return { run, source: run.request, ...own };
 }
 
 /** Where the source is, checked before anything is served: a URL, or a folder that exists. */
@@ -176,7 +206,7 @@ export async function main(argv: string[], io: McpCommandIo): Promise<number> {
     say(`delegate-mcp: ${message}`);
     return EXIT.usage;
   }
-  const status = args.http === undefined ? await serveStdio(tools, io) : await serveHttp(tools, args.http, io, say);
+  const status = args.http === undefined ? await serveStdio(tools, io) : await serveHttp(tools, args, args.http, io, say);
   await tools.close();
   sink?.close();
   await runtime.resolvers.close();
@@ -202,9 +232,12 @@ async function serveStdio(tools: RequestTools, io: McpCommandIo): Promise<number
   return EXIT.ok;
 }
 
-/** Serves Streamable HTTP on 127.0.0.1 until the command is stopped (MCP-14). */
-async function serveHttp(tools: RequestTools, port: number, io: McpCommandIo, say: (line: string) => void): Promise<number> {
-  const handler = createMcpHttpHandler(() => tools.createServer());
+/** Serves Streamable HTTP on 127.0.0.1 until the command is stopped (MCP-14), its sessions bounded (MCP-16). */
+async function serveHttp(tools: RequestTools, args: McpArguments, port: number, io: McpCommandIo, say: (line: string) => void): Promise<number> {
+  const handler = createMcpHttpHandler(() => tools.createServer(), {
+    ...(args.sessionIdleMs === undefined ? {} : { idleMs: args.sessionIdleMs }),
+    ...(args.maxSessions === undefined ? {} : { maxSessions: args.maxSessions }),
+  });
   let server: RunningServer;
   try {
     server = await serve((request) => handler.handle(request), { port, host: '127.0.0.1' });

@@ -140,7 +140,8 @@ export interface ParsedArguments {
   queueTimeoutMs?: number;
 }
 
-function wholeNumber(value: string | undefined, flag: string, minimum: number): number | undefined {
+/** Reads a flag's whole number of at least `minimum`; throws a UsageError naming the flag otherwise. */
+export function wholeNumber(value: string | undefined, flag: string, minimum: number): number | undefined {
   if (value === undefined) return undefined;
   const number = /^\d+$/.test(value) ? Number(value) : Number.NaN;
   if (!Number.isSafeInteger(number) || number < minimum) throw new UsageError(`${flag} expects a whole number of at least ${minimum}, got "${value}".`);

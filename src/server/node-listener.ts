@@ -188,6 +188,8 @@ async function writeResponse(response: Response, incoming: IncomingMessage, outg
       outgoing.end(new Uint8Array(await response.arrayBuffer()));
       return;
     }
+    // An event stream's first event may be long in coming (MCP-14): its client is told at once that it is open.
+    if (response.headers.get('content-type')?.startsWith('text/event-stream')) outgoing.flushHeaders();
     await pipeline(Readable.fromWeb(response.body as unknown as WebReadableStream<Uint8Array>), outgoing);
   } catch {
     // The client went away or the body failed midway: nothing more can be said on this connection.

@@ -1,4 +1,4 @@
-/** `delegate-mcp` end to end (MCP-8 to MCP-14): the built binary driven by the SDK's own client, over stdio and Streamable HTTP, offline. */
+/** `delegate-mcp` end to end (MCP-8 to MCP-17): the built binary driven by the SDK's own client, over stdio and Streamable HTTP, offline. */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -86,7 +86,7 @@ async function startListening(args: string[], bin: string, pattern: RegExp) {
   return { url, server };
 }
 
-describe('delegate-mcp (MCP-8 to MCP-14)', () => {
+describe('delegate-mcp (MCP-8 to MCP-17)', () => {
   it('lists the valid Requests of requests/ as tools with their input and output schemas (MCP-9, MCP-10)', async () => {
     const { client } = await connect([]);
     const { tools } = await client.listTools();
@@ -177,6 +177,48 @@ describe('delegate-mcp (MCP-8 to MCP-14)', () => {
     }
   });
 
+  it('closes a session idle for --session-idle, and refuses sessions past --max-sessions while all are busy (MCP-16)', async () => {
+    const root = slowFolder();
+    const args = [root, '--http', '0', '--session-idle', '0.5', '--max-sessions', '1'];
+    const { url, server } = await startListening(args, MCP_BIN, /serving at (http:\/\/127\.0\.0\.1:\d+\/mcp)/);
+    const headers = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
+    const initialize = {
+      jsonrpc: '2.0',
+      id: 0,
+      method: 'initialize',
+      params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
+    };
+    try {
+      const opened = await fetch(url, { method: 'POST', headers, body: JSON.stringify(initialize) });
+      await opened.text();
+      const session = opened.headers.get('mcp-session-id') as string;
+      // The one session holds a stream open: it is busy, and a second is refused.
+      const streams = new AbortController();
+      await fetch(url, { headers: { accept: 'text/event-stream', 'mcp-session-id': session }, signal: streams.signal });
+      const refused = await fetch(url, { method: 'POST', headers, body: JSON.stringify(initialize) });
+      expect(refused.status).toBe(503);
+      expect(await refused.text()).toContain('--max-sessions');
+      streams.abort();
+      let status = 0;
+      const list = {
+        method: 'POST',
+        headers: { ...headers, 'mcp-session-id': session },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
+      };
+      // Asked less often than the idle time, so the asking does not keep the session alive.
+      for (const started = Date.now(); status !== 404 && Date.now() - started < 25_000; ) {
+        await new Promise((done) => setTimeout(done, 1000));
+        const answer = await fetch(url, list);
+        await answer.text();
+        status = answer.status;
+      }
+      expect(status).toBe(404);
+    } finally {
+      server.child.kill('SIGINT');
+      expect((await server.done).code).toBe(0);
+    }
+  });
+
   it('serves a delegate-serve catalog URL, fetching from its host as delegate-run would (MCP-8, MCP-9)', async () => {
     const served = await startListening(['requests', '--port', '0'], SERVE_BIN, /at (http:\/\/127\.0\.0\.1:\d+)\//);
     try {
@@ -217,6 +259,9 @@ describe('delegate-mcp (MCP-8 to MCP-14)', () => {
       [['--input', '{}'], '--input is not an option of delegate-mcp'],
       [['--approve', 'interactive'], 'needs a terminal'],
       [['--http', 'x'], '--http expects a port'],
+      [['--max-sessions', '5'], '--max-sessions is only for --http'],
+      [['--http', '0', '--max-sessions', '0'], '--max-sessions expects a whole number of at least 1'],
+      [['--http', '0', '--session-idle', 'soon'], '--session-idle expects a positive number of seconds'],
     ] as const) {
       const run = startCli([...args], { bin: MCP_BIN });
       const result = await run.done;

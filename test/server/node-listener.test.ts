@@ -135,6 +135,25 @@ describe('serve()', () => {
     expect(text.split('\n').filter(Boolean)).toHaveLength(50);
   });
 
+  it('sends the headers of an event stream before its first event, however long that is in coming', async () => {
+    let events: ReadableStreamDefaultController<Uint8Array> | undefined;
+    const server = await start(
+      () =>
+        new Response(
+          new ReadableStream<Uint8Array>({
+            start(controller) {
+              events = controller;
+            },
+          }),
+          { headers: { 'content-type': 'text/event-stream' } },
+        ),
+    );
+    const response = await request(`${server.url}/events`);
+    expect(response.headers['content-type']).toBe('text/event-stream');
+    events?.close();
+    expect(await response.body.text()).toBe('');
+  });
+
   it('forwards a request body for methods that have one', async () => {
     const server = await start(async (incoming) => new Response(`${incoming.method}:${await incoming.text()}`));
     const response = await request(`${server.url}/echo`, { method: 'PUT', body: 'payload' });
