@@ -59,6 +59,8 @@ export interface CreateRuntimeOptions {
   maxBytes?: number;
   /** Where workers created mid-run are also written, one `<name>.json` each, never overwriting (`--workers-dir`, WRK-8). */
   workersDir?: string;
+  /** The workers one run tree may create with `worker_create` (`--max-workers`, WRK-11; default 32). */
+  maxWorkers?: number;
   /**
    * Names for delegates (DEL-21): `_delegate: "SummarizerAgent"` resolves through the document's
    * `config.delegates`, then these. A path is relative to `root`, a URL follows the host rules, a
@@ -126,6 +128,7 @@ export function createRuntime(options: CreateRuntimeOptions = {}): DelegatingRun
     chooseModel,
     root: options.root ?? process.cwd(),
     ...(options.workersDir === undefined ? {} : { workersDir: options.workersDir }),
+    ...(options.maxWorkers === undefined ? {} : { maxWorkers: options.maxWorkers }),
   };
   runtime.registerActivity(WORKER_CREATE_ACTIVITY, createWorkerCreateActivity(created), { runsUntrusted: true });
   runtime.registerActivity(WORKER_CALL_ACTIVITY, createWorkerCallActivity(created), { runsUntrusted: true, ownsCancellation: true });

@@ -81,6 +81,7 @@ Options:
   --trust-host <host[:port]>   URL delegates from this host may run local Activities (repeatable)
   --root <dir>                 file delegates are confined to this folder (default: the request's folder)
   --workers-dir <dir>          also write workers created mid-run there, one <name>.json each, never overwriting
+  --max-workers <n>            workers a run tree may create with worker_create (default 32)
   --record <cassette.json>     with a live model, write what it answered as a replay cassette
   --tier <tier>=<spec>         the model of a tier (fast, balanced, deep) for delegate calls and config.tier,
                                e.g. --tier fast=openai:gpt-4.1-nano (repeatable; also DELEGATE_MODELS)
@@ -126,6 +127,8 @@ export interface ParsedArguments {
   root?: string;
   /** `--workers-dir`: where workers created mid-run are also written (WRK-8, CLI-19). */
   workersDir?: string;
+  /** `--max-workers`: the workers a run tree may create (WRK-11, CLI-19). */
+  maxWorkers?: number;
   record?: string;
   /** `--tier` overrides of the tier → model choice (DEL-28). */
   tiers: TierModels;
@@ -210,6 +213,7 @@ export function parseWithOptions(argv: string[]) {
       'trust-host': { type: 'string', multiple: true },
       root: { type: 'string' },
       'workers-dir': { type: 'string' },
+      'max-workers': { type: 'string' },
       record: { type: 'string' },
       tier: { type: 'string', multiple: true },
       'model-timeout': { type: 'string' },
@@ -265,6 +269,7 @@ export function parseArguments(argv: string[], cwd: string): ParsedArguments | '
     ...(values.root === undefined ? {} : { root: values.root }),
     ...(values.record === undefined ? {} : { record: values.record }),
     ...(values['workers-dir'] === undefined ? {} : { workersDir: resolve(cwd, values['workers-dir']) }),
+    ...(values['max-workers'] === undefined ? {} : { maxWorkers: wholeNumber(values['max-workers'], '--max-workers', 0) as number }),
     tiers: tierModels(values.tier ?? []),
     quiet: values.quiet ?? false,
     ...(values['model-timeout'] === undefined ? {} : { modelTimeoutMs: parseTimeoutSeconds(values['model-timeout'], '--model-timeout') }),
@@ -374,6 +379,7 @@ export function runtimeFor(
     activities: setting.activities,
     models: { providers, options: factoryOptions, tiers: args.tiers },
     ...(args.workersDir === undefined ? {} : { workersDir: args.workersDir }),
+    ...(args.maxWorkers === undefined ? {} : { maxWorkers: args.maxWorkers }),
   });
 }
 
