@@ -43,16 +43,9 @@ export function lockJournal(journal: string): JournalLock {
     if (create(path, text)) return track(path, text);
     const holder = holderOf(path);
     if (holder === 'gone') continue;
-    if (holder === 'being taken')
-      throw new UsageError(
-        `The journal ${journal} is being locked by another run just now (its lock ${path} names no holder yet): one run at a time may write a journal.`,
-        {
-          journal,
-          lock: path,
-        },
-      );
+    if (holder === 'being taken') throw beingTaken(journal, path, 'its lock names no holder yet');
     if (!isStale(holder)) throw refusal(journal, path, holder);
-    takeOver(path, holder);
+    if (!takeOver(path, holder)) throw beingTaken(journal, path, `another run is taking over the stale lock of process ${holder.pid}`);
   }
   throw new UsageError(`Cannot lock the journal ${journal}: its lock ${path} kept changing hands; try again.`, { journal, lock: path });
 }
@@ -124,20 +117,22 @@ function isStale(holder: Holder): boolean {
 }
 
 /**
- * Removes a stale lock, if it is still the one judged stale. Writers finding one stale lock at once
+ * Removes a stale lock, if it is still the one judged stale; false when another writer is doing so
+ * at this moment. Writers finding one stale lock at once
  * would otherwise each remove it, the later one removing the lock the earlier had just taken: the
  * removal is done under `<lock>.takeover`, itself taken with O_EXCL, by one writer at a time.
  */
-function takeOver(path: string, stale: Holder): void {
+function takeOver(path: string, stale: Holder): boolean {
   const guard = `${path}.takeover`;
   if (!create(guard, `${JSON.stringify({ pid: process.pid, host: hostname() })}\n`)) {
     // Another writer is taking over; one killed while doing so left its guard, which is cleared once old.
     try {
-      if (Date.now() - statSync(guard).mtimeMs > UNWRITTEN_MS) removeQuietly(guard);
+      if (Date.now() - statSync(guard).mtimeMs <= UNWRITTEN_MS) return false;
+      removeQuietly(guard);
     } catch {
-      // Gone already.
+      // Gone already: the taker is done.
     }
-    return;
+    return true;
   }
   try {
     const now = holderOf(path);
@@ -145,6 +140,15 @@ function takeOver(path: string, stale: Holder): void {
   } finally {
     removeQuietly(guard);
   }
+  return true;
+}
+
+/** The refusal of a lock another writer is taking at this very moment. */
+function beingTaken(journal: string, path: string, why: string): UsageError {
+  return new UsageError(`The journal ${journal} is being locked by another run just now (${why}): one run at a time may write a journal.`, {
+    journal,
+    lock: path,
+  });
 }
 
 function refusal(journal: string, path: string, holder: Holder): UsageError {

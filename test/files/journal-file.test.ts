@@ -101,6 +101,20 @@ describe('the journal lock (JOURNAL-11)', () => {
     store.close();
   });
 
+  it('leaves a stale lock to the writer taking it over at this moment, and clears the guard of one killed while doing so', () => {
+    const path = join(tempDir(), 'run.jsonl');
+    writeFileSync(path, '');
+    writeFileSync(`${path}.lock`, JSON.stringify({ pid: gonePid(), host: hostname(), since: '2026-01-01T00:00:00.000Z' }));
+    writeFileSync(`${path}.lock.takeover`, '');
+    expect(() => openJournalFile(path, 'resume')).toThrow(
+      /is being locked by another run just now \(another run is taking over the stale lock of process \d+\)/,
+    );
+    utimesSync(`${path}.lock.takeover`, new Date(Date.now() - 60_000), new Date(Date.now() - 60_000));
+    openJournalFile(path, 'resume').close();
+    expect(existsSync(`${path}.lock`)).toBe(false);
+    expect(existsSync(`${path}.lock.takeover`)).toBe(false);
+  });
+
   it('never takes over a lock of another host, whose process cannot be checked, nor a young one being written', () => {
     const path = join(tempDir(), 'run.jsonl');
     writeFileSync(path, line(event('run.started')));
