@@ -59,6 +59,10 @@ export interface CreateRuntimeOptions {
   maxBytes?: number;
   /** Where workers created mid-run are also written, one `<name>.json` each, never overwriting (`--workers-dir`, WRK-8). */
   workersDir?: string;
+  /** The workers one run tree may create with `worker_create` (`--max-workers`, WRK-11; default 32). */
+  maxWorkers?: number;
+  /** How long one call's Activity may run before the call fails with `activity_error` (`--activity-timeout`, TOOL-24; default: no limit). */
+  activityTimeoutMs?: number;
   /**
    * Names for delegates (DEL-21): `_delegate: "SummarizerAgent"` resolves through the document's
    * `config.delegates`, then these. A path is relative to `root`, a URL follows the host rules, a
@@ -103,7 +107,17 @@ export function createRuntime(options: CreateRuntimeOptions = {}): DelegatingRun
   });
   const models = options.models ?? { providers: new ModelProviders(), options: { cwd: process.cwd(), env: process.env } };
   const chooser = new ModelChooser(models.providers, models.options, models.tiers);
-  const runtime = new DelegatingRuntime({ handlers, activities: options.activities ?? {}, tierCatalog: chooser.tierCatalog() }, resolvers, delegates, chooser);
+  const runtime = new DelegatingRuntime(
+    {
+      handlers,
+      activities: options.activities ?? {},
+      tierCatalog: chooser.tierCatalog(),
+      ...(options.activityTimeoutMs === undefined ? {} : { activityTimeoutMs: options.activityTimeoutMs }),
+    },
+    resolvers,
+    delegates,
+    chooser,
+  );
   const chooseModel = options.chooseModel ?? ownModelOrInherited(chooser);
   // Delegation runs for untrusted documents (its children carry the trust) and ends with its child at cancellation.
   runtime.registerActivity(DELEGATE_ACTIVITY, createDelegateActivity({ resolvers, chooseModel, root: options.root ?? process.cwd() }), {
@@ -126,6 +140,7 @@ export function createRuntime(options: CreateRuntimeOptions = {}): DelegatingRun
     chooseModel,
     root: options.root ?? process.cwd(),
     ...(options.workersDir === undefined ? {} : { workersDir: options.workersDir }),
+    ...(options.maxWorkers === undefined ? {} : { maxWorkers: options.maxWorkers }),
   };
   runtime.registerActivity(WORKER_CREATE_ACTIVITY, createWorkerCreateActivity(created), { runsUntrusted: true });
   runtime.registerActivity(WORKER_CALL_ACTIVITY, createWorkerCallActivity(created), { runsUntrusted: true, ownsCancellation: true });

@@ -2,13 +2,14 @@
 import { constants } from 'node:fs';
 import { mkdir, open } from 'node:fs/promises';
 import { join, resolve as resolvePath } from 'node:path';
-import { ActivityError, CallError, DelegateError, RequestError } from '../protocol/errors.js';
+import { ActivityError, BoundError, CallError, DelegateError, RequestError } from '../protocol/errors.js';
 import type { LoadedRequest } from '../protocol/load-request.js';
 import type { Activity, ActivityEnvironment } from '../protocol/runtime.js';
 import { isJsonObject, type RequestDocument, type ToolSchema } from '../protocol/types.js';
 import { type AttachmentPlaces, callAttachments, handOver, takesAttachments } from './call-attachments.js';
 import { type ChildModelChooser, runDelegation } from './delegate.js';
 import { WORKER_NAME_PATTERN } from '../protocol/messages/workers.js';
+import { isReservedToolName, RESERVED_TOOL_NAMES } from '../protocol/reserved-tools.js';
 
 /** The tool that creates a worker (WRK-7). */
 export const WORKER_CREATE_TOOL = 'worker_create';
@@ -25,14 +26,21 @@ export const CREATED_WORKER_MAX_STEPS = 8;
 /** The attachments a created worker accepts (WRK-8, ATT-3): a few files, 20 MB in all; the caller's own policy is checked first. */
 export const CREATED_WORKER_ATTACHMENTS = { maxCount: 10, maxBytes: 20_000_000 } as const;
 
+/** The workers one run tree may create by default (WRK-11, `--max-workers`). */
+export const DEFAULT_MAX_WORKERS = 32;
+
 /**
  * The two tools a `workers` message with `"create": true` offers (WRK-7, WRK-9). `taken` are the
- * names a created worker may not have: every tool of the document, configured workers included,
- * so a created worker never shadows one (WRK-8).
+ * names of the document's tools, configured workers included: a created worker may have none of
+ * them, so it never shadows one, nor any built-in tool's (WRK-8).
  */
 export function creationTools(taken: readonly string[]): Record<string, ToolSchema> {
-  const name: Record<string, unknown> = { type: 'string', pattern: WORKER_NAME_PATTERN.source, description: 'The new worker’s name.' };
-  if (taken.length > 0) name.not = { enum: [...taken] };
+  const name: Record<string, unknown> = {
+    type: 'string',
+    pattern: WORKER_NAME_PATTERN.source,
+    not: { enum: [...new Set([...RESERVED_TOOL_NAMES, ...taken])] },
+    description: 'The new worker’s name: not the name of a tool you have.',
+  };
   return {
     [WORKER_CREATE_TOOL]: {
       type: 'object',
@@ -69,19 +77,61 @@ interface CreatedWorker {
   request: LoadedRequest;
 }
 
+/** The workers of one run tree: those created, and the names of those being created (WRK-8, WRK-11). */
+interface TreeWorkers {
+  created: Map<string, CreatedWorker>;
+  /** Names taken by `worker_create` calls still validating or writing their worker: they count against the limit already. */
+  pending: Set<string>;
+}
+
 /** The workers created in each run tree, by tree (the top run's id) and name (WRK-8). */
 export class CreatedWorkers {
-  private readonly trees = new Map<string, Map<string, CreatedWorker>>();
+  private readonly trees = new Map<string, TreeWorkers>();
 
   /** The workers of a run's tree. */
   of(environment: ActivityEnvironment): Map<string, CreatedWorker> {
-    const tree = environment.run.root ?? environment.run.id;
-    let workers = this.trees.get(tree);
-    if (!workers) {
-      workers = new Map();
-      this.trees.set(tree, workers);
+    return this.tree(environment).created;
+  }
+
+  /**
+   * Takes a name for a worker about to be created in the run's tree, before anything is awaited,
+   * so calls of one answer running at once can neither share a name nor pass the limit together
+   * (WRK-8, WRK-11). Throws `invalid_params` for a name taken and `budget_exceeded` past `limit`;
+   * the returned function gives the name back, kept or not.
+   */
+  reserve(environment: ActivityEnvironment, name: string, limit: number): () => void {
+    const tree = this.tree(environment);
+    if (tree.created.has(name) || tree.pending.has(name))
+      throw new CallError('invalid_params', `A worker named "${name}" was already created in this task; choose another name.`, {
+        toolName: WORKER_CREATE_TOOL,
+      });
+    if (tree.created.size + tree.pending.size >= limit)
+      throw new BoundError(
+        'budget_exceeded',
+        `The worker "${name}" was not created: this task may create at most ${limit} worker${limit === 1 ? '' : 's'} (--max-workers), and has ${tree.created.size + tree.pending.size}; call one of them with worker_call instead.`,
+        { toolName: WORKER_CREATE_TOOL, maxWorkers: limit },
+      );
+    tree.pending.add(name);
+    return () => {
+      tree.pending.delete(name);
+    };
+  }
+
+  /** Keeps a created worker for the run's tree, its name no longer pending (WRK-8). */
+  keep(environment: ActivityEnvironment, name: string, worker: CreatedWorker): void {
+    const tree = this.tree(environment);
+    tree.created.set(name, worker);
+    tree.pending.delete(name);
+  }
+
+  private tree(environment: ActivityEnvironment): TreeWorkers {
+    const key = environment.run.root ?? environment.run.id;
+    let tree = this.trees.get(key);
+    if (!tree) {
+      tree = { created: new Map(), pending: new Set() };
+      this.trees.set(key, tree);
     }
-    return workers;
+    return tree;
   }
 }
 
@@ -107,6 +157,8 @@ export interface CreatedWorkersOptions extends AttachmentPlaces {
   chooseModel?: ChildModelChooser;
   /** Where created workers are also written, one `<name>.json` each, never overwriting (WRK-8). */
   workersDir?: string;
+  /** The workers one run tree may create (WRK-11; default {@link DEFAULT_MAX_WORKERS}). */
+  maxWorkers?: number;
 }
 
 /** Writes a created worker's document to `<dir>/<name>.json`, refusing to replace an existing file (WRK-8). */
@@ -131,34 +183,55 @@ async function writeWorker(dir: string, name: string, document: RequestDocument)
   return path;
 }
 
-/** The `worker_create` Activity (WRK-7, WRK-8): validates the new worker, keeps it for the run tree, writes it when asked. */
+/**
+ * The `worker_create` Activity (WRK-7, WRK-8, WRK-11): validates the new worker, keeps it for the
+ * run tree, writes it when asked; a built-in tool's name, a name taken and a worker past the
+ * tree's limit fail the call.
+ */
 export function createWorkerCreateActivity(options: CreatedWorkersOptions): Activity {
   return async (call, _tool, _context, environment) => {
     const name = String(call.name);
-    const workers = options.store.of(environment);
-    if (workers.has(name))
-      throw new CallError('invalid_params', `A worker named "${name}" was already created in this task; choose another name.`, {
+    // The tool's schema says so already; an edited call or a hand-made tool must not slip past it.
+    if (isReservedToolName(name))
+      throw new CallError('invalid_params', `A worker may not be named "${name}": that is the name of a built-in tool; choose another name.`, {
         toolName: WORKER_CREATE_TOOL,
+        reserved: RESERVED_TOOL_NAMES,
       });
-    const document = createdWorkerDocument(call);
-    let request: LoadedRequest;
+    const release = options.store.reserve(environment, name, options.maxWorkers ?? DEFAULT_MAX_WORKERS);
     try {
-      request = options.validate(document, `worker:${name}`);
-    } catch (error) {
-      if (!(error instanceof RequestError)) throw error;
-      throw new CallError(
-        'invalid_params',
-        `The worker "${name}" is not a valid Request: ${error.problems.map((problem) => `${problem.pointer}: ${problem.message}`).join(' ')}`,
-        {
-          toolName: WORKER_CREATE_TOOL,
-          problems: error.problems,
-        },
-      );
+      const path = await createWorker(options, call, name, environment);
+      return { created: name, ...(path === undefined ? {} : { path }) };
+    } finally {
+      release();
     }
-    const path = options.workersDir === undefined ? undefined : await writeWorker(options.workersDir, name, document);
-    workers.set(name, { request: { ...request, name } });
-    return { created: name, ...(path === undefined ? {} : { path }) };
   };
+}
+
+/** Validates, writes and keeps the worker a `worker_create` call describes, its name reserved (WRK-8); resolves to where it was written, if anywhere. */
+async function createWorker(
+  options: CreatedWorkersOptions,
+  call: Record<string, unknown>,
+  name: string,
+  environment: ActivityEnvironment,
+): Promise<string | undefined> {
+  const document = createdWorkerDocument(call);
+  let request: LoadedRequest;
+  try {
+    request = options.validate(document, `worker:${name}`);
+  } catch (error) {
+    if (!(error instanceof RequestError)) throw error;
+    throw new CallError(
+      'invalid_params',
+      `The worker "${name}" is not a valid Request: ${error.problems.map((problem) => `${problem.pointer}: ${problem.message}`).join(' ')}`,
+      {
+        toolName: WORKER_CREATE_TOOL,
+        problems: error.problems,
+      },
+    );
+  }
+  const path = options.workersDir === undefined ? undefined : await writeWorker(options.workersDir, name, document);
+  options.store.keep(environment, name, { request: { ...request, name } });
+  return path;
 }
 
 /** The `worker_call` Activity (WRK-9): runs a worker created in this run tree on the call's input, and nothing else. */

@@ -170,7 +170,7 @@ export function createWorkersPreparer(options: WorkersPreparerOptions): RunPrepa
             );
       if (workers.create === true) {
         // Every name defined so far, configured workers included: a created worker never shadows one (WRK-8).
-        const taken = [...new Set([...defined.keys(), ...Object.keys(tools)])].filter((name) => !isReservedToolName(name));
+        const taken = [...new Set([...defined.keys(), ...Object.keys(tools)])];
         Object.assign(tools, creationTools(taken));
       }
       context.push({ type: 'tool', tool: tools } as ToolMessage);

@@ -46,6 +46,12 @@ export interface CliIo {
   signal?: AbortSignal;
   /** Where interactive approvals are answered (default: none, so approvals are strict). */
   stdin?: NodeJS.ReadableStream & { isTTY?: boolean };
+  /**
+   * Subscribes to the process running out of work while the command is pending (the executable
+   * wires `process.on('beforeExit')`, CLI-27); the listener returns true when it gave the run a way
+   * on. Returns the function that unsubscribes.
+   */
+  onIdle?: (listener: () => boolean) => () => void;
 }
 
 /** Exit statuses (CLI-5). */
@@ -81,11 +87,13 @@ Options:
   --trust-host <host[:port]>   URL delegates from this host may run local Activities (repeatable)
   --root <dir>                 file delegates are confined to this folder (default: the request's folder)
   --workers-dir <dir>          also write workers created mid-run there, one <name>.json each, never overwriting
+  --max-workers <n>            workers a run tree may create with worker_create (default 32)
   --record <cassette.json>     with a live model, write what it answered as a replay cassette
   --tier <tier>=<spec>         the model of a tier (fast, balanced, deep) for delegate calls and config.tier,
                                e.g. --tier fast=openai:gpt-4.1-nano (repeatable; also DELEGATE_MODELS)
   --model-timeout <seconds>    whole-answer timeout per model attempt (default 120; also DELEGATE_MODEL_TIMEOUT)
   --model-retries <n>          retries of transient model failures, timeouts included (default 3)
+  --activity-timeout <seconds> fail a call whose Activity runs longer, as activity_error the model sees (default: none)
   --queue <redis://...>        run every delegation as a BullMQ job on this Redis, for delegate-worker processes
   --queue-name <name>          the queue's name (default delegate-run)
   --queue-timeout <seconds>    how long one delegation's job may take (default 3600)
@@ -126,12 +134,16 @@ export interface ParsedArguments {
   root?: string;
   /** `--workers-dir`: where workers created mid-run are also written (WRK-8, CLI-19). */
   workersDir?: string;
+  /** `--max-workers`: the workers a run tree may create (WRK-11, CLI-19). */
+  maxWorkers?: number;
   record?: string;
   /** `--tier` overrides of the tier → model choice (DEL-28). */
   tiers: TierModels;
   quiet: boolean;
   modelTimeoutMs?: number;
   modelRetries?: number;
+  /** `--activity-timeout`, in ms (TOOL-24, CLI-26). */
+  activityTimeoutMs?: number;
   /** `--queue`: the Redis URL delegations go to as jobs (CLI-24, QUEUE-4). */
   queue?: string;
   /** `--queue-name` (default `delegate-run`). */
@@ -211,10 +223,12 @@ export function parseWithOptions(argv: string[]) {
       'trust-host': { type: 'string', multiple: true },
       root: { type: 'string' },
       'workers-dir': { type: 'string' },
+      'max-workers': { type: 'string' },
       record: { type: 'string' },
       tier: { type: 'string', multiple: true },
       'model-timeout': { type: 'string' },
       'model-retries': { type: 'string' },
+      'activity-timeout': { type: 'string' },
       queue: { type: 'string' },
       'queue-name': { type: 'string' },
       'queue-timeout': { type: 'string' },
@@ -266,10 +280,12 @@ export function parseArguments(argv: string[], cwd: string): ParsedArguments | '
     ...(values.root === undefined ? {} : { root: values.root }),
     ...(values.record === undefined ? {} : { record: values.record }),
     ...(values['workers-dir'] === undefined ? {} : { workersDir: resolve(cwd, values['workers-dir']) }),
+    ...(values['max-workers'] === undefined ? {} : { maxWorkers: wholeNumber(values['max-workers'], '--max-workers', 0) as number }),
     tiers: tierModels(values.tier ?? []),
     quiet: values.quiet ?? false,
     ...(values['model-timeout'] === undefined ? {} : { modelTimeoutMs: parseTimeoutSeconds(values['model-timeout'], '--model-timeout') }),
     ...(values['model-retries'] === undefined ? {} : { modelRetries: wholeNumber(values['model-retries'], '--model-retries', 0) as number }),
+    ...(values['activity-timeout'] === undefined ? {} : { activityTimeoutMs: parseTimeoutSeconds(values['activity-timeout'], '--activity-timeout') }),
     ...(values.queue === undefined ? {} : { queue: values.queue }),
     ...(values['queue-name'] === undefined ? {} : { queueName: values['queue-name'] }),
     ...(values['queue-timeout'] === undefined ? {} : { queueTimeoutMs: parseTimeoutSeconds(values['queue-timeout'], '--queue-timeout') }),
@@ -375,6 +391,8 @@ export function runtimeFor(
     activities: setting.activities,
     models: { providers, options: factoryOptions, tiers: args.tiers },
     ...(args.workersDir === undefined ? {} : { workersDir: args.workersDir }),
+    ...(args.maxWorkers === undefined ? {} : { maxWorkers: args.maxWorkers }),
+    ...(args.activityTimeoutMs === undefined ? {} : { activityTimeoutMs: args.activityTimeoutMs }),
   });
 }
 
@@ -456,6 +474,7 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
   let sink: JsonlFileSink | undefined;
   let journal: JournalStore | undefined = resumed?.store;
   let queue: QueueChildRunner | undefined;
+  let stopIdle: (() => void) | undefined;
   const replayed = countReplayed(tracer);
   try {
     const requestPath = isHttpUrl(args.request) ? args.request : resolve(io.cwd, args.request);
@@ -467,6 +486,9 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
     // The catalog honours DELEGATE_MODELS of the command's own environment and folder (DEL-28).
     catalog = ModelCatalog.load({ env: io.env, cwd: io.cwd });
     runtime = runtimeFor(args, io, { root, allowHosts, activities, catalog });
+    // An Activity whose promise nothing left in the process can settle fails its call and run (CLI-27, ERR-8).
+    const pending = runtime.pendingActivities;
+    stopIdle = io.onIdle?.(() => pending.failStalled().length > 0);
     // Every delegation becomes a job for delegate-worker processes (CLI-24, QUEUE-1); Redis is reached now or never.
     // Loaded only then: BullMQ and its Redis client cost every other run nothing.
     queue = args.queue === undefined ? undefined : await (await import('../queue/queue-child-runner.js')).QueueChildRunner.connect(queueOptions(args));
@@ -501,12 +523,14 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
         // The error that stopped the run is the one to report.
       }
     }
+    stopIdle?.();
     sink?.close();
     journal?.close();
     await runtime?.resolvers.close();
     await queue?.close();
     return reportSetupError(error, args.json, io, say);
   }
+  stopIdle?.();
   sink?.close();
   journal?.close();
   await runtime.resolvers.close();
@@ -690,8 +714,34 @@ function exitWhenWritten(status: number): void {
   }
 }
 
+/**
+ * Wires the process's `beforeExit` (CLI-27): it is emitted when the event loop has emptied, so a
+ * command still pending then can never finish. The listeners (the runtime's pending Activities)
+ * are asked to fail what waits; when none can, the command fails at once, exit 1, never 0.
+ */
+function idleWatch(isPending: () => boolean): CliIo['onIdle'] {
+  const listeners = new Set<() => boolean>();
+  let failed = false;
+  process.on('beforeExit', () => {
+    if (failed || !isPending()) return;
+    let woken = false;
+    for (const listener of listeners) woken = listener() || woken;
+    if (woken) return;
+    failed = true;
+    process.stderr.write('delegate-run: the run can never finish: it is still pending, and nothing is left in the process that could settle it.\n');
+    exitWhenWritten(EXIT.failed);
+  });
+  return (listener) => {
+    listeners.add(listener);
+    return () => {
+      listeners.delete(listener);
+    };
+  };
+}
+
 if (isEntryPoint(import.meta.url)) {
   const controller = new AbortController();
+  let pending = true;
   let received: keyof typeof SIGNAL_EXIT | undefined;
   for (const name of Object.keys(SIGNAL_EXIT) as (keyof typeof SIGNAL_EXIT)[]) {
     process.on(name, () => {
@@ -708,9 +758,14 @@ if (isEntryPoint(import.meta.url)) {
     cwd: process.cwd(),
     signal: controller.signal,
     stdin: process.stdin,
+    onIdle: idleWatch(() => pending),
   }).then(
-    (status) => exitWhenWritten(received && status === EXIT.cancelled ? SIGNAL_EXIT[received] : status),
+    (status) => {
+      pending = false;
+      exitWhenWritten(received && status === EXIT.cancelled ? SIGNAL_EXIT[received] : status);
+    },
     (error: unknown) => {
+      pending = false;
       process.stderr.write(`delegate-run: unexpected failure: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
       exitWhenWritten(EXIT.failed);
     },

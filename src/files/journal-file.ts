@@ -1,9 +1,10 @@
-/** The journal file (spec/journal.md JOURNAL-1, JOURNAL-2, JOURNAL-7): the trace's JSONL, each event flushed to disk before the run goes on, read back to resume. */
+/** The journal file (spec/journal.md JOURNAL-1, JOURNAL-2, JOURNAL-7, JOURNAL-11): the trace's JSONL, each event flushed to disk before the run goes on, read back to resume, locked while written. */
 import { existsSync, readFileSync, truncateSync } from 'node:fs';
 import { UsageError } from '../protocol/errors.js';
 import type { JournalOpener, JournalStore } from '../protocol/journal.js';
 import { parseJson } from '../protocol/json.js';
 import type { TraceEvent } from '../protocol/trace.js';
+import { type JournalLock, lockJournal } from './journal-lock.js';
 import { jsonlFileSink } from './jsonl-file-sink.js';
 
 /** How many characters of an ignored partial line the journal names. */
@@ -63,14 +64,33 @@ function isEvent(value: unknown): value is TraceEvent {
 }
 
 /**
- * Opens a journal file. `create` replaces it; `resume` reads it, cuts off a partial last line (it is
- * named in `ignored`, so nothing is lost silently) and appends after it. A file that cannot be read
- * or opened is a UsageError naming it.
+ * Opens a journal file, locked until the store is closed (JOURNAL-11): a journal another live
+ * process writes is a UsageError naming that process. `create` replaces it; `resume` reads it, cuts
+ * off a partial last line (it is named in `ignored`, so nothing is lost silently) and appends after
+ * it. A file that cannot be read or opened is a UsageError naming it.
  */
 export const openJournalFile: JournalOpener = (path, mode) => {
+  if (mode === 'resume' && !existsSync(path)) throw new UsageError(`Cannot resume from ${path}: there is no such file.`, { journal: path });
+  // Locked before it is read or replaced: a second writer must neither cut its tail nor run its calls again.
+  let lock: JournalLock;
+  try {
+    lock = lockJournal(path);
+  } catch (error) {
+    if (error instanceof UsageError) throw error;
+    throw new UsageError(`Cannot open the journal ${path} for writing: ${(error as Error).message}.`, { journal: path });
+  }
+  try {
+    return openLocked(path, mode, lock);
+  } catch (error) {
+    lock.release();
+    throw error;
+  }
+};
+
+/** Opens a journal whose lock is held; closing the store releases it. */
+function openLocked(path: string, mode: 'create' | 'resume', lock: JournalLock): JournalStore {
   let reading: JournalReading = { events: [], ignored: undefined, completeBytes: 0 };
   if (mode === 'resume') {
-    if (!existsSync(path)) throw new UsageError(`Cannot resume from ${path}: there is no such file.`, { journal: path });
     let text: string;
     try {
       text = readFileSync(path, 'utf8');
@@ -91,10 +111,13 @@ export const openJournalFile: JournalOpener = (path, mode) => {
     events: reading.events,
     ...(reading.ignored === undefined ? {} : { ignored: reading.ignored }),
     append: (event) => sink(event),
-    close: () => sink.close(),
+    close: () => {
+      sink.close();
+      lock.release();
+    },
     get error() {
       return sink.error;
     },
   };
   return store;
-};
+}

@@ -1,5 +1,5 @@
 /** Executing one call: reference resolution, validation, confirmation, the Activity (or latent result), writing the result. */
-import { abortable, handedOutSignal } from './cancellation.js';
+import { abortable, handedOutSignal, onAbort } from './cancellation.js';
 import { checkChild, nextChildOrdinal, runChild, type TreeShares } from './child-run.js';
 import type { JournaledCall } from './journal.js';
 import type { BatchEntry } from './call-batch.js';
@@ -20,6 +20,7 @@ import { isJsonObject, type Call, type ErrorMessage, type Message, type ToolSche
 import { makeWrite } from './data-records.js';
 import { parseOutputPath, REFERENCE_SIGIL, type Reference } from './references.js';
 import { resolveValue } from './resolve-references.js';
+import type { ActivityTimeout } from './pending-activities.js';
 import type { CallLedger } from './call-ledger.js';
 
 /** Everything a call needs from its run. */
@@ -323,8 +324,8 @@ async function confirm(scope: CallScope, entry: BatchEntry, call: Call, tool: To
   return call;
 }
 
-/** What an Activity receives besides `(call, tool, context)`: its run, its call, and the way to start a child (DEL-20). */
-function activityEnvironment(scope: CallScope, entry: BatchEntry, call: Call): ActivityEnvironment {
+/** What an Activity receives besides `(call, tool, context)`: its run, its call, the signal that stops it, and the way to start a child (DEL-20). */
+function activityEnvironment(scope: CallScope, entry: BatchEntry, call: Call, signal: AbortSignal): ActivityEnvironment {
   return {
     runChild: (child) => runChild(scope, { callId: entry.id, instance: call._instance }, child),
     checkChild: (description) => checkChild(scope, description),
@@ -337,7 +338,7 @@ function activityEnvironment(scope: CallScope, entry: BatchEntry, call: Call): A
     callId: entry.id,
     toolName: call._tool,
     instance: call._instance,
-    signal: handedOutSignal(scope.signal),
+    signal: handedOutSignal(signal),
     trace: scope.trace,
     addDescendantUsage: (usage) => scope.addDescendantUsage(usage),
   };
@@ -362,14 +363,21 @@ async function runActivity(scope: CallScope, entry: BatchEntry, call: Call, tool
   // An Activity whose calls name their context gets exactly that (DEL-25); any other, its tool's `_scopes`.
   const scopes = registration.scopesOf ? registration.scopesOf(call).map(unsigiled) : metaValue(call, tool, '_scopes');
   const context = scopeContext(scope.store, Array.isArray(scopes) ? (scopes as string[]) : undefined, call._instance);
-  const environment = activityEnvironment(scope, entry, call);
+  // An Activity that ignores its signal must not hold a cancelled run: the run stops waiting. One
+  // that owns its cancellation (the Delegation Activity, whose child shares the signal and ends
+  // first) is awaited, so every child's run.failed is traced before its parent's; its child is
+  // bounded by its own steps and model timeouts, not by the activity timeout (TOOL-24).
+  const timeout = registration.ownsCancellation ? undefined : activityTimeout(scope);
+  const environment = activityEnvironment(scope, entry, call, timeout?.controller.signal ?? scope.signal);
+  const pending = { activity: activityName, call: entry.id, tool: call._tool, run: scope.run.id };
   let result: unknown;
   try {
-    // An Activity that ignores its signal must not hold a cancelled run: the run stops waiting.
-    // One that owns its cancellation (the Delegation Activity, whose child shares the signal and
-    // ends first) is awaited, so every child's run.failed is traced before its parent's.
     const running = Promise.resolve().then(() => activity(call, tool, context, environment));
-    result = await (registration.ownsCancellation ? running : abortable(running, scope.signal, cancelled));
+    // A call whose Activity can never finish ends its run (ERR-8), as an Activity may (LOOP-18).
+    const stalled = (error: ProtocolError) => {
+      scope.ended ??= error;
+    };
+    result = await (registration.ownsCancellation ? running : scope.runtime.pendingActivities.wait(running, pending, scope.signal, stalled, timeout));
   } catch (error) {
     if (error instanceof ProtocolError) throw error;
     if (scope.signal.aborted) throw cancelled(error);
@@ -379,8 +387,22 @@ async function runActivity(scope: CallScope, entry: BatchEntry, call: Call, tool
       { toolName: call._tool },
       { cause: error },
     );
+  } finally {
+    timeout?.release();
   }
   return jsonResult(result, activityName, call._tool);
+}
+
+/**
+ * The activity timeout of a call (TOOL-24), when the runtime has one: the signal handed to its
+ * Activity follows the run's and is aborted too when the time runs out.
+ */
+function activityTimeout(scope: CallScope): (ActivityTimeout & { release(): void }) | undefined {
+  const ms = scope.runtime.activityTimeoutMs;
+  if (ms === undefined) return undefined;
+  const controller = new AbortController();
+  const release = onAbort(scope.signal, () => controller.abort(scope.signal.reason));
+  return { ms, controller, release };
 }
 
 /**

@@ -1,4 +1,5 @@
 /** The Runtime: owns the registries (message handlers, Activities, run preparers) and starts runs. */
+import { PendingActivities } from './pending-activities.js';
 import { SolutionSchemaCache } from './solution-schema-cache.js';
 import { ActivityRegistry, type ActivityOptions } from './activity-registry.js';
 import { CONSULT_ACTIVITY } from './advisors.js';
@@ -256,6 +257,8 @@ export interface RuntimeOptions {
   tierCatalog?: TierCatalog;
   /** How a journal given by location is opened (`createRuntime` gives the file system's JSONL journal, JOURNAL-1). */
   openJournal?: JournalOpener;
+  /** How long one call's Activity may run before its call fails with `activity_error` (TOOL-24; default: no limit). */
+  activityTimeoutMs?: number;
 }
 
 export { DELEGATE_ACTIVITY } from './constants.js';
@@ -270,6 +273,10 @@ export class Runtime {
   readonly solutionSchemas = new SolutionSchemaCache();
   /** Where child runs go instead of running in process (QUEUE-1): set by {@link Runtime.useChildRunner}. */
   childRunner: RemoteChildRunner | undefined;
+  /** How long one call's Activity may run (TOOL-24), when bounded. */
+  readonly activityTimeoutMs: number | undefined;
+  /** The Activities this runtime's runs are waiting for; a host whose event loop emptied fails them (ERR-8, CLI-27). */
+  readonly pendingActivities = new PendingActivities();
   private readonly runPreparers: RunPreparer[] = [];
   private readonly treeEndHooks: TreeEndHook[] = [];
   private readonly readRequestFile: RequestFileReader | undefined;
@@ -280,6 +287,7 @@ export class Runtime {
     this.readRequestFile = options.readRequestFile;
     this.openJournal = options.openJournal;
     this.tierCatalog = options.tierCatalog;
+    this.activityTimeoutMs = options.activityTimeoutMs;
     // The consult tool's Activity runs nothing local on the document's behalf (ADV-8).
     this.registerActivity(CONSULT_ACTIVITY, consultAdvisor, { runsUntrusted: true });
     for (const [name, activity] of Object.entries(options.activities ?? {})) this.registerActivity(name, activity);

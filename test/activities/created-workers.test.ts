@@ -1,5 +1,5 @@
 /** Workers created mid-run (spec/workers.md WRK-7 to WRK-10): worker_create behind an approval, worker_call for created workers only. */
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createApprovalHook } from '../../src/approvals/approval-policy.js';
@@ -38,9 +38,16 @@ function approving(): ConfirmHook & { asked: ConfirmRequest[] } {
   return hook;
 }
 
-async function run(answers: ((request: ModelRequest) => unknown)[], options: { confirm?: ConfirmHook; workersDir?: string; root?: string } = {}) {
+async function run(
+  answers: ((request: ModelRequest) => unknown)[],
+  options: { confirm?: ConfirmHook; workersDir?: string; root?: string; maxWorkers?: number } = {},
+) {
   const root = options.root ?? folderWith({ ...team, 'orchestrator.json': orchestrator });
-  const runtime = createRuntime({ root, ...(options.workersDir ? { workersDir: options.workersDir } : {}) });
+  const runtime = createRuntime({
+    root,
+    ...(options.workersDir ? { workersDir: options.workersDir } : {}),
+    ...(options.maxWorkers === undefined ? {} : { maxWorkers: options.maxWorkers }),
+  });
   const model = stepModel(...answers);
   const sink = memorySink();
   const result = await runtime.run(await runtime.load(join(root, 'orchestrator.json')), {
@@ -131,5 +138,63 @@ describe('workers created mid-run (WRK-7 to WRK-10)', () => {
     expect(second).toMatch(/does not match the Solution schema|invalid_params/);
     const evaluator = model.requests.find((request) => request.requestName === 'evaluator');
     expect(JSON.stringify(evaluator?.messages)).toContain('CONFIGURED-EVALUATOR');
+  });
+
+  it('refuses the names of built-in tools (WRK-8): worker_create named "delegate" or "consult_advisor" creates nothing', async () => {
+    for (const reserved of ['delegate', 'consult_advisor']) {
+      let tried = false;
+      const { model, events } = await run([
+        () => {
+          if (tried) return { calls: [], output: 'done' };
+          tried = true;
+          return { calls: [{ ...definition, name: reserved }], output: null };
+        },
+      ]);
+      expect(JSON.stringify(model.requests[0]?.schema)).toContain(`"${reserved}"`);
+      expect(JSON.stringify(model.requests[1]?.messages)).toMatch(/does not match the Solution schema|invalid_params/);
+      expect(events.some((event) => event.event === 'call.completed' && event.tool === 'worker_create')).toBe(false);
+    }
+  });
+
+  it('refuses a built-in name in the Activity too, should a call reach it past the schema (an edited call)', async () => {
+    const edit: ConfirmHook = async (request) =>
+      request.toolName === 'worker_create' ? { decision: 'edited', call: { ...request.call, name: 'need_context' } } : { decision: 'approved' };
+    const { model, events } = await run([() => ({ calls: [definition], output: null }), () => ({ calls: [], output: 'done' })], { confirm: edit });
+    const failed = events.find((event) => event.event === 'call.failed' && event.tool === 'worker_create');
+    expect(failed?.error).toMatchObject({ code: 'invalid_params' });
+    expect(JSON.stringify(model.requests.map((request) => request.requestName))).not.toContain('need_context');
+  });
+
+  it('creates at most 32 workers per run tree by default (WRK-11): one answer asking for 33 gets 32, and the 33rd call fails with budget_exceeded the model sees', async () => {
+    const workersDir = tempDir('created-workers-');
+    const many = Array.from({ length: 33 }, (_, index) => ({ ...definition, name: `critic${index}` }));
+    const { model, events } = await run([() => ({ calls: many, output: null }), () => ({ calls: [], output: 'done' })], { workersDir });
+    expect(events.filter((event) => event.event === 'call.completed' && event.tool === 'worker_create')).toHaveLength(32);
+    const failed = events.filter((event) => event.event === 'call.failed' && event.tool === 'worker_create');
+    expect(failed.map((event) => (event.error as { code: string }).code)).toEqual(['budget_exceeded']);
+    expect(readdirSync(workersDir)).toHaveLength(32);
+    expect(JSON.stringify(model.requests[1]?.messages)).toContain('may create at most 32 workers');
+  });
+
+  it('takes its limit from maxWorkers (--max-workers), counting every run of the tree, and a name taken twice in one answer once', async () => {
+    const { events } = await run(
+      [
+        () => ({
+          calls: [
+            { ...definition, name: 'a' },
+            { ...definition, name: 'a' },
+            { ...definition, name: 'b' },
+            { ...definition, name: 'c' },
+          ],
+          output: null,
+        }),
+        () => ({ calls: [], output: 'done' }),
+      ],
+      { maxWorkers: 2 },
+    );
+    const completed = events.filter((event) => event.event === 'call.completed' && event.tool === 'worker_create');
+    expect(completed.map((event) => (event.result as { created: string }).created)).toEqual(['a', 'b']);
+    const codes = events.filter((event) => event.event === 'call.failed').map((event) => (event.error as { code: string }).code);
+    expect(codes.sort()).toEqual(['budget_exceeded', 'invalid_params']);
   });
 });

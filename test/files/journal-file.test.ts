@@ -1,5 +1,7 @@
 /** The journal file (spec/journal.md JOURNAL-1, JOURNAL-2, JOURNAL-7): written line by line, read back with a cut last line ignored and named. */
-import { readFileSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { existsSync, readFileSync, utimesSync, writeFileSync } from 'node:fs';
+import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { openJournalFile, readJournalText } from '../../src/files/journal-file.js';
@@ -66,5 +68,61 @@ describe('opening a journal file', () => {
     const folder = tempDir();
     expect(() => openJournalFile(join(folder, 'none.jsonl'), 'resume')).toThrow(/^Cannot resume from .*none\.jsonl: there is no such file\.$/);
     expect(() => openJournalFile(join(folder, 'missing', 'run.jsonl'), 'create')).toThrow(/^Cannot open the journal .*run\.jsonl for writing: ENOENT/);
+  });
+});
+
+describe('the journal lock (JOURNAL-11)', () => {
+  /** A pid that was this host's and is gone: a process that has exited. */
+  const gonePid = () => spawnSync(process.execPath, ['-e', '']).pid as number;
+
+  it('refuses a second writer of a journal while the first holds it, naming the holder, and lets one in once it closes', () => {
+    const path = join(tempDir(), 'run.jsonl');
+    const first = openJournalFile(path, 'create');
+    expect(JSON.parse(readFileSync(`${path}.lock`, 'utf8'))).toMatchObject({ pid: process.pid, host: hostname() });
+    expect(() => openJournalFile(path, 'create')).toThrow(`is being written by process ${process.pid}`);
+    expect(() => openJournalFile(path, 'resume')).toThrow(`is being written by process ${process.pid}`);
+    first.append(event('run.started'));
+    first.close();
+    expect(existsSync(`${path}.lock`)).toBe(false);
+    const resumed = openJournalFile(path, 'resume');
+    expect(resumed.events).toHaveLength(1);
+    resumed.close();
+  });
+
+  it('takes over a lock whose process is gone from this host, or that names no holder and is old', () => {
+    const path = join(tempDir(), 'run.jsonl');
+    writeFileSync(path, '');
+    writeFileSync(`${path}.lock`, JSON.stringify({ pid: gonePid(), host: hostname(), since: '2026-01-01T00:00:00.000Z' }));
+    openJournalFile(path, 'resume').close();
+    writeFileSync(`${path}.lock`, '');
+    utimesSync(`${path}.lock`, new Date(Date.now() - 60_000), new Date(Date.now() - 60_000));
+    const store = openJournalFile(path, 'resume');
+    expect(JSON.parse(readFileSync(`${path}.lock`, 'utf8')).pid).toBe(process.pid);
+    store.close();
+  });
+
+  it('leaves a stale lock to the writer taking it over at this moment, and clears the guard of one killed while doing so', () => {
+    const path = join(tempDir(), 'run.jsonl');
+    writeFileSync(path, '');
+    writeFileSync(`${path}.lock`, JSON.stringify({ pid: gonePid(), host: hostname(), since: '2026-01-01T00:00:00.000Z' }));
+    writeFileSync(`${path}.lock.takeover`, '');
+    expect(() => openJournalFile(path, 'resume')).toThrow(
+      /is being locked by another run just now \(another run is taking over the stale lock of process \d+\)/,
+    );
+    utimesSync(`${path}.lock.takeover`, new Date(Date.now() - 60_000), new Date(Date.now() - 60_000));
+    openJournalFile(path, 'resume').close();
+    expect(existsSync(`${path}.lock`)).toBe(false);
+    expect(existsSync(`${path}.lock.takeover`)).toBe(false);
+  });
+
+  it('never takes over a lock of another host, whose process cannot be checked, nor a young one being written', () => {
+    const path = join(tempDir(), 'run.jsonl');
+    writeFileSync(path, line(event('run.started')));
+    writeFileSync(`${path}.lock`, JSON.stringify({ pid: gonePid(), host: 'elsewhere.example', since: '2026-01-01T00:00:00.000Z' }));
+    expect(() => openJournalFile(path, 'resume')).toThrow(/is being written by process \d+ on elsewhere\.example .*remove its lock/);
+    writeFileSync(`${path}.lock`, '');
+    expect(() => openJournalFile(path, 'create')).toThrow(/is being locked by another run just now/);
+    // Refused, the journal is not replaced.
+    expect(readFileSync(path, 'utf8')).toBe(line(event('run.started')));
   });
 });
