@@ -20,6 +20,9 @@ export const MAX_LIST_ENTRIES = 10_000;
 /** The last item of a listing that stopped at {@link MAX_LIST_ENTRIES} (FILES-11); never a `<sandbox>/…` path. */
 export const LISTING_CUT = `[listing cut: the sandbox has more than ${MAX_LIST_ENTRIES} entries]`;
 
+/** The name of a write's temporary file (FILES-9): hidden, random, never a name a listing shows. */
+const TEMPORARY_NAME = /^\.[0-9a-f]{16}\.write$/;
+
 /** Options of {@link createFileActivities}. */
 export interface FileActivityOptions {
   /** How sandboxes are held (FILES-8); the platform's by default. Tests take the fallback here. */
@@ -138,6 +141,8 @@ export function createFileActivities(root: string, options: FileActivityOptions 
       }
       for (const entry of listed) {
         if (cut) return;
+        // A write under way (FILES-9) is not a file yet.
+        if (TEMPORARY_NAME.test(entry.name)) continue;
         if (++entries > MAX_LIST_ENTRIES) {
           cut = true;
           return;
@@ -286,7 +291,7 @@ export function createFileActivities(root: string, options: FileActivityOptions 
       });
       if (existing?.isSymbolicLink()) throw forbidden(path, 'it is a symbolic link; write_file replaces regular files only');
       if (existing !== undefined) checkRegular(existing, path, target.spec, 'write');
-      const temporary = `.${randomBytes(8).toString('hex')}.write`;
+      const temporary = `.${randomBytes(8).toString('hex')}.write`; // matches TEMPORARY_NAME
       const handle = await createExclusive(folder.entry(temporary), existing === undefined ? 0o666 : existing.mode & 0o7777);
       try {
         try {
