@@ -78,16 +78,21 @@ function binary(path: string): CallError {
   return new CallError('invalid_params', `"${path}" is not UTF-8 text; read_file reads text files only.`, { path });
 }
 
-/** Reads at most `cap + 1` bytes, whatever the file's size said when it was checked. */
-async function readAtMost(handle: FileHandle, cap: number): Promise<Buffer> {
-  const buffer = Buffer.alloc(cap + 1);
+/**
+ * Reads at most `cap + 1` bytes, whatever the file's size said when it was checked: a buffer of the
+ * size it said, grown only if the file grew meanwhile.
+ */
+async function readAtMost(handle: FileHandle, cap: number, expected: number): Promise<Buffer> {
+  let buffer = Buffer.alloc(Math.min(expected, cap) + 1);
   let filled = 0;
-  while (filled < buffer.length) {
+  for (;;) {
     const { bytesRead } = await handle.read(buffer, filled, buffer.length - filled, null);
-    if (bytesRead === 0) break;
+    if (bytesRead === 0) return buffer.subarray(0, filled);
     filled += bytesRead;
+    if (filled < buffer.length) continue;
+    if (buffer.length > cap) return buffer;
+    buffer = Buffer.concat([buffer, Buffer.alloc(Math.min(buffer.length, cap + 1 - buffer.length))]);
   }
-  return buffer.subarray(0, filled);
 }
 
 /** Creates the three Activities for files below `root`, the folder no sandbox may leave (FILES-2). */
@@ -225,7 +230,7 @@ export function createFileActivities(root: string, options: FileActivityOptions 
         await provenPlace(handle, opened, target.folder, pinning, held);
         checkRegular(held, path, target.spec, 'read');
         const cap = capOf(target.spec);
-        const bytes = held.size > cap ? undefined : await readAtMost(handle, cap);
+        const bytes = held.size > cap ? undefined : await readAtMost(handle, cap, held.size);
         if (bytes === undefined || bytes.length > cap)
           throw new CallError('invalid_params', `"${path}" has ${Math.max(held.size, bytes?.length ?? 0)} bytes, more than the ${cap} a read may return.`, {
             path,
