@@ -50,12 +50,12 @@ async function placeOf(handle: FileHandle): Promise<string> {
 export async function provenPlace(handle: FileHandle, path: string, inside: string, pinning: Pinning, opened?: Stats): Promise<string> {
   if (pinning.descriptorPaths) {
     const place = await placeOf(handle);
-    if (!isInside(inside, place)) throw new Escape('it leads outside the sandbox');
+    if (!isInside(inside, place)) throw new Escape('it leads outside the folder it is confined to');
     return place;
   }
   const held = opened ?? (await handle.stat());
   const real = await realpath(path).catch(() => undefined);
-  if (real === undefined || !isInside(inside, real)) throw new Escape('it leads outside the sandbox');
+  if (real === undefined || !isInside(inside, real)) throw new Escape('it leads outside the folder it is confined to');
   // The real path must name the very file held, and still resolve to itself after that look: a
   // folder swapped back and forth must have turned twice more in between to pass.
   const named = await lstat(real).catch(() => undefined);

@@ -1,8 +1,9 @@
-/** Races against the file tools (FILES-8, FILES-9): a separate process swaps a folder for a link out of the sandbox while they read and write; nothing ever leaves it. */
+/** Races against the file tools and attachments (FILES-8, FILES-9, ATT-2): a separate process swaps a folder for a link out of the sandbox while they read and write; nothing ever leaves it. */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { readAttachmentFile } from '../../src/activities/attachment-path.js';
 import { createFileActivities } from '../../src/files/file-toolset.js';
 import type { Pinning } from '../../src/files/pinned-folder.js';
 import { SANDBOXES_PROPERTY } from '../../src/protocol/file-tools.js';
@@ -125,6 +126,26 @@ describe.runIf(process.platform === 'linux')('the file tools under a concurrent 
     expect(escaped).toEqual([]);
     expect(readFileSync(join(outside, 'secret.txt'), 'utf8')).toBe(OUTSIDE);
     expect(seen.written).toBeGreaterThan(0);
+    expect(seen.refused).toBeGreaterThan(0);
+  }, 60_000);
+  it('5,000 attachment reads return only the file inside (ATT-2)', async () => {
+    const { box } = await arena();
+    const seen = { inside: 0, outside: 0, refused: 0 };
+    await Promise.all(
+      Array.from({ length: 8 }, async () => {
+        for (let index = 0; index < 625; index++) {
+          try {
+            const { content } = await readAttachmentFile(box, 'd/secret.txt');
+            if (content.toString('utf8') === OUTSIDE) seen.outside++;
+            else seen.inside++;
+          } catch {
+            seen.refused++;
+          }
+        }
+      }),
+    );
+    expect(seen.outside).toBe(0);
+    expect(seen.inside).toBeGreaterThan(0);
     expect(seen.refused).toBeGreaterThan(0);
   }, 60_000);
 });
