@@ -128,6 +128,7 @@ describe.runIf(process.platform === 'linux')('the file tools under a concurrent 
     expect(seen.written).toBeGreaterThan(0);
     expect(seen.refused).toBeGreaterThan(0);
   }, 60_000);
+
   it('5,000 attachment reads return only the file inside (ATT-2)', async () => {
     const { box } = await arena();
     const seen = { inside: 0, outside: 0, refused: 0 };
@@ -136,7 +137,7 @@ describe.runIf(process.platform === 'linux')('the file tools under a concurrent 
         for (let index = 0; index < 625; index++) {
           try {
             const { content } = await readAttachmentFile(box, 'd/secret.txt');
-            if (content.toString('utf8') === OUTSIDE) seen.outside++;
+            if (Buffer.from(content).toString('utf8') === OUTSIDE) seen.outside++;
             else seen.inside++;
           } catch {
             seen.refused++;
