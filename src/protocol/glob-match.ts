@@ -48,30 +48,39 @@ export function compileGlob(glob: string, options: GlobOptions = {}): GlobMatche
   return { glob, pattern, linear };
 }
 
-let sandbox: { context: object; script: Script; job?: () => unknown } | undefined;
+// One vm context for every budgeted match: the script only calls back into this module.
+let runner: { context: object; script: Script; job?: () => unknown } | undefined;
+
+/** Runs `job` with V8 stopping it past the budget; true when it was stopped. */
+function runBudgeted<T>(job: () => T): { value: T } | 'stopped' {
+  if (runner === undefined) {
+    const holder: { context: object; script: Script; job?: () => unknown } = { context: {}, script: new Script('job()') };
+    holder.context = createContext({ job: () => holder.job?.() });
+    runner = holder;
+  }
+  runner.job = job;
+  try {
+    return { value: runner.script.runInContext(runner.context, { timeout: GLOB_BUDGET_MS }) as T };
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ERR_SCRIPT_EXECUTION_TIMEOUT') return 'stopped';
+    throw error;
+  } finally {
+    runner.job = undefined;
+  }
+}
 
 /**
  * For each name, the index of the first matcher that matches it, or -1. Globs that may backtrack
  * are run in a `vm` script with a timeout, which V8 enforces inside a running regular expression;
- * past {@link GLOB_BUDGET_MS} this throws a {@link GlobBudgetError} naming the first such glob.
+ * past {@link GLOB_BUDGET_MS} this throws a {@link GlobBudgetError} naming the glob that needed it.
  */
 export function firstMatches(matchers: readonly GlobMatcher[], names: readonly string[]): number[] {
   const job = () => names.map((name) => matchers.findIndex((matcher) => matcher.pattern.test(name)));
   if (matchers.every((matcher) => matcher.linear)) return job();
-  if (sandbox === undefined) {
-    const holder: { context: object; script: Script; job?: () => unknown } = { context: {}, script: new Script('job()') };
-    holder.context = createContext({ job: () => holder.job?.() });
-    sandbox = holder;
-  }
-  sandbox.job = job;
-  try {
-    return sandbox.script.runInContext(sandbox.context, { timeout: GLOB_BUDGET_MS }) as number[];
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ERR_SCRIPT_EXECUTION_TIMEOUT') {
-      throw new GlobBudgetError((matchers.find((matcher) => !matcher.linear) as GlobMatcher).glob);
-    }
-    throw error;
-  } finally {
-    sandbox.job = undefined;
-  }
+  const outcome = runBudgeted(job);
+  if (outcome !== 'stopped') return outcome.value;
+  // Which glob it was: each that may backtrack alone, within the same budget.
+  const costly = matchers.filter((matcher) => !matcher.linear);
+  const culprit = costly.find((matcher) => runBudgeted(() => names.some((name) => matcher.pattern.test(name))) === 'stopped') ?? costly[0];
+  throw new GlobBudgetError((culprit as GlobMatcher).glob);
 }

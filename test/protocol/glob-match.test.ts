@@ -71,4 +71,8 @@ describe('globs matched by picomatch (FILES-12)', () => {
     expect(isAllowedWorker(['review-*'], 'review-deck')).toBe(true);
     expect(isAllowedWorker(['review-*'], 'draft')).toBe(false);
   });
+  it('names the glob that ran out of budget, not the first that might have', () => {
+    const matchers = [compileGlob('x*y*z', { wildcardsOnly: true }), compileGlob(HOSTILE_NAME_GLOB, { wildcardsOnly: true })];
+    expect(() => firstMatches(matchers, [LONG_NAME])).toThrow(expect.objectContaining({ glob: HOSTILE_NAME_GLOB }));
+  });
 });
