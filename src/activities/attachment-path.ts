@@ -2,6 +2,7 @@
 import { constants } from 'node:fs';
 import { type FileHandle, open, realpath } from 'node:fs/promises';
 import { join, resolve as resolvePath } from 'node:path';
+import { Escape, PLATFORM_PINNING, provenPlace } from '../files/pinned-folder.js';
 import { DelegateError, ProtocolError } from '../protocol/errors.js';
 import { isInside } from '../resolvers/reference-forms.js';
 
@@ -57,8 +58,10 @@ function isAbsent(error: unknown): boolean {
 /**
  * Reads the attachment at `path` (ATT-2): the segments are placed by `locate` (a sandbox) or below
  * `root`, the real path (symlinks followed) must stay inside the real folder, and the regular file
- * is opened by its real path with O_NOFOLLOW. A path that escapes is `delegate_forbidden`; one that
- * names nothing readable (missing, a folder) is `invalid_params`.
+ * is opened by its real path with O_NOFOLLOW, then proven inside from its descriptor as the file
+ * tools prove theirs (FILES-8), so a folder swapped for a link between the look and the open does
+ * not lead out. A path that escapes is `delegate_forbidden`; one that names nothing readable
+ * (missing, a folder) is `invalid_params`.
  */
 export async function readAttachmentFile(root: string, path: string, locate?: AttachmentLocator): Promise<AttachmentFile> {
   const segments = attachmentSegments(path);
@@ -86,6 +89,10 @@ export async function readAttachmentFile(root: string, path: string, locate?: At
   }
   try {
     const stats = await handle.stat();
+    await provenPlace(handle, real, realRoot, PLATFORM_PINNING, stats).catch((error: unknown) => {
+      if (error instanceof Escape) refuse(path, error.message);
+      throw error;
+    });
     if (!stats.isFile()) return missing();
     if (place.limit !== undefined && stats.size > place.limit.maxBytes)
       throw new ProtocolError(

@@ -45,15 +45,16 @@ export function lexicalProblem(relative: string): string | undefined {
 export async function sandboxFolder(name: string, spec: SandboxSpec, root: string, location: string): Promise<string> {
   const base = isAbsolute(location) ? dirname(location) : root;
   const folder = resolvePath(base, spec.path);
-  if (!isInside(resolvePath(root), folder)) throw forbidden(`${name}/`, `the sandbox's folder ${folder} is outside the root ${root}`);
+  // Messages name the sandbox and its declared path, never a host path (FILES-13).
+  if (!isInside(resolvePath(root), folder)) throw forbidden(`${name}/`, `the sandbox's folder "${spec.path}" is outside the root`);
   let real: string;
   let realRoot: string;
   try {
     [real, realRoot] = await Promise.all([realpath(folder), realpath(root)]);
   } catch {
-    throw new CallError('invalid_params', `The sandbox "${name}" has no folder: ${folder} does not exist.`, { sandbox: name });
+    throw new CallError('invalid_params', `The sandbox "${name}" has no folder: its path "${spec.path}" does not exist.`, { sandbox: name });
   }
-  if (!isInside(realRoot, real)) throw forbidden(`${name}/`, `the sandbox's folder leads through a symbolic link to ${real}, outside the root`);
+  if (!isInside(realRoot, real)) throw forbidden(`${name}/`, "the sandbox's folder leads through a symbolic link outside the root");
   return real;
 }
 
@@ -75,7 +76,11 @@ export async function locate(path: string, sandboxes: Record<string, SandboxSpec
   return { sandbox, spec, folder, relative, absolute: relative === '' ? folder : join(folder, ...relative.split('/')) };
 }
 
-/** The real path of an existing target, refused when a symbolic link takes it out of its sandbox (FILES-4); undefined when absent. */
+/**
+ * The real path of an existing target, refused when a symbolic link takes it out of its sandbox
+ * (FILES-4); undefined when absent. A check before the open: only the fallback of FILES-8 uses it,
+ * and proves the opened file again afterwards.
+ */
 export async function realTarget(target: SandboxTarget, path: string): Promise<string | undefined> {
   let real: string;
   try {
@@ -91,7 +96,7 @@ export async function realTarget(target: SandboxTarget, path: string): Promise<s
     if (code === 'ELOOP') throw forbidden(path, 'its symbolic links loop');
     throw error;
   }
-  if (!isInside(target.folder, real)) throw forbidden(path, `it leads through a symbolic link to ${real}, outside the sandbox`);
+  if (!isInside(target.folder, real)) throw forbidden(path, 'it leads through a symbolic link outside the sandbox');
   return real;
 }
 

@@ -13,6 +13,11 @@ export interface SandboxSpec {
   denySuffixes?: string[];
   /** The largest file read or written, in bytes (capped by {@link MAX_FILE_BYTES}). */
   maxBytes?: number;
+  /**
+   * Lets `read_file` read a file with more than one hard link (FILES-10): only for a sandbox whose
+   * folder holds no link to a file outside it, since a hard link looks like any file inside.
+   */
+  readHardLinks?: boolean;
 }
 
 /** The built-in Activities behind the file tools. */

@@ -1,9 +1,10 @@
-/** Property test of file-toolset confinement (FILES-4): whatever the path, reads and writes never leave the sandbox's real folder. */
-import { mkdirSync, readdirSync, readFileSync, realpathSync, symlinkSync, writeFileSync } from 'node:fs';
+/** Property test of file-toolset confinement (FILES-4, FILES-8, FILES-10): whatever the path or glob, reads, writes and listings never leave the sandbox's real folder, by descriptor paths and by the fallback. */
+import { linkSync, mkdirSync, readdirSync, readFileSync, realpathSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createFileActivities } from '../../src/files/file-toolset.js';
+import { createFileActivities, LISTING_CUT } from '../../src/files/file-toolset.js';
+import type { Pinning } from '../../src/files/pinned-folder.js';
 import { CallError, DelegateError } from '../../src/protocol/errors.js';
 import { SANDBOXES_PROPERTY } from '../../src/protocol/file-tools.js';
 import type { ActivityEnvironment } from '../../src/protocol/runtime.js';
@@ -14,8 +15,23 @@ const config = { seed: Number(process.env.FC_SEED ?? 42), numRuns: Number(proces
 
 /** Segments: parent steps, encodings, separators, empty, plain folders and symlinks in and out. */
 const SEGMENTS = ['..', '.', '%2e%2e', '%2f', '..%2f', '%5c', '\\', '', 'a', 'b', 'box', 'link-in', 'link-out', 'link-up', 'link-above', '/etc'];
-/** Last segments: files inside, links to files inside and out, a dangling link, new names. */
-const LAST = ['a', 'link-in', 'doc.txt', 'secret.txt', 'link-in.txt', 'link-out.txt', 'dangling.txt', 'new.txt', '..', 'doc.txt%00', '..%2fsecret.txt'];
+/** Last segments: files inside, links to files inside and out, a hard link out, a dangling link, new names. */
+const LAST = [
+  'a',
+  'link-in',
+  'doc.txt',
+  'secret.txt',
+  'link-in.txt',
+  'link-out.txt',
+  'hard.txt',
+  'dangling.txt',
+  'new.txt',
+  '..',
+  'doc.txt%00',
+  '..%2fsecret.txt',
+];
+/** Pieces of globs: picomatch's syntax, names in the sandbox and links out of it. */
+const GLOB_PIECES = ['*', '**', '?', '/', 'a', 'b', 'link-out', 'doc', '.txt', '{a,b}', '[ab]', '..', 'secret'];
 const SECRET = 'OUTSIDE-SECRET';
 
 /** Every file below a folder with its content (links not followed), for comparing before and after. */
@@ -27,7 +43,12 @@ function snapshot(folder: string): Record<string, string> {
   return files;
 }
 
-describe('file toolset confinement (FILES-4)', () => {
+const PINNINGS: [string, Pinning][] = [
+  ['descriptor paths', { descriptorPaths: true }],
+  ['the fallback', { descriptorPaths: false }],
+];
+
+describe.each(PINNINGS)('file toolset confinement, by %s (FILES-4, FILES-8)', (_label, pinning) => {
   let dir: TempDir;
   let root: string;
   let outside: string;
@@ -50,6 +71,7 @@ describe('file toolset confinement (FILES-4)', () => {
       symlinkSync(join(box, 'doc.txt'), join(folder, 'link-in.txt'));
       symlinkSync(join(outside, 'secret.txt'), join(folder, 'link-out.txt'));
       symlinkSync(join(outside, 'missing.txt'), join(folder, 'dangling.txt'));
+      linkSync(join(outside, 'secret.txt'), join(folder, 'hard.txt'));
     }
     symlinkSync('../..', join(box, 'a', 'b', 'link-up'));
     symlinkSync('../..', join(box, 'a', 'link-above'));
@@ -59,7 +81,7 @@ describe('file toolset confinement (FILES-4)', () => {
   });
 
   it('never reads or writes outside the sandbox, and fails only with delegate_forbidden or invalid_params', async () => {
-    const { read, write } = createFileActivities(root);
+    const { read, write } = createFileActivities(root, { pinning });
     const sandboxes = { box: { path: './box', mode: 'rw' } };
     const environment = { run: { location: join(root, 'main.json') } } as unknown as ActivityEnvironment;
     const realBox = realpathSync(box);
@@ -92,5 +114,32 @@ describe('file toolset confinement (FILES-4)', () => {
       expect(outcomes.done).toBeGreaterThan(0);
       expect(outcomes.forbidden).toBeGreaterThan(0);
     }
+  });
+  it('lists only files inside the sandbox, whatever the glob', async () => {
+    const { list } = createFileActivities(root, { pinning });
+    const sandboxes = { box: { path: './box', mode: 'rw' } };
+    const environment = { run: { location: join(root, 'main.json') } } as unknown as ActivityEnvironment;
+    const realBox = realpathSync(box);
+    const glob = fc.array(fc.constantFrom(...GLOB_PIECES), { maxLength: 6 }).map((pieces) => pieces.join(''));
+    await fc.assert(
+      fc.asyncProperty(fc.option(glob, { nil: undefined }), async (written) => {
+        const call = { _tool: 'list_files', sandbox: 'box', ...(written === undefined ? {} : { glob: written }), [SANDBOXES_PROPERTY]: sandboxes };
+        let listed: string[];
+        try {
+          listed = (await list(call, { type: 'object' }, [], environment)) as string[];
+        } catch (error) {
+          if (error instanceof CallError && error.code === 'invalid_params') return;
+          throw error;
+        }
+        for (const path of listed) {
+          if (path === LISTING_CUT) continue;
+          expect(path.startsWith('box/'), path).toBe(true);
+          const real = realpathSync(join(box, path.slice('box/'.length)));
+          expect(real.startsWith(`${realBox}/`), path).toBe(true);
+        }
+      }),
+      // Fewer runs: a glob with two stars is matched under its budget's timer (FILES-12).
+      { ...config, numRuns: Math.min(config.numRuns, 60) },
+    );
   });
 });

@@ -141,4 +141,19 @@ describe('tool rules (TOOL-21)', () => {
     expect(error).toBeInstanceOf(RequestError);
     expect((error as RequestError).message).toContain('/config/toolRules/0/approval');
   });
+  it('ends a run whose rule glob backtracks past its budget, as invalid_request naming the rule (FILES-12)', async () => {
+    const long = 'a'.repeat(60);
+    const root = folderWith({
+      'main.json': {
+        config: { toolRules: [{ tool: `${'a*'.repeat(25)}b`, allowed: false }] },
+        context: [{ type: 'tool', tool: { [long]: echo } }],
+        schema: { type: 'string' },
+      },
+    });
+    const runtime = createRuntime({ root, activities: { echo: () => 'echo' } });
+    const model = stepModel(() => ({ calls: [], output: 'done' }));
+    const document = await runtime.load(join(root, 'main.json'));
+    const result = await runtime.run(document, { model, tracer: new Tracer([memorySink()]) });
+    expect(result).toMatchObject({ ok: false, error: { code: 'invalid_request', message: expect.stringContaining('/config/toolRules/0/tool') } });
+  });
 });
