@@ -70,6 +70,26 @@ export interface RemoteChildRunner {
   bounds?(root: string, limits: TreeLimits, session?: number): TreeBounds;
 }
 
+/** A call of a non-idempotent Activity as a queued job records it before the Activity runs (QUEUE-31). */
+export interface StartedCall {
+  run: string;
+  call: string;
+  tool: string;
+  params: Record<string, unknown>;
+}
+
+/**
+ * Where a queued job's non-idempotent calls are recorded as they start (QUEUE-31), and what earlier
+ * attempts at the job recorded: a job taken over replays those as a resumed journal's started calls
+ * (JOURNAL-5), so such a call is asked about before it runs again.
+ */
+export interface StartedCallLog {
+  /** The calls earlier attempts at the job started, as `call.started` events. */
+  readonly earlier: readonly TraceEvent[];
+  /** Records a call before its Activity runs; rejects when the record cannot be made, and the call is then not run. */
+  record(call: StartedCall): Promise<void>;
+}
+
 /** The native parts a remote child carries, as JSON (QUEUE-2). */
 export function filesToJson(files: readonly ProviderFile[]): NonNullable<RemoteChild['files']> {
   return files.map((file) => ({ path: file.path, mediaType: file.mediaType, base64: Buffer.from(file.data).toString('base64') }));
@@ -86,6 +106,8 @@ export interface RemoteChildSetting {
   tracer: Tracer;
   /** Decides the child's approvals (QUEUE-11): no one can be asked across processes, so a worker gives its own policy. */
   confirm?: ConfirmHook;
+  /** The job's record of started non-idempotent calls (QUEUE-31). */
+  startedCalls?: StartedCallLog;
 }
 
 /**
@@ -107,11 +129,15 @@ export function runRemoteChild(runtime: Runtime, child: RemoteChild, setting: Re
   };
   const meter = setting.meter ?? (child.budget ? new BudgetMeter(child.budget) : undefined);
   const files = (child.files ?? []).map((file) => ({ path: file.path, mediaType: file.mediaType, data: Buffer.from(file.base64, 'base64') }));
-  // A journaled tree's child replays its subtree's journaled answers and calls by place (QUEUE-13).
-  const journal = child.journal ? { journal: new JournalReplay(child.journal.events, child.journal.session) } : {};
+  // A journaled tree's child replays its subtree's journaled answers and calls by place (QUEUE-13);
+  // a job taken over replays, besides, the non-idempotent calls its earlier attempts started (QUEUE-31).
+  const earlier = setting.startedCalls?.earlier ?? [];
+  const events = [...(child.journal?.events ?? []), ...earlier];
+  const journal = child.journal || earlier.length > 0 ? { journal: new JournalReplay(events, child.journal?.session ?? 0) } : {};
+  const startedCalls = setting.startedCalls ? { startedCalls: setting.startedCalls } : {};
   return runRequest(runtime, child.request, options, {
     parent: child.parent,
-    tree: { meter, bounds: setting.bounds ?? new TreeBounds(child.limits), ...journal },
+    tree: { meter, bounds: setting.bounds ?? new TreeBounds(child.limits), ...journal, ...startedCalls },
     ...(child.worker ? { worker: true } : {}),
     ...(files.length === 0 ? {} : { files }),
   });

@@ -5,6 +5,8 @@ import { abortable, onAbort } from '../protocol/cancellation.js';
 import { DelegateError, UsageError, cancelled, type ProtocolError } from '../protocol/errors.js';
 import type { RemoteChild, RemoteChildHooks, RemoteChildRunner } from '../protocol/remote-child.js';
 import type { RunResult } from '../protocol/runtime.js';
+import { RunTrace } from '../protocol/trace.js';
+import { addCost, addUsage, type UsageSummary } from '../protocol/usage.js';
 import type { Budget } from '../protocol/budget.js';
 import type { TreeLimits } from '../protocol/tree-bounds.js';
 import {
@@ -26,6 +28,7 @@ import { RedisTreeBounds } from './redis-tree-bounds.js';
 import { connectionFor, DEFAULT_QUEUE_NAME } from './redis-url.js';
 import { failedResult, resultFromJson, type RunResultJson } from './run-result-json.js';
 import { TraceStreamReader } from './trace-relay.js';
+import { earlierAttempts } from './job-attempt.js';
 
 /** How long a child's job may take before its caller gives up on it (QUEUE-10): one hour. */
 export const DEFAULT_JOB_TIMEOUT_MS = 3_600_000;
@@ -59,6 +62,8 @@ export interface QueueChildRunnerOptions {
 export interface JobReturn {
   result: RunResultJson;
   trace: string | null;
+  /** Which attempt at the job the result is (QUEUE-8): the caller adds what the earlier ones paid (QUEUE-32). */
+  attempt?: number;
 }
 
 /** Sends child runs to a BullMQ queue on Redis and waits for their results (QUEUE-1, QUEUE-3). */
@@ -140,6 +145,7 @@ export class QueueChildRunner implements RemoteChildRunner {
     }
     let grace: ReturnType<typeof setTimeout> | undefined;
     let unfollow = (): void => undefined;
+    const jobId = job.id ?? jobIdOf(child);
     const abandoned = new Promise<RunResult>((settle) => {
       // Followed only while this child is waited for: a finished child has nothing to cancel.
       unfollow = onAbort(hooks.signal, () => {
@@ -164,17 +170,49 @@ export class QueueChildRunner implements RemoteChildRunner {
         const error = this.jobError(outcome.error);
         // A job no one waits for any more is ended where it is: removed while waiting, aborted on its worker (QUEUE-22).
         if (error.data.timeoutMs !== undefined) await this.cancelJob(job);
-        return failedResult(child.id, error);
+        // Every attempt that was abandoned paid for its answers all the same (QUEUE-32).
+        return this.withEarlierAttempts(failedResult(child.id, error), child, hooks, jobId, undefined);
       }
       await this.reader?.reached(tree, outcome.value.trace);
       // What the child spent counts before the caller's next model call checks the budget (QUEUE-6).
       // So does a refusal of a run below it (QUEUE-20).
       await Promise.all([this.meters.get(tree)?.sync(), this.counts.get(tree)?.sync()]);
-      return resultFromJson(outcome.value.result);
+      const result = resultFromJson(outcome.value.result);
+      const attempt = outcome.value.attempt ?? 1;
+      return attempt > 1 ? await this.withEarlierAttempts(result, child, hooks, jobId, attempt) : result;
     } finally {
       unfollow();
       clearTimeout(grace);
     }
+  }
+
+  /**
+   * The child's result with what the attempts at its job before `before` (all, when undefined) paid
+   * added to its usage, and traced as `queue.retried` (QUEUE-32, TRACE-24); the result as it is when
+   * none paid anything or Redis cannot say.
+   */
+  private async withEarlierAttempts(
+    result: RunResult,
+    child: RemoteChild,
+    hooks: RemoteChildHooks,
+    jobId: string,
+    before: number | undefined,
+  ): Promise<RunResult> {
+    const earlier = await earlierAttempts(this.command, this.queueName, jobId, before).catch(() => undefined);
+    if (!earlier) return result;
+    if (hooks.tracer) {
+      new RunTrace(hooks.tracer, child.id, child.parent.run, child.parent.depth + 1).emit('queue.retried', {
+        job: jobId,
+        attempts: earlier.attempts,
+        usage: earlier.usage,
+      });
+    }
+    const add = (usage: UsageSummary): UsageSummary => ({
+      ...usage,
+      ...addUsage(usage, earlier.usage),
+      costUsd: addCost(usage.costUsd, earlier.usage.costUsd),
+    });
+    return { ...result, usage: add(result.usage), usageTotal: add(result.usageTotal) };
   }
 
   /** The tree's budget meter shared through Redis with every process of the tree (QUEUE-6): one per tree session (QUEUE-12) in this process. */
