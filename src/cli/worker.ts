@@ -145,6 +145,7 @@ export async function workerMain(argv: string[], io: CliIo, started?: (worker: Q
       runtime,
       confirm: createApprovalHook({ mode: args.approve }),
       model: (spec, standsFor) => ReplayStandIn.of(models.create(spec), standsFor),
+      say: (line) => say(`delegate-worker: ${line}`),
     });
   } catch (error) {
     say(`delegate-worker: ${(error as Error).message}`);

@@ -29,6 +29,7 @@ import { connectionFor, DEFAULT_QUEUE_NAME } from './redis-url.js';
 import { failedResult, resultFromJson, type RunResultJson } from './run-result-json.js';
 import { TraceStreamReader } from './trace-relay.js';
 import { earlierAttempts } from './job-attempt.js';
+import { type ErrorEmitter, RedisOutage } from './redis-outage.js';
 
 /** How long a child's job may take before its caller gives up on it (QUEUE-10): one hour. */
 export const DEFAULT_JOB_TIMEOUT_MS = 3_600_000;
@@ -41,6 +42,9 @@ const COMMAND_TIMEOUT_MS = 5000;
 
 /** How long Redis may not answer at start before the queue is refused (QUEUE-9). */
 const CONNECT_TIMEOUT_MS = 3000;
+
+/** How often a caller looks whether the jobs it waits for are still in Redis (QUEUE-33); it looks too whenever its connection is ready again. */
+export const JOB_CHECK_INTERVAL_MS = 10_000;
 
 /** Options of {@link QueueChildRunner.connect}. */
 export interface QueueChildRunnerOptions {
@@ -56,6 +60,8 @@ export interface QueueChildRunnerOptions {
    * to the tree's stream.
    */
   relay: boolean;
+  /** Says a line to the operator (the CLI: stderr): a Redis outage, once (QUEUE-34). */
+  say?: (line: string) => void;
 }
 
 /** What a job's return value holds: the child's result and the id of its last trace event in the tree's stream. */
@@ -75,6 +81,9 @@ export class QueueChildRunner implements RemoteChildRunner {
   private readonly claims = new Map<string, RedisCassetteClaims>();
   /** The resumed trees whose earlier sessions this process has ended (QUEUE-14), by tree session. */
   private readonly superseded = new Map<string, Promise<void>>();
+  /** The jobs waited for here, by id, each with the way to fail its wait when the job is gone from Redis (QUEUE-33). */
+  private readonly waiting = new Map<string, (message: string) => void>();
+  private readonly checker: ReturnType<typeof setInterval>;
 
   private constructor(
     readonly queueName: string,
@@ -84,9 +93,19 @@ export class QueueChildRunner implements RemoteChildRunner {
     private readonly command: Redis,
     private readonly reader: TraceStreamReader | undefined,
     private readonly timeoutMs: number,
+    private readonly outage: RedisOutage,
   ) {
     // A connection that gave up reconnecting fails every waiting child instead of leaving it hanging (QUEUE-9).
     this.lost = new Promise((lose) => command.once('end', () => lose(`Lost the connection to Redis at ${url}.`)));
+    // A Redis back after an outage may have come back empty: the jobs waited for are looked for at once, and every 10 s besides (QUEUE-33).
+    outage.follow(command, () => void this.checkJobs());
+    this.checker = setInterval(() => void this.checkJobs(), JOB_CHECK_INTERVAL_MS);
+    this.checker.unref();
+  }
+
+  /** Handles the errors of another connection of this process as the runner's own: said once per outage (QUEUE-34). */
+  watch<T extends ErrorEmitter>(emitter: T): T {
+    return this.outage.watch(emitter);
   }
 
   /** Connects to Redis and the queue; throws a UsageError naming the URL when Redis cannot be reached (QUEUE-9). */
@@ -96,6 +115,7 @@ export class QueueChildRunner implements RemoteChildRunner {
     // A Redis that stays connected but stops answering fails each command after 5 s instead of hanging the run (QUEUE-9);
     // only this connection: BullMQ's blocking ones wait by design.
     const command = new Redis({ ...connection, lazyConnect: true, enableOfflineQueue: false, maxRetriesPerRequest: 1, commandTimeout: COMMAND_TIMEOUT_MS });
+    // Refused at start, Redis is the usage error below, not an outage (QUEUE-9).
     command.on('error', () => undefined);
     try {
       await abortable(
@@ -109,14 +129,16 @@ export class QueueChildRunner implements RemoteChildRunner {
         queue: options.url,
       });
     }
+    // Every connection's errors are handled from now on, and an outage said once (QUEUE-34).
+    const outage = new RedisOutage(options.url, options.say);
     // Its own commands are bounded one by one (`answered`): adding a job, looking at or removing one, closing (QUEUE-9).
-    const queue = new Queue(queueName, { connection: { ...connection, enableOfflineQueue: false, maxRetriesPerRequest: 1 } });
-    queue.on('error', () => undefined);
-    const events = new QueueEvents(queueName, { connection });
-    events.on('error', () => undefined);
+    const queue = outage.watch(new Queue(queueName, { connection: { ...connection, enableOfflineQueue: false, maxRetriesPerRequest: 1 } }));
+    const events = outage.watch(new QueueEvents(queueName, { connection }));
     await events.waitUntilReady();
-    const reader = options.relay ? new TraceStreamReader(command.duplicate({ maxRetriesPerRequest: null, enableOfflineQueue: true }), queueName) : undefined;
-    return new QueueChildRunner(queueName, options.url, queue, events, command, reader, options.timeoutMs ?? DEFAULT_JOB_TIMEOUT_MS);
+    const reader = options.relay
+      ? new TraceStreamReader(outage.watch(command.duplicate({ maxRetriesPerRequest: null, enableOfflineQueue: true })), queueName)
+      : undefined;
+    return new QueueChildRunner(queueName, options.url, queue, events, command, reader, options.timeoutMs ?? DEFAULT_JOB_TIMEOUT_MS, outage);
   }
 
   /** Queues the child as a job, relays its events, and resolves to its result (QUEUE-3); never throws. */
@@ -146,9 +168,12 @@ export class QueueChildRunner implements RemoteChildRunner {
     let grace: ReturnType<typeof setTimeout> | undefined;
     let unfollow = (): void => undefined;
     const jobId = job.id ?? jobIdOf(child);
+    const gone = new Promise<string>((settle) => this.waiting.set(jobId, settle));
     const abandoned = new Promise<RunResult>((settle) => {
       // Followed only while this child is waited for: a finished child has nothing to cancel.
       unfollow = onAbort(hooks.signal, () => {
+        // Removed by its cancellation, the job is not gone from Redis for the check (QUEUE-33).
+        this.waiting.delete(jobId);
         // The top process's run cancelled is the whole tree cancelled (QUEUE-7); a job's run
         // cancelled on a worker ends only the jobs it waits for, which end theirs (QUEUE-22).
         void (this.reader ? this.cancelTree(tree).then(() => removeIfWaiting(job)) : this.cancelJob(job));
@@ -163,6 +188,7 @@ export class QueueChildRunner implements RemoteChildRunner {
         ),
         abandoned.then((result) => ({ result })),
         this.lost.then((message) => ({ lost: message })),
+        gone.then((message) => ({ lost: message })),
       ]);
       if ('result' in outcome) return outcome.result;
       if ('lost' in outcome) return failedResult(child.id, new DelegateError('worker_error', outcome.lost, { queue: this.queueName }));
@@ -181,6 +207,7 @@ export class QueueChildRunner implements RemoteChildRunner {
       const attempt = outcome.value.attempt ?? 1;
       return attempt > 1 ? await this.withEarlierAttempts(result, child, hooks, jobId, attempt) : result;
     } finally {
+      this.waiting.delete(jobId);
       unfollow();
       clearTimeout(grace);
     }
@@ -213,6 +240,27 @@ export class QueueChildRunner implements RemoteChildRunner {
       costUsd: addCost(usage.costUsd, earlier.usage.costUsd),
     });
     return { ...result, usage: add(result.usage), usageTotal: add(result.usageTotal) };
+  }
+
+  /**
+   * Fails the wait of every job that is gone from Redis (QUEUE-33): a Redis restarted empty, or one
+   * that evicted the job's keys, would otherwise leave it waiting until --queue-timeout. A look that
+   * Redis does not answer decides nothing; the next one, or the connection's end (QUEUE-9), does.
+   */
+  private async checkJobs(): Promise<void> {
+    const ids = [...this.waiting.keys()];
+    if (ids.length === 0) return;
+    const replies = await this.command
+      .pipeline(ids.map((id) => ['exists', this.queue.toKey(id)]))
+      .exec()
+      .catch(() => null);
+    ids.forEach((id, index) => {
+      const [error, exists] = replies?.[index] ?? [null, 1];
+      if (error || exists !== 0) return;
+      this.waiting.get(id)?.(
+        `The child run's job ${id} is gone from Redis at ${this.url} (Redis restarted empty, or evicted the job's keys); its result will never come.`,
+      );
+    });
   }
 
   /** The tree's budget meter shared through Redis with every process of the tree (QUEUE-6): one per tree session (QUEUE-12) in this process. */
@@ -312,6 +360,8 @@ export class QueueChildRunner implements RemoteChildRunner {
 
   /** Stops relaying, deletes the streams of the trees it relayed and closes every connection. */
   async close(): Promise<void> {
+    clearInterval(this.checker);
+    this.outage.close();
     if (this.reader) {
       await this.reader.forget(this.command);
       await this.reader.close();

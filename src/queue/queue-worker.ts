@@ -33,6 +33,8 @@ export interface QueueWorkerOptions {
   confirm?: ConfirmHook;
   /** How long a job's lock lasts without renewal before another worker may take it (default 30 s, QUEUE-8). */
   lockMs?: number;
+  /** Says a line to the operator (the CLI: stderr): a Redis outage, once (QUEUE-34). */
+  say?: (line: string) => void;
 }
 
 /** A running worker: close it to stop taking jobs (running ones finish first). */
@@ -46,13 +48,12 @@ export async function startQueueWorker(options: QueueWorkerOptions): Promise<Que
   const queueName = options.queueName ?? DEFAULT_QUEUE_NAME;
   const connection = connectionFor(options.url);
   // Children of children are jobs again (QUEUE-3); their events go to the tree's stream directly.
-  const runner = await QueueChildRunner.connect({ url: options.url, queueName, relay: false });
+  const runner = await QueueChildRunner.connect({ url: options.url, queueName, relay: false, ...(options.say ? { say: options.say } : {}) });
   options.runtime.useChildRunner(runner);
   const id = `${hostname()}:${process.pid}`;
-  const publisher = new Redis({ ...connection, maxRetriesPerRequest: 1 });
-  publisher.on('error', () => undefined);
-  const subscriber = new Redis({ ...connection, maxRetriesPerRequest: null });
-  subscriber.on('error', () => undefined);
+  // Every connection's errors are handled with the runner's, an outage said once (QUEUE-34).
+  const publisher = runner.watch(new Redis({ ...connection, maxRetriesPerRequest: 1 }));
+  const subscriber = runner.watch(new Redis({ ...connection, maxRetriesPerRequest: null }));
   const active = new Map<string, Set<AbortController>>();
   // The jobs running here by id, so one its caller gave up on can be ended alone (QUEUE-22).
   const jobs = new Map<string, AbortController>();
@@ -137,7 +138,7 @@ export async function startQueueWorker(options: QueueWorkerOptions): Promise<Que
     stalledInterval: Math.max(500, Math.round(lockMs / 2)),
     maxStalledCount: 3,
   });
-  worker.on('error', () => undefined);
+  runner.watch(worker);
   await worker.waitUntilReady();
   return {
     id,
