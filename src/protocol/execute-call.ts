@@ -144,7 +144,9 @@ export async function executeCall(scope: CallScope, entry: BatchEntry, prepared:
     const journaled = scope.tree.journal?.takeCall(scope.run.id, entry.id, paramsOf(call));
     if (journaled && journaled.state !== 'started') return replayCall(scope, entry, call, journaled);
     scope.trace.emit('call.started', { call: entry.id, tool: toolName, params: paramsOf(call), instance: call._instance ?? null });
-    if (journaled && activityName !== undefined) await confirmRerun(scope, entry, call, tool, activityName);
+    // Started before and not finished: in an interrupted run (JOURNAL-5), or in an abandoned attempt at a queued job (QUEUE-31).
+    const startedBefore = journaled !== undefined || scope.tree.startedCalls?.startedBefore({ run: scope.run.id, call: entry.id, tool: toolName }) === true;
+    if (startedBefore && activityName !== undefined) await confirmRerun(scope, entry, call, tool, activityName);
     call = await confirm(scope, entry, call, tool);
     scope.counters.toolCalls++;
     let result: unknown;

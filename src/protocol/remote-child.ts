@@ -80,12 +80,12 @@ export interface StartedCall {
 
 /**
  * Where a queued job's non-idempotent calls are recorded as they start (QUEUE-31), and what earlier
- * attempts at the job recorded: a job taken over replays those as a resumed journal's started calls
- * (JOURNAL-5), so such a call is asked about before it runs again.
+ * attempts at the job recorded: an attempt that took the job over treats those as a resumed
+ * journal's started calls (JOURNAL-5), so such a call is asked about before it runs again.
  */
 export interface StartedCallLog {
-  /** The calls earlier attempts at the job started, as `call.started` events. */
-  readonly earlier: readonly TraceEvent[];
+  /** True when an earlier attempt at the job started this call: the same run, call id and tool, whatever its parameters. */
+  startedBefore(call: Omit<StartedCall, 'params'>): boolean;
   /** Records a call before its Activity runs; rejects when the record cannot be made, and the call is then not run. */
   record(call: StartedCall): Promise<void>;
 }
@@ -129,11 +129,9 @@ export function runRemoteChild(runtime: Runtime, child: RemoteChild, setting: Re
   };
   const meter = setting.meter ?? (child.budget ? new BudgetMeter(child.budget) : undefined);
   const files = (child.files ?? []).map((file) => ({ path: file.path, mediaType: file.mediaType, data: Buffer.from(file.base64, 'base64') }));
-  // A journaled tree's child replays its subtree's journaled answers and calls by place (QUEUE-13);
-  // a job taken over replays, besides, the non-idempotent calls its earlier attempts started (QUEUE-31).
-  const earlier = setting.startedCalls?.earlier ?? [];
-  const events = [...(child.journal?.events ?? []), ...earlier];
-  const journal = child.journal || earlier.length > 0 ? { journal: new JournalReplay(events, child.journal?.session ?? 0) } : {};
+  // A journaled tree's child replays its subtree's journaled answers and calls by place (QUEUE-13).
+  const journal = child.journal ? { journal: new JournalReplay(child.journal.events, child.journal.session) } : {};
+  // A job taken over asks before it repeats a non-idempotent call an earlier attempt started (QUEUE-31).
   const startedCalls = setting.startedCalls ? { startedCalls: setting.startedCalls } : {};
   return runRequest(runtime, child.request, options, {
     parent: child.parent,

@@ -13,6 +13,15 @@ import { attemptUsageKey, KEPT_SECONDS, startedCallsKey } from './queue-keys.js'
 /** How long recording a started call, or reading earlier attempts', may wait for Redis (QUEUE-9). */
 const RECORD_TIMEOUT_MS = 5000;
 
+/**
+ * Appends a started call (ARGV[2]) to the list KEYS[2], kept ARGV[3] seconds, only while the job's
+ * lock KEYS[1] holds this attempt's token ARGV[1] (QUEUE-31); 1 when it did.
+ */
+const RECORD_WHILE_LOCKED = `if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
+redis.call('RPUSH', KEYS[2], ARGV[2])
+redis.call('EXPIRE', KEYS[2], ARGV[3])
+return 1`;
+
 /** What an attempt paid for its own model answers: tokens and dollars (`null` when a price is unknown). */
 export type AttemptUsage = Usage & { costUsd: number | null };
 
@@ -40,8 +49,10 @@ export class JobAttempt implements StartedCallLog {
     private readonly job: string,
     private readonly run: string,
     private readonly attempt: number,
-    readonly earlier: readonly TraceEvent[],
+    /** The calls earlier attempts started, by run, call id and tool. */
+    private readonly earlier: ReadonlySet<string>,
     private readonly url: string,
+    private readonly lock: { key: string; token: string },
   ) {}
 
   /**
@@ -49,23 +60,44 @@ export class JobAttempt implements StartedCallLog {
    * calls the earlier ones recorded. A Redis that cannot give them fails the attempt (it throws),
    * since running without them could repeat an effect.
    */
-  static async begin(client: Redis, where: { queueName: string; url: string }, job: string, run: string, attempt: number): Promise<JobAttempt> {
-    const lines = attempt > 1 ? await bounded(client.lrange(startedCallsKey(where.queueName, job), 0, -1)) : [];
-    const earlier = lines.flatMap((line) => startedEvent(line));
-    return new JobAttempt(client, where.queueName, job, run, attempt, earlier, where.url);
+  static async begin(
+    client: Redis,
+    where: { queueName: string; url: string },
+    job: { id: string; run: string; attempt: number; lock: { key: string; token: string } },
+  ): Promise<JobAttempt> {
+    const lines = job.attempt > 1 ? await bounded(client.lrange(startedCallsKey(where.queueName, job.id), 0, -1)) : [];
+    const earlier = new Set(lines.flatMap((line) => recordedCall(line)));
+    return new JobAttempt(client, where.queueName, job.id, job.run, job.attempt, earlier, where.url, job.lock);
   }
 
-  /** Records a non-idempotent call before its Activity runs (QUEUE-31); a record Redis does not take fails the call, unrun. */
+  /** True when an earlier attempt started this call (QUEUE-31): its parameters may differ, since the model was asked again. */
+  startedBefore(call: Omit<StartedCall, 'params'>): boolean {
+    return this.earlier.has(callKey(call));
+  }
+
+  /**
+   * Records a non-idempotent call before its Activity runs (QUEUE-31), in one step with a look at the
+   * job's lock: an attempt whose job another worker took over records nothing and fails the call,
+   * unrun, as it does when Redis does not take the record.
+   */
   async record(call: StartedCall): Promise<void> {
-    const key = startedCallsKey(this.queueName, this.job);
+    const unrun = `The call to "${call.tool}" (${call.call}) was not run: its Activity is not idempotent`;
+    let recorded: unknown;
     try {
-      await bounded(this.client.multi().rpush(key, JSON.stringify(call)).expire(key, KEPT_SECONDS).exec());
+      recorded = await bounded(
+        this.client.eval(RECORD_WHILE_LOCKED, 2, this.lock.key, startedCallsKey(this.queueName, this.job), this.lock.token, JSON.stringify(call), KEPT_SECONDS),
+      );
     } catch (error) {
       throw new DelegateError(
         'worker_error',
-        `The call to "${call.tool}" (${call.call}) was not run: its Activity is not idempotent, and recording that it started failed on Redis at ${this.url} (${(error as Error).message}), so a worker taking the job over could run it again.`,
+        `${unrun}, and recording that it started failed on Redis at ${this.url} (${(error as Error).message}), so a worker taking the job over could run it again.`,
         { toolName: call.tool },
       );
+    }
+    if (recorded !== 1) {
+      throw new DelegateError('worker_error', `${unrun}, and this attempt at the job lost its lock: another worker took the job over.`, {
+        toolName: call.tool,
+      });
     }
   }
 
@@ -90,13 +122,18 @@ function bounded<T>(work: Promise<T>): Promise<T> {
   return abortable(work, AbortSignal.timeout(RECORD_TIMEOUT_MS), () => new Error(`Redis did not answer within ${RECORD_TIMEOUT_MS / 1000} s.`));
 }
 
-/** A recorded call as the `call.started` event a resumed journal holds (JOURNAL-5); nothing for a line that is no record. */
-function startedEvent(line: string): TraceEvent[] {
+/** A call's place: its run, call id and tool. */
+function callKey(call: Omit<StartedCall, 'params'>): string {
+  return `${call.run}\u0000${call.call}\u0000${call.tool}`;
+}
+
+/** The place of a recorded call; nothing for a line that is no record. */
+function recordedCall(line: string): string[] {
   const parsed = parseJson(line);
   if (!parsed.ok || !isJsonObject(parsed.value)) return [];
   const call = parsed.value as Partial<StartedCall>;
-  if (typeof call.run !== 'string' || typeof call.call !== 'string') return [];
-  return [{ ts: '', event: 'call.started', run: call.run, parent: null, depth: 0, call: call.call, tool: call.tool ?? '', params: call.params ?? {} }];
+  if (typeof call.run !== 'string' || typeof call.call !== 'string' || typeof call.tool !== 'string') return [];
+  return [callKey({ run: call.run, call: call.call, tool: call.tool })];
 }
 
 /** What the attempts at a job before `before` paid (all of them when `before` is undefined), by the hash QUEUE-32 keeps; `undefined` when none did. */

@@ -94,7 +94,11 @@ export async function startQueueWorker(options: QueueWorkerOptions): Promise<Que
       });
       // The calls earlier attempts started and the usage of this one go to Redis (QUEUE-31, QUEUE-32).
       try {
-        attempt = await JobAttempt.begin(publisher, { queueName, url: options.url }, job.id ?? jobId, child.id, attemptNumber);
+        attempt = await JobAttempt.begin(
+          publisher,
+          { queueName, url: options.url },
+          { id: job.id ?? jobId, run: child.id, attempt: attemptNumber, lock: { key: lock, token: token ?? '' } },
+        );
       } catch (error) {
         const problem = `Cannot read from Redis at ${options.url} which calls earlier attempts at the job started: ${(error as Error).message}`;
         return done(failedResult(child.id, new DelegateError('worker_error', problem, { queue: queueName })));

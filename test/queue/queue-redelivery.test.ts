@@ -1,6 +1,7 @@
 // A job whose worker is alive but busy keeps its lock, and a job taken over does not run a non-idempotent Activity again unasked nor lose what its abandoned attempt paid (QUEUE-30 to QUEUE-32); real redis-server, real delegate-worker processes.
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { Redis } from 'ioredis';
 import { describe, expect, it } from 'vitest';
 import { exited, folderWith, readTrace, startCli, tempDir, waitFor } from '../helpers/cli.js';
 import { bossOf } from '../helpers/queue-fixture.js';
@@ -18,15 +19,18 @@ const BOSS_STEPS = [
 /**
  * A boss delegating one task whose first answer calls `charge`, an Activity marked `idempotent: false`
  * that appends a line to `charged` in the folder, then blocks the event loop for CHARGE_BUSY_MS and
- * waits CHARGE_SLEEP_MS (both from the worker's environment).
+ * waits CHARGE_SLEEP_MS (both from the worker's environment). With `pauseFirst`, the task's first
+ * answer calls `pause` instead (idempotent: a line in `paused`, then PAUSE_MS of waiting), and its
+ * second the charge.
  */
-function chargeFolder(): string {
+function chargeFolder(options: { pauseFirst?: boolean } = {}): string {
   const task = {
     meta: { name: 'task' },
     context: [
       { type: 'system', text: 'Charge the card.' },
       { type: 'input', schema: { type: 'object', properties: { n: { type: 'number' } }, required: ['n'] } },
       { type: 'tool', tool: { charge: { description: 'Charges the card, once.', properties: { amount: { type: 'number' } }, required: ['amount'] } } },
+      { type: 'tool', tool: { pause: { description: 'Waits a moment.', properties: {} } } },
     ],
     schema: { type: 'string' },
   };
@@ -43,8 +47,16 @@ function chargeFolder(): string {
     entries: [
       { match: { request: 'boss', step: 0 }, solution: { calls: [{ _tool: 'work', n: 0, _outputPath: '†state.r0' }], output: null }, usage: BOSS_STEPS[0] },
       { match: { request: 'boss', step: 1 }, repeat: true, solution: { calls: [], output: { done: 1 } }, usage: BOSS_STEPS[1] },
-      { match: { request: 'task', step: 0 }, repeat: true, solution: { calls: [{ _tool: 'charge', amount: 5 }], output: null }, usage: TASK_STEP_0 },
-      { match: { request: 'task', step: 1 }, repeat: true, solution: { calls: [], output: 'charged' }, usage: TASK_STEP_1 },
+      ...(options.pauseFirst
+        ? [{ match: { request: 'task', step: 0 }, repeat: true, solution: { calls: [{ _tool: 'pause' }], output: null }, usage: TASK_STEP_1 }]
+        : []),
+      {
+        match: { request: 'task', step: options.pauseFirst ? 1 : 0 },
+        repeat: true,
+        solution: { calls: [{ _tool: 'charge', amount: 5 }], output: null },
+        usage: TASK_STEP_0,
+      },
+      { match: { request: 'task', step: options.pauseFirst ? 2 : 1 }, repeat: true, solution: { calls: [], output: 'charged' }, usage: TASK_STEP_1 },
     ],
   };
   const folder = folderWith({ 'boss.json': boss, 'task.json': task, 'boss.cassette.json': cassette }, 'delegate-redelivery-');
@@ -62,15 +74,20 @@ export default {
     },
     { idempotent: false },
   ),
+  pause: async () => {
+    appendFileSync(${JSON.stringify(join(folder, 'paused'))}, process.pid + '\\n');
+    await new Promise((wait) => setTimeout(wait, Number(process.env.PAUSE_MS ?? 0)));
+    return 'paused';
+  },
 };
 `,
   );
   return folder;
 }
 
-/** The lines of the charge marker: one per time the Activity ran. */
-function charges(folder: string): string[] {
-  const path = join(folder, 'charged');
+/** The lines of a marker (`charged`, `paused`): one per time its Activity ran. */
+function charges(folder: string, marker = 'charged'): string[] {
+  const path = join(folder, marker);
   return existsSync(path) ? readFileSync(path, 'utf8').trim().split('\n').filter(Boolean) : [];
 }
 
@@ -133,4 +150,40 @@ describe.skipIf(!redisAvailable)(redisAvailable ? 'a job redelivered, on a real 
     const completed = events.find((event) => event.event === 'delegate.completed');
     expect(completed).toMatchObject({ usage: { inputTokens: 2 * TASK_STEP_0.inputTokens + TASK_STEP_1.inputTokens } });
   }, 60_000);
+
+  it('lets a worker stopped mid-job, whose job was taken over, run no non-idempotent call when it goes on: its record needs the lock (QUEUE-31)', async () => {
+    const queue = freshQueue();
+    const folder = chargeFolder({ pauseFirst: true });
+    const flags = ['--activities', join(folder, 'charge.mjs')];
+    const [stopped] = await pool.start(1, queue, ['--lock-seconds', '1', ...flags], { PAUSE_MS: '3000' });
+    if (!stopped) throw new Error('no worker started');
+    const trace = join(tempDir(), 'trace.jsonl');
+    const { done } = startCli([bossOf(folder), '--json', '--quiet', '--queue', pool.redis.url, '--queue-name', queue, '--trace', trace]);
+    // Stopped whole, its lock-keeping thread too, before it reached the charge: the lock lapses and another worker takes the job.
+    await waitFor(() => charges(folder, 'paused').length === 1, 20_000);
+    stopped.child.kill('SIGSTOP');
+    try {
+      await pool.start(1, queue, ['--lock-seconds', '10', ...flags]);
+      const result = await exited(done, 'the parent of a stopped worker', 45_000);
+      expect(result.code, result.stderr).toBe(0);
+      expect(charges(folder)).toHaveLength(1);
+      const root = String(readTrace(trace)[0]?.run);
+      // Going on, the stopped worker reaches the charge with a lock that is no longer its own.
+      stopped.child.kill('SIGCONT');
+      const client = new Redis(pool.redis.port, '127.0.0.1');
+      try {
+        const refused = async () => JSON.stringify(await client.xrange(`delegate-run:${queue}:trace:${root}`, '-', '+')).includes('lost its lock');
+        const started = Date.now();
+        while (!(await refused())) {
+          if (Date.now() - started > 20_000) throw new Error('the stopped worker never reached the charge');
+          await new Promise((wait) => setTimeout(wait, 200));
+        }
+      } finally {
+        client.disconnect();
+      }
+      expect(charges(folder)).toHaveLength(1);
+    } finally {
+      stopped.child.kill('SIGCONT');
+    }
+  }, 90_000);
 });
