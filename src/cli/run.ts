@@ -425,10 +425,12 @@ export function runOptionsFor(args: ParsedArguments, io: CliIo): RunOptions {
 }
 
 /** The queue options of `--queue`, `--queue-name` and `--queue-timeout` (CLI-24): this process relays its tree's remote events. */
-function queueOptions(args: ParsedArguments): QueueChildRunnerOptions {
+function queueOptions(args: ParsedArguments, say: (line: string) => void): QueueChildRunnerOptions {
   return {
     url: args.queue as string,
     relay: true,
+    // A Redis outage is said once, whatever --quiet says: it explains the failed calls that follow (QUEUE-34).
+    say: (line) => say(`delegate-run: ${line}`),
     ...(args.queueName === undefined ? {} : { queueName: args.queueName }),
     ...(args.queueTimeoutMs === undefined ? {} : { timeoutMs: args.queueTimeoutMs }),
   };
@@ -491,7 +493,7 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
     stopIdle = io.onIdle?.(() => pending.failStalled().length > 0);
     // Every delegation becomes a job for delegate-worker processes (CLI-24, QUEUE-1); Redis is reached now or never.
     // Loaded only then: BullMQ and its Redis client cost every other run nothing.
-    queue = args.queue === undefined ? undefined : await (await import('../queue/queue-child-runner.js')).QueueChildRunner.connect(queueOptions(args));
+    queue = args.queue === undefined ? undefined : await (await import('../queue/queue-child-runner.js')).QueueChildRunner.connect(queueOptions(args, say));
     runtime.useChildRunner(queue);
     const loaded = await loadEntry(runtime, requestPath);
     const { model, runId } = queuedTop(queue, resumed, chooseModel(args, loaded.loaded, runtime.models as ModelChooser, io, say));
