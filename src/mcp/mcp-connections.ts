@@ -4,11 +4,15 @@ import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
 import { abortable } from '../protocol/cancellation.js';
 import type { McpToolsetMessage } from '../protocol/messages/toolset.js';
+import { boundedHttpFetch } from './bounded-http-fetch.js';
+import { BoundedLineReader, type LineReader } from './bounded-line-reader.js';
 
 /** How long starting a server and listing its tools may take before it counts as failed to start (MCP-4). */
 export const MCP_CONNECT_TIMEOUT_MS = 30_000;
 /** How long one tool call may go without an answer or a progress notification (MCP-5). */
 export const MCP_CALL_TIMEOUT_MS = 600_000;
+/** How many bytes one message of a server (a call's answer, a page of its listing) may hold, unless the toolset says `maxResultBytes` (MCP-20). */
+export const MCP_MAX_RESULT_BYTES = 10 * 1024 * 1024;
 /** How much of a stdio server's last standard error is kept to explain its failure (MCP-6). */
 const STDERR_TAIL_CHARS = 2000;
 /**
@@ -20,7 +24,7 @@ const SERVER_EXIT_MS = 5000;
 const SESSION_END_MS = 5000;
 
 /** Where a server is: a command started on stdio, or a URL (MCP-2). */
-export type McpServerSpec = Pick<McpToolsetMessage, 'command' | 'args' | 'env' | 'url'> & {
+export type McpServerSpec = Pick<McpToolsetMessage, 'command' | 'args' | 'env' | 'url' | 'maxResultBytes'> & {
   /** The folder a command starts in. */
   cwd?: string;
 };
@@ -39,9 +43,11 @@ export interface McpConnection {
 
 /** The key of a server within a tree: the same command, arguments, environment and folder, or the same URL, is the same server (MCP-4). */
 export function serverKey(spec: McpServerSpec): string {
+  // The bound of its messages is read on the connection itself, so two bounds are two connections (MCP-20).
+  const limit = spec.maxResultBytes ?? MCP_MAX_RESULT_BYTES;
   return spec.url !== undefined
-    ? JSON.stringify({ url: spec.url })
-    : JSON.stringify({ command: spec.command, args: spec.args ?? [], env: spec.env ?? {}, cwd: spec.cwd ?? null });
+    ? JSON.stringify({ url: spec.url, limit })
+    : JSON.stringify({ command: spec.command, args: spec.args ?? [], env: spec.env ?? {}, cwd: spec.cwd ?? null, limit });
 }
 
 /** The server in words: its command line or its URL. */
@@ -119,10 +125,19 @@ class OpenConnection implements McpConnection {
     this.ended = said === '' ? reason : `${reason}; it last wrote: ${said.slice(-STDERR_TAIL_CHARS)}`;
   }
 
+  /** The most bytes one message of the server may hold (MCP-20). */
+  private limit(): number {
+    return this.spec.maxResultBytes ?? MCP_MAX_RESULT_BYTES;
+  }
+
   private async transport(): Promise<Transport> {
     if (this.spec.url !== undefined) {
       const { StreamableHTTPClientTransport } = await import('@modelcontextprotocol/sdk/client/streamableHttp.js');
-      const transport = new StreamableHTTPClientTransport(new URL(this.spec.url));
+      // No stream is resumed: a call's stream that ends or breaks before its answer fails the call (MCP-18).
+      const transport = new StreamableHTTPClientTransport(new URL(this.spec.url), {
+        fetch: boundedHttpFetch(this.limit()),
+        reconnectionOptions: { initialReconnectionDelay: 1000, maxReconnectionDelay: 30_000, reconnectionDelayGrowFactor: 1.5, maxRetries: 0 },
+      });
       this.endSession = () => transport.terminateSession();
       return transport;
     }
@@ -133,7 +148,11 @@ class OpenConnection implements McpConnection {
       ...(this.spec.env === undefined ? {} : { env: this.spec.env }),
       ...(this.spec.cwd === undefined ? {} : { cwd: this.spec.cwd }),
       stderr: 'pipe',
+      maxBufferSize: this.limit(),
     });
+    // The SDK's reader closes the whole connection when the bytes it holds pass its limit, failing
+    // every call as unreachable; this one fails only the call whose answer is too long (MCP-20).
+    if ('_readBuffer' in transport) (transport as unknown as { _readBuffer: LineReader })._readBuffer = new BoundedLineReader(this.limit());
     // Its process id is read once it runs, while the SDK still holds it.
     const start = transport.start.bind(transport);
     transport.start = async () => {

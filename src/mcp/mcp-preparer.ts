@@ -19,8 +19,10 @@ function isMcpToolset(message: Message): message is McpToolsetMessage {
 
 /** Where the server of a toolset is; a command starts in the folder of the document that declares it, else the root (MCP-2). */
 function serverSpec(message: McpToolsetMessage, location: string, root: string): McpServerSpec {
-  if (message.url !== undefined) return { url: message.url };
+  const bound = message.maxResultBytes === undefined ? {} : { maxResultBytes: message.maxResultBytes };
+  if (message.url !== undefined) return { url: message.url, ...bound };
   return {
+    ...bound,
     command: message.command as string,
     ...(message.args === undefined ? {} : { args: message.args }),
     ...(message.env === undefined ? {} : { env: message.env }),

@@ -1,0 +1,84 @@
+/** The mcp toolset against hostile servers (MCP-18, MCP-20): servers written with the SDK that die mid-call or answer too much. */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { resolve } from 'node:path';
+import { createInterface } from 'node:readline';
+import { afterEach, describe, expect, it } from 'vitest';
+import { createRuntime } from '../../src/create-runtime.js';
+import { Tracer, memorySink } from '../../src/protocol/trace.js';
+import type { Call, Message } from '../../src/protocol/types.js';
+import { tempDir } from '../helpers/cli.js';
+import { stepModel } from '../helpers/step-model.js';
+
+const HOSTILE = resolve('test/fixtures/mcp/hostile-server.mjs');
+const servers: ChildProcess[] = [];
+
+afterEach(() => {
+  for (const server of servers.splice(0)) if (server.exitCode === null) server.kill('SIGKILL');
+});
+
+/** A toolset starting the hostile server on stdio with `env`. */
+function stdioToolset(env: Record<string, string> = {}, extra: Record<string, unknown> = {}) {
+  return { type: 'toolset', toolset: 'mcp', command: process.execPath, args: [HOSTILE], env, ...extra };
+}
+
+/** Starts the hostile server over Streamable HTTP with `env`; resolves with a toolset reaching it. */
+async function httpToolset(env: Record<string, string> = {}, extra: Record<string, unknown> = {}) {
+  const server = spawn(process.execPath, [HOSTILE], { env: { ...process.env, ...env, HOSTILE_HTTP: '1' }, stdio: ['ignore', 'pipe', 'inherit'] });
+  servers.push(server);
+  const lines = createInterface({ input: server.stdout });
+  const url = await new Promise<string>((answer) => lines.once('line', answer));
+  return { toolset: { type: 'toolset', toolset: 'mcp', url, ...extra }, server };
+}
+
+/** Runs a document with the toolset, the model calling `steps` one step after another, then answering `done`. */
+async function run(toolset: object, steps: Call[][] = []) {
+  const runtime = createRuntime({ root: tempDir() });
+  const model = stepModel(...steps.map((calls) => () => ({ calls, output: null })), () => ({ calls: [], output: 'done' }));
+  const sink = memorySink();
+  const result = await runtime.run(
+    { context: [{ type: 'system', text: 'Use the tools.' }, toolset as Message], schema: { type: 'string' } },
+    { model, tracer: new Tracer([sink]) },
+  );
+  const outcomes = sink.events.filter((event) => event.event === 'call.completed' || event.event === 'call.failed');
+  return { result, model, outcomes, events: sink.events };
+}
+
+/** The message of a failed call's error. */
+function errorMessage(event: object | undefined): string {
+  return String((event as { error?: { message?: unknown } } | undefined)?.error?.message ?? '');
+}
+
+describe('the mcp toolset against hostile servers (MCP-18, MCP-20)', () => {
+  it('a server at a URL that dies mid-call fails the call with activity_error and the run goes on (MCP-18)', async () => {
+    const { toolset } = await httpToolset();
+    const { result, outcomes } = await run(toolset, [[{ _tool: 'die' }], [{ _tool: 'echo', text: 'hi' }]]);
+    expect(result).toMatchObject({ ok: true, output: 'done' });
+    expect(outcomes.map((event) => event.event)).toEqual(['call.failed', 'call.failed']);
+    expect(outcomes[0]?.error).toMatchObject({ code: 'activity_error' });
+    expect(errorMessage(outcomes[0])).toContain('"die"');
+  }, 20_000);
+  it.each(['stdio', 'http'])(
+    'a result over the bound fails that call naming the size, and the server stays usable (MCP-20, %s)',
+    async (transport) => {
+      const toolset = transport === 'stdio' ? stdioToolset() : (await httpToolset()).toolset;
+      const { result, outcomes } = await run(toolset, [[{ _tool: 'big', bytes: 50_000_000 }], [{ _tool: 'echo', text: 'still here' }]]);
+      expect(result).toMatchObject({ ok: true, output: 'done' });
+      expect(outcomes[0]?.error).toMatchObject({ code: 'activity_error' });
+      expect(errorMessage(outcomes[0])).toMatch(/more than the limit of 10,485,760 bytes/);
+      expect(errorMessage(outcomes[0])).not.toContain('cannot be reached');
+      expect(outcomes[1]?.result).toBe('echo: still here');
+    },
+    30_000,
+  );
+
+  it.each(['stdio', 'http'])(
+    'maxResultBytes sets the bound of the toolset’s results (MCP-20, %s)',
+    async (transport) => {
+      const toolset = transport === 'stdio' ? stdioToolset({}, { maxResultBytes: 1000 }) : (await httpToolset({}, { maxResultBytes: 1000 })).toolset;
+      const { outcomes } = await run(toolset, [[{ _tool: 'big', bytes: 5000 }], [{ _tool: 'big', bytes: 500 }]]);
+      expect(errorMessage(outcomes[0])).toMatch(/more than the limit of 1,000 bytes/);
+      expect(outcomes[1]?.result).toBe('x'.repeat(500));
+    },
+    20_000,
+  );
+});
