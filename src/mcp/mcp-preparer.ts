@@ -34,7 +34,7 @@ function serverSpec(message: McpToolsetMessage, location: string, root: string):
  * The tools one toolset offers (MCP-3, MCP-6): the allowed tools the server listed, or, when it could
  * not be reached, the names `allow` spells out (globs match nothing then), each failing its calls.
  */
-function offeredTools(message: McpToolsetMessage, connection: McpConnection | { failure(): string; tools: [] }, key: string): Record<string, ToolSchema> {
+function offeredTools(message: McpToolsetMessage, connection: McpConnection | UnreachableServer, key: string): Record<string, ToolSchema> {
   const allow = message.allow ?? '*';
   const prefix = message.prefix ?? '';
   const tools: Record<string, ToolSchema> = {};
@@ -46,6 +46,13 @@ function offeredTools(message: McpToolsetMessage, connection: McpConnection | { 
   }
   for (const tool of connection.tools) if (isAllowedWorker(allow, tool.name)) tools[`${prefix}${tool.name}`] = mcpToolSchema(tool, key);
   return tools;
+}
+
+/** A server this run may not start or reach (MCP-7): no tools, and why. */
+interface UnreachableServer {
+  failure(): string;
+  tools: [];
+  leftOut: [];
 }
 
 function connectionLabel(message: McpToolsetMessage): string {
@@ -84,13 +91,14 @@ export function createMcpPreparer(options: McpPreparerOptions): RunPreparer {
       const at = pointer('context', index);
       const spec = serverSpec(message, request.location, options.root);
       const key = serverKey(spec);
-      const connection: McpConnection | { failure(): string; tools: [] } = run.trusted
+      const connection: McpConnection | UnreachableServer = run.trusted
         ? await options.connections.connect(tree, spec, runOptions.signal ?? new AbortController().signal)
-        : { failure: () => 'the document is not trusted to run local Activities, so it starts or reaches no MCP server', tools: [] };
+        : { failure: () => 'the document is not trusted to run local Activities, so it starts or reaches no MCP server', tools: [], leftOut: [] };
       const failure = connection.failure();
-      if (failure === undefined)
-        trace.emit('mcp.connected', { server: connectionLabel(message).slice(1, -1), tools: connection.tools.map((tool) => tool.name) });
-      else trace.emit('mcp.failed', { server: connectionLabel(message).slice(1, -1), message: failure });
+      const server = connectionLabel(message).slice(1, -1);
+      if (failure === undefined) trace.emit('mcp.connected', { server, tools: connection.tools.map((tool) => tool.name) });
+      else trace.emit('mcp.failed', { server, message: failure });
+      for (const { tool, message: why } of connection.leftOut) trace.emit('mcp.failed', { server, tool, message: why });
       const tools = offeredTools(message, connection, key);
       for (const name of Object.keys(tools)) {
         const earlier = defined.get(name);

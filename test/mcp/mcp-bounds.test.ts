@@ -1,9 +1,11 @@
-/** The mcp toolset against hostile servers (MCP-18, MCP-20): servers written with the SDK that die mid-call or answer too much. */
+/** The mcp toolset against hostile servers (MCP-18 to MCP-21): servers written with the SDK that die mid-call, list too much, answer too much, or list tools whose schemas do not compile. */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { resolve } from 'node:path';
+import { readFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createRuntime } from '../../src/create-runtime.js';
+import type { ModelRequest } from '../../src/protocol/model.js';
 import { Tracer, memorySink } from '../../src/protocol/trace.js';
 import type { Call, Message } from '../../src/protocol/types.js';
 import { tempDir } from '../helpers/cli.js';
@@ -43,12 +45,17 @@ async function run(toolset: object, steps: Call[][] = []) {
   return { result, model, outcomes, events: sink.events };
 }
 
+/** The names of the tools a model request offers. */
+function offeredNames(request: ModelRequest | undefined): string[] {
+  return [...JSON.stringify(request?.schema).matchAll(/"_tool":\{"const":("(?:[^"\\]|\\.)*")\}/g)].map((match) => JSON.parse(match[1] as string) as string);
+}
+
 /** The message of a failed call's error. */
 function errorMessage(event: object | undefined): string {
   return String((event as { error?: { message?: unknown } } | undefined)?.error?.message ?? '');
 }
 
-describe('the mcp toolset against hostile servers (MCP-18, MCP-20)', () => {
+describe('the mcp toolset against hostile servers (MCP-18 to MCP-21)', () => {
   it('a server at a URL that dies mid-call fails the call with activity_error and the run goes on (MCP-18)', async () => {
     const { toolset } = await httpToolset();
     const { result, outcomes } = await run(toolset, [[{ _tool: 'die' }], [{ _tool: 'echo', text: 'hi' }]]);
@@ -57,6 +64,24 @@ describe('the mcp toolset against hostile servers (MCP-18, MCP-20)', () => {
     expect(outcomes[0]?.error).toMatchObject({ code: 'activity_error' });
     expect(errorMessage(outcomes[0])).toContain('"die"');
   }, 20_000);
+
+  it('a listing of 10,000 tools is refused past 1,000: mcp.failed, none of its tools offered, the run goes on (MCP-19)', async () => {
+    const { result, model, events } = await run(stdioToolset({ HOSTILE_TOOLS: '10000' }));
+    expect(result).toMatchObject({ ok: true, output: 'done' });
+    const failed = events.find((event) => event.event === 'mcp.failed');
+    expect(failed?.message).toContain('more than 1,000 tools');
+    expect(offeredNames(model.requests[0])).toEqual([]);
+  }, 20_000);
+
+  it('a listing is read page by page and given up once past the bound: no later page is asked for (MCP-19)', async () => {
+    const log = join(tempDir(), 'pages.log');
+    const { result, events } = await run(stdioToolset({ HOSTILE_TOOLS: '10000', HOSTILE_PAGE: '100', HOSTILE_LOG: log }));
+    expect(result).toMatchObject({ ok: true, output: 'done' });
+    expect(events.find((event) => event.event === 'mcp.failed')?.message).toContain('more than 1,000 tools');
+    // 11 pages of 100 hold the 1,001st tool; the 90 pages after it are never asked for.
+    expect(readFileSync(log, 'utf8').trim().split('\n')).toHaveLength(11);
+  }, 20_000);
+
   it.each(['stdio', 'http'])(
     'a result over the bound fails that call naming the size, and the server stays usable (MCP-20, %s)',
     async (transport) => {
@@ -81,4 +106,14 @@ describe('the mcp toolset against hostile servers (MCP-18, MCP-20)', () => {
     },
     20_000,
   );
+
+  it('a tool whose input schema cannot be compiled is left out with mcp.failed naming it and why; the others are offered (MCP-21)', async () => {
+    const { result, model, events, outcomes } = await run(stdioToolset({ HOSTILE_DANGLING: '1' }), [[{ _tool: 'echo', text: 'hi' }]]);
+    expect(result).toMatchObject({ ok: true, output: 'done' });
+    const failed = events.find((event) => event.event === 'mcp.failed');
+    expect(failed).toMatchObject({ tool: 'dangling' });
+    expect(failed?.message).toContain("can't resolve reference");
+    expect(offeredNames(model.requests[0])).toEqual(['echo', 'big', 'die']);
+    expect(outcomes[0]?.result).toBe('echo: hi');
+  }, 20_000);
 });

@@ -69,7 +69,7 @@ const FIELDS: { [E in TraceEventName]: Record<keyof TraceEventMap[E], 'required'
   'advisor.opinion': { step: 'required', call: 'required', advisor: 'required', instance: 'required', opinion: 'required', votes: 'required' },
   'mcp.connected': { server: 'required', tools: 'required' },
   'queue.job': { job: 'required', queue: 'required', worker: 'required', attempt: 'required' },
-  'mcp.failed': { server: 'required', message: 'required' },
+  'mcp.failed': { server: 'required', tool: 'optional', message: 'required' },
   'run.completed': { output: 'required', meta: 'optional', usage: 'required', usageTotal: 'required' },
   'run.failed': { code: 'required', message: 'required', error: 'required', usage: 'optional', usageTotal: 'optional' },
 };
