@@ -11,7 +11,7 @@ import { RunTrace, Tracer } from '../protocol/trace.js';
 import type { Message, ToolMessage, ToolSchema } from '../protocol/types.js';
 import { definedTools } from '../activities/workers-preparer.js';
 import { type McpConnection, type McpConnections, type McpServerSpec, serverKey } from './mcp-connections.js';
-import { mcpToolSchema } from './mcp-tools.js';
+import { mcpToolSchema, offeredToolNames } from './mcp-tools.js';
 
 function isMcpToolset(message: Message): message is McpToolsetMessage {
   return message.type === 'toolset' && (message as { toolset?: unknown }).toolset === 'mcp';
@@ -32,19 +32,26 @@ function serverSpec(message: McpToolsetMessage, location: string, root: string):
 
 /**
  * The tools one toolset offers (MCP-3, MCP-6): the allowed tools the server listed, or, when it could
- * not be reached, the names `allow` spells out (globs match nothing then), each failing its calls.
+ * not be reached, the names `allow` spells out (globs match nothing then), each failing its calls;
+ * each under a name every model provider accepts (MCP-22).
  */
 function offeredTools(message: McpToolsetMessage, connection: McpConnection | UnreachableServer, key: string): Record<string, ToolSchema> {
   const allow = message.allow ?? '*';
-  const prefix = message.prefix ?? '';
   const tools: Record<string, ToolSchema> = {};
   const failure = connection.failure();
   if (failure !== undefined) {
     const unavailable = `the MCP server ${connectionLabel(message)} cannot be reached: ${failure}`;
-    for (const name of Array.isArray(allow) ? allow : []) if (!name.includes('*')) tools[`${prefix}${name}`] = mcpToolSchema({ name }, key, unavailable);
+    const named = (Array.isArray(allow) ? allow : []).filter((name) => !name.includes('*'));
+    const names = offeredToolNames(named, message.prefix ?? '');
+    for (const name of named) tools[names.get(name) as string] = mcpToolSchema({ name }, key, unavailable);
     return tools;
   }
-  for (const tool of connection.tools) if (isAllowedWorker(allow, tool.name)) tools[`${prefix}${tool.name}`] = mcpToolSchema(tool, key);
+  const allowed = connection.tools.filter((tool) => isAllowedWorker(allow, tool.name));
+  const names = offeredToolNames(
+    allowed.map((tool) => tool.name),
+    message.prefix ?? '',
+  );
+  for (const tool of allowed) tools[names.get(tool.name) as string] = mcpToolSchema(tool, key);
   return tools;
 }
 

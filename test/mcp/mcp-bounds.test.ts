@@ -1,4 +1,4 @@
-/** The mcp toolset against hostile servers (MCP-18 to MCP-21): servers written with the SDK that die mid-call, list too much, answer too much, or list tools whose schemas do not compile. */
+/** The mcp toolset against hostile servers (MCP-18 to MCP-22): servers written with the SDK that die mid-call, list too much, answer too much, or list tools no model can be offered. */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
@@ -55,7 +55,7 @@ function errorMessage(event: object | undefined): string {
   return String((event as { error?: { message?: unknown } } | undefined)?.error?.message ?? '');
 }
 
-describe('the mcp toolset against hostile servers (MCP-18 to MCP-21)', () => {
+describe('the mcp toolset against hostile servers (MCP-18 to MCP-22)', () => {
   it('a server at a URL that dies mid-call fails the call with activity_error and the run goes on (MCP-18)', async () => {
     const { toolset } = await httpToolset();
     const { result, outcomes } = await run(toolset, [[{ _tool: 'die' }], [{ _tool: 'echo', text: 'hi' }]]);
@@ -115,5 +115,23 @@ describe('the mcp toolset against hostile servers (MCP-18 to MCP-21)', () => {
     expect(failed?.message).toContain("can't resolve reference");
     expect(offeredNames(model.requests[0])).toEqual(['echo', 'big', 'die']);
     expect(outcomes[0]?.result).toBe('echo: hi');
+  }, 20_000);
+
+  it('odd tool names are offered under safe names, distinct and stable, and calls reach the tool by its own name (MCP-22)', async () => {
+    const { model, outcomes } = await run(stdioToolset({ HOSTILE_ODD_NAMES: '1' }));
+    const names = offeredNames(model.requests[0]);
+    expect(names).toHaveLength(10);
+    for (const name of names) expect(name).toMatch(/^[a-zA-Z0-9_-]{1,64}$/);
+    expect(new Set(names).size).toBe(names.length);
+    expect(names.slice(0, 3)).toEqual(['echo', 'big', 'die']);
+    expect(names).toContain('a_b');
+    // "a b" takes a safe name of its own, the one spec/mcp.md shows.
+    expect(names).toContain('a_b_c8687a08');
+    expect(outcomes).toEqual([]);
+    // The same listing maps to the same names, and a mapped name's call goes to the tool named "a b".
+    const spaced = 'a_b_c8687a08';
+    const again = await run(stdioToolset({ HOSTILE_ODD_NAMES: '1' }), [[{ _tool: spaced, text: 'hi' }]]);
+    expect(offeredNames(again.model.requests[0])).toEqual(names);
+    expect(again.outcomes[0]?.result).toBe('a b: hi');
   }, 20_000);
 });

@@ -1,7 +1,8 @@
-/** Property tests of the MCP client's bounds (MCP-20): a server's lines cut anywhere read the same, and a line past the bound fails only the call it answers. */
+/** Property tests of the MCP client's bounds (MCP-20, MCP-22): a server's lines cut anywhere read the same, a line past the bound fails only the call it answers, and every tool name is offered under one a provider accepts. */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { BoundedLineReader } from '../../src/mcp/bounded-line-reader.js';
+import { offeredToolNames, PROVIDER_TOOL_NAME } from '../../src/mcp/mcp-tools.js';
 
 /** Fixed seed so CI is deterministic; override with FC_SEED / FC_NUM_RUNS to explore. */
 const config = { seed: Number(process.env.FC_SEED ?? 42), numRuns: Number(process.env.FC_NUM_RUNS ?? 200) };
@@ -61,5 +62,32 @@ describe("a stdio server's lines, bounded (MCP-20)", () => {
       }),
       config,
     );
+  });
+});
+
+describe('tool names (MCP-22)', () => {
+  const prefix = fc.stringMatching(/^[A-Za-z0-9_-]{0,32}$/);
+
+  it('are offered under names every provider accepts, one per name, the same each time; an accepted name is kept', () => {
+    fc.assert(
+      fc.property(fc.array(fc.oneof(fc.string({ maxLength: 80 }), fc.stringMatching(/^[a-z_]{1,8}$/)), { maxLength: 30 }), prefix, (names, before) => {
+        const offered = offeredToolNames(names, before);
+        const distinct = [...new Set(names)];
+        expect(new Set(distinct.map((name) => offered.get(name))).size).toBe(distinct.length);
+        for (const name of distinct) {
+          const given = offered.get(name) as string;
+          expect(given).toMatch(PROVIDER_TOOL_NAME);
+          if (PROVIDER_TOOL_NAME.test(before + name)) expect(given).toBe(before + name);
+        }
+        expect(offeredToolNames(names, before)).toEqual(offered);
+      }),
+      config,
+    );
+  });
+
+  it('a safe name taken by a listed one moves aside', () => {
+    const offered = offeredToolNames(['a b', 'a_b_c8687a08'], '');
+    expect(offered.get('a_b_c8687a08')).toBe('a_b_c8687a08');
+    expect(offered.get('a b')).toBe('a_b_c8687a08_2');
   });
 });
