@@ -25,7 +25,7 @@ function stdioToolset(env: Record<string, string> = {}, extra: Record<string, un
 
 /** Starts the hostile server over Streamable HTTP with `env`; resolves with a toolset reaching it. */
 async function httpToolset(env: Record<string, string> = {}, extra: Record<string, unknown> = {}) {
-  const server = spawn(process.execPath, [HOSTILE], { env: { ...process.env, ...env, HOSTILE_HTTP: '1' }, stdio: ['ignore', 'pipe', 'inherit'] });
+  const server = spawn(process.execPath, [HOSTILE], { env: { ...process.env, HOSTILE_HTTP: '1', ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
   servers.push(server);
   const lines = createInterface({ input: server.stdout });
   const url = await new Promise<string>((answer) => lines.once('line', answer));
@@ -56,14 +56,19 @@ function errorMessage(event: object | undefined): string {
 }
 
 describe('the mcp toolset against hostile servers (MCP-18 to MCP-22)', () => {
-  it('a server at a URL that dies mid-call fails the call with activity_error and the run goes on (MCP-18)', async () => {
-    const { toolset } = await httpToolset();
-    const { result, outcomes } = await run(toolset, [[{ _tool: 'die' }], [{ _tool: 'echo', text: 'hi' }]]);
-    expect(result).toMatchObject({ ok: true, output: 'done' });
-    expect(outcomes.map((event) => event.event)).toEqual(['call.failed', 'call.failed']);
-    expect(outcomes[0]?.error).toMatchObject({ code: 'activity_error' });
-    expect(errorMessage(outcomes[0])).toContain('"die"');
-  }, 20_000);
+  it.each(['event stream', 'JSON'])(
+    'a server at a URL that dies mid-call fails the call with activity_error and the run goes on (MCP-18, answers as %s)',
+    async (answers) => {
+      const { toolset } = await httpToolset(answers === 'JSON' ? { HOSTILE_JSON: '1' } : {});
+      const { result, outcomes } = await run(toolset, [[{ _tool: 'die' }], [{ _tool: 'echo', text: 'hi' }]]);
+      expect(result).toMatchObject({ ok: true, output: 'done' });
+      expect(outcomes.map((event) => event.event)).toEqual(['call.failed', 'call.failed']);
+      expect(outcomes[0]?.error).toMatchObject({ code: 'activity_error' });
+      expect(errorMessage(outcomes[0])).toContain('"die"');
+      expect(errorMessage(outcomes[1])).toContain('ECONNREFUSED');
+    },
+    20_000,
+  );
 
   it('a listing of 10,000 tools is refused past 1,000: mcp.failed, none of its tools offered, the run goes on (MCP-19)', async () => {
     const { result, model, events } = await run(stdioToolset({ HOSTILE_TOOLS: '10000' }));
@@ -82,10 +87,10 @@ describe('the mcp toolset against hostile servers (MCP-18 to MCP-22)', () => {
     expect(readFileSync(log, 'utf8').trim().split('\n')).toHaveLength(11);
   }, 20_000);
 
-  it.each(['stdio', 'http'])(
+  it.each(['stdio', 'http', 'http answering JSON'])(
     'a result over the bound fails that call naming the size, and the server stays usable (MCP-20, %s)',
     async (transport) => {
-      const toolset = transport === 'stdio' ? stdioToolset() : (await httpToolset()).toolset;
+      const toolset = transport === 'stdio' ? stdioToolset() : (await httpToolset(transport === 'http' ? {} : { HOSTILE_JSON: '1' })).toolset;
       const { result, outcomes } = await run(toolset, [[{ _tool: 'big', bytes: 50_000_000 }], [{ _tool: 'echo', text: 'still here' }]]);
       expect(result).toMatchObject({ ok: true, output: 'done' });
       expect(outcomes[0]?.error).toMatchObject({ code: 'activity_error' });
@@ -107,12 +112,13 @@ describe('the mcp toolset against hostile servers (MCP-18 to MCP-22)', () => {
     20_000,
   );
 
-  it('a tool whose input schema cannot be compiled is left out with mcp.failed naming it and why; the others are offered (MCP-21)', async () => {
+  it('a tool whose input or output schema cannot be compiled is left out with mcp.failed naming it and why; the others are offered (MCP-21)', async () => {
     const { result, model, events, outcomes } = await run(stdioToolset({ HOSTILE_DANGLING: '1' }), [[{ _tool: 'echo', text: 'hi' }]]);
     expect(result).toMatchObject({ ok: true, output: 'done' });
-    const failed = events.find((event) => event.event === 'mcp.failed');
-    expect(failed).toMatchObject({ tool: 'dangling' });
-    expect(failed?.message).toContain("can't resolve reference");
+    const failed = events.filter((event) => event.event === 'mcp.failed');
+    expect(failed.map((event) => event.tool)).toEqual(['dangling', 'bad_output']);
+    expect(failed[0]?.message).toContain("its input schema does not compile. Expected a valid JSON Schema: can't resolve reference #/$defs/missing");
+    expect(failed[1]?.message).toContain('its output schema does not compile');
     expect(offeredNames(model.requests[0])).toEqual(['echo', 'big', 'die']);
     expect(outcomes[0]?.result).toBe('echo: hi');
   }, 20_000);
