@@ -140,11 +140,12 @@ describe('delegate-mcp (MCP-8 to MCP-17)', () => {
     for (const tool of tools) {
       const calls = [];
       for (let time = 0; time < 3; time += 1) calls.push(await client.callTool({ name: tool.name, arguments: inputs[tool.name] ?? {} }));
-      const [first, ...again] = calls.map((call) => ({ isError: call.isError ?? false, content: call.content }));
+      const [first, ...again] = calls.map((call) => ({ isError: call.isError ?? false, content: call.content as { text: string }[] }));
+      if (!first) throw new Error('unreachable: three calls were made');
       expect(again, tool.name).toEqual([first, first]);
       // A Request with no cassette beside it has no model offline, the same way every time.
-      if (replayed.has(tool.name)) expect(first?.isError, `${tool.name}: ${JSON.stringify(first?.content)}`).toBe(false);
-      else expect((first?.content as { text: string }[])[0]?.text, tool.name).toMatch(/^usage_error: .*needs a model/);
+      if (replayed.has(tool.name)) expect(first.isError, `${tool.name}: ${JSON.stringify(first.content)}`).toBe(false);
+      else expect(first.content[0]?.text, tool.name).toMatch(/^usage_error: .*needs a model/);
     }
   });
 
