@@ -31,7 +31,8 @@ Options:
   --base-url <url>             an OpenAI-compatible server (also OPENAI_BASE_URL)
   --tier <tier>=<spec>         the model of a tier (repeatable; also DELEGATE_MODELS)
   --approve strict|approve_all how calls of tools with _approval "required" in the jobs are answered (default strict)
-  --lock-seconds <n>           how long a job's lock lasts unrenewed before another worker takes it over (default 30)
+  --lock-seconds <n>           how long a job's lock lasts unrenewed before another worker takes it over (default 30);
+                               a thread renews it while the job runs, even when an Activity blocks
   --help                       this text
 `;
 
@@ -145,6 +146,7 @@ export async function workerMain(argv: string[], io: CliIo, started?: (worker: Q
       runtime,
       confirm: createApprovalHook({ mode: args.approve }),
       model: (spec, standsFor) => ReplayStandIn.of(models.create(spec), standsFor),
+      say: (line) => say(`delegate-worker: ${line}`),
     });
   } catch (error) {
     say(`delegate-worker: ${(error as Error).message}`);
