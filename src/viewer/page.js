@@ -323,7 +323,7 @@
     if (view.kind === 'run') {
       const run = /** @type {ViewRun} */ (data.runs[view.ref]);
       const tokens = run.own.inputTokens + run.own.outputTokens;
-      return `${run.name} (${run.run}) · ${run.modelLabel} · ${run.status}${run.code ? ` ${run.code}` : ''} · ${count(run.own.steps)} steps · ${count(tokens)} tokens · ${dollars(run.own.costUsd)}`;
+      return `${run.name}${run.call ? ` · ${run.call}` : ''} (${run.run}) · ${run.modelLabel} · ${run.status}${run.code ? ` ${run.code}` : ''} · ${count(run.own.steps)} steps · ${count(tokens)} tokens · ${dollars(run.own.costUsd)}`;
     }
     if (view.kind === 'model') {
       const exchange = /** @type {ViewExchange} */ (data.exchanges[view.ref]);
