@@ -5,14 +5,14 @@
  * inherits (DEL-20).
  */
 import type { ProviderFile } from './model.js';
+import type { LoadedRequest } from './load-request.js';
 import type { BudgetMeter } from './budget.js';
 import { DEFAULT_MAX_DEPTH } from './constants.js';
 import { BoundError } from './errors.js';
 import type { CallScope } from './execute-call.js';
 import { createHash } from 'node:crypto';
 import type { JournalReplay, JournalStore } from './journal.js';
-import { filesToJson, type RemoteChild } from './remote-child.js';
-import { runRequest } from './run-loop.js';
+import type { RemoteChild } from './remote-child.js';
 import { childTurn } from './child-turns.js';
 import type { ChildRunRequest, RunOptions, RunResult } from './runtime.js';
 import type { TreeBounds } from './tree-bounds.js';
@@ -49,6 +49,12 @@ export interface RunLink {
   /** Attachments its model receives as native parts (ATT-6). */
   files?: ProviderFile[];
 }
+
+/**
+ * Starts a run linked into a tree: the loop's own entry, handed down to the calls in their scope so
+ * that a call starting a child (DEL-14) never imports the loop that runs it.
+ */
+export type RunStarter = (request: LoadedRequest, options: RunOptions, link: RunLink) => Promise<RunResult>;
 
 /**
  * The caller's options a child inherits (DEL-20): an allow-list, so an option added later is not
@@ -117,7 +123,7 @@ export async function runChild(scope: CallScope, place: ChildPlace, child: Child
   const remote = scope.runtime.childRunner;
   const result = remote
     ? await remote.run(remoteChild(scope, id, parent, child, options), { signal: scope.signal, tracer: scope.options.tracer })
-    : await runRequest(scope.runtime, child.request, options, {
+    : await scope.startRun(child.request, options, {
         parent,
         tree: scope.tree,
         ...(child.worker ? { worker: true } : {}),
@@ -153,6 +159,11 @@ function remoteChild(scope: CallScope, id: string, parent: RemoteChild['parent']
     // The session, and what the journal holds of this child's subtree, which it replays by place (QUEUE-12, QUEUE-13).
     ...(journal ? { journal: { session: journal.session, events: journal.subtree(id) } } : {}),
   };
+}
+
+/** The native parts a remote child carries, as JSON (QUEUE-2). */
+export function filesToJson(files: readonly ProviderFile[]): NonNullable<RemoteChild['files']> {
+  return files.map((file) => ({ path: file.path, mediaType: file.mediaType, base64: Buffer.from(file.data).toString('base64') }));
 }
 
 /** The options a child inherits (DEL-20), in a new object the caller completes. */

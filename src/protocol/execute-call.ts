@@ -1,6 +1,6 @@
 /** Executing one call: reference resolution, validation, confirmation, the Activity (or latent result), writing the result. */
 import { abortable, handedOutSignal } from './cancellation.js';
-import { checkChild, nextChildOrdinal, runChild, type TreeShares } from './child-run.js';
+import { checkChild, nextChildOrdinal, runChild, type RunStarter, type TreeShares } from './child-run.js';
 import type { JournaledCall } from './journal.js';
 import type { BatchEntry } from './call-batch.js';
 import type { ContextStore } from './context-store.js';
@@ -31,6 +31,8 @@ export interface CallScope {
   options: RunOptions;
   /** What the run's tree shares: budget meter and bounds. */
   tree: TreeShares;
+  /** Starts a child run in the tree (DEL-14): the loop's own entry, handed down so that calls do not import the loop. */
+  startRun: RunStarter;
   signal: AbortSignal;
   /** Errors of this step, appended to the context when the step ends. */
   errors: ErrorMessage[];

@@ -2,7 +2,7 @@
 import { BudgetMeter, type Budget } from './budget.js';
 import { JournalReplay } from './journal.js';
 import type { LoadedRequest } from './load-request.js';
-import type { Model, ProviderFile } from './model.js';
+import type { Model } from './model.js';
 import { runRequest } from './run-loop.js';
 import type { ConfirmHook, RunOptions, RunResult, Runtime } from './runtime.js';
 import type { TraceEvent, Tracer } from './trace.js';
@@ -68,11 +68,6 @@ export interface RemoteChildRunner {
    * the tree shares them (QUEUE-20): the tree's one count of runs starts again at 1, the top run.
    */
   bounds?(root: string, limits: TreeLimits, session?: number): TreeBounds;
-}
-
-/** The native parts a remote child carries, as JSON (QUEUE-2). */
-export function filesToJson(files: readonly ProviderFile[]): NonNullable<RemoteChild['files']> {
-  return files.map((file) => ({ path: file.path, mediaType: file.mediaType, base64: Buffer.from(file.data).toString('base64') }));
 }
 
 /** What a worker gives {@link runRemoteChild} besides the child: its model, the tree's meter, the signal and tracer. */

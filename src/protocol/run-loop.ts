@@ -180,6 +180,7 @@ async function openRun(
     run: info,
     options,
     tree,
+    startRun: (child, childOptions, childLink) => runRequest(runtime, child, childOptions, childLink),
     signal: options.signal as AbortSignal,
     errors: [],
     tools: () => store.tools,

@@ -8,6 +8,7 @@ import { normalizeTool } from '../../src/protocol/normalize.js';
 import { checkChild, runChild } from '../../src/protocol/child-run.js';
 import { ContextStore } from '../../src/protocol/context-store.js';
 import type { CallScope } from '../../src/protocol/execute-call.js';
+import { runRequest } from '../../src/protocol/run-loop.js';
 import { ReplayModel } from '../../src/models/replay.js';
 import { type ActivityEnvironment, type ChildRunRequest, type RunOptions, Runtime } from '../../src/protocol/runtime.js';
 import type { UsageSummary } from '../../src/protocol/usage.js';
@@ -69,6 +70,7 @@ function environmentFor(setup: Setup = {}) {
     run,
     options,
     tree: { meter: undefined, bounds },
+    startRun: (request, childOptions, link) => runRequest(runtime, request, childOptions, link),
     signal,
     errors: [],
     tools: () => new Map(),
