@@ -1,5 +1,6 @@
 /** Executing one call: reference resolution, validation, confirmation, the Activity (or latent result), writing the result. */
 import { abortable, handedOutSignal } from './cancellation.js';
+import { askConfirm, paramsOf } from './confirm-call.js';
 import { checkChild, nextChildOrdinal, runChild, type RunStarter, type TreeShares } from './child-run.js';
 import type { JournaledCall } from './journal.js';
 import type { BatchEntry } from './call-batch.js';
@@ -10,7 +11,7 @@ import { NotJsonError, toJsonData } from './json-data.js';
 import { MAX_NESTING_DEPTH, nestingMessage } from './json.js';
 import { normalizeMessage } from './load-request.js';
 import type { RunTrace } from './trace.js';
-import type { Activity, ActivityEnvironment, ConfirmDecision, RunInfo, RunOptions, Runtime } from './runtime.js';
+import type { Activity, ActivityEnvironment, RunInfo, RunOptions, Runtime } from './runtime.js';
 import type { UsageSummary } from './usage.js';
 import { DELEGATE_ACTIVITY } from './constants.js';
 import { formatIssues, validateAgainst } from './schemas.js';
@@ -253,11 +254,6 @@ async function confirmRerun(scope: CallScope, entry: BatchEntry, call: Call, too
     throw new UserError('rejected_by_user', `${unsure}; running it again was refused${reason ? `: ${reason}` : '.'}`, { toolName: call._tool, rerun: true });
 }
 
-function paramsOf(call: Call): Record<string, unknown> {
-  const { _tool: _name, ...params } = call;
-  return params;
-}
-
 function checkParams(call: Call, tool: ToolSchema, explicit: boolean): void {
   const { _output: _latent, ...forValidation } = call;
   // On a tool that declares no _scopes, _scopes that got this far are a latent call's hint (SCOPE-11), judged by checkCallScopes.
@@ -285,29 +281,6 @@ function checkOutput(tool: ToolSchema, result: unknown, toolName: string): void 
       issues,
     });
   }
-}
-
-/**
- * Asks the run's confirm hook about a call, tracing the question and the answer (TRACE-8);
- * undefined when there is no hook or it does not apply to the call.
- */
-export async function askConfirm(scope: CallScope, callId: string, call: Call, tool: ToolSchema): Promise<ConfirmDecision | undefined> {
-  const hook = scope.options.confirm;
-  if (!hook) return undefined;
-  const request = { call, callId, tool, toolName: call._tool, run: scope.run, signal: handedOutSignal(scope.signal) };
-  if (hook.appliesTo && !hook.appliesTo(request)) return undefined;
-  scope.trace.emit('approval.requested', { call: callId, tool: call._tool, params: paramsOf(call) });
-  // A cancelled run does not wait for an answer that may never come.
-  const decision = await abortable(Promise.resolve(hook(request)), scope.signal, cancelled);
-  const reason = 'reason' in decision ? (decision.reason ?? null) : null;
-  scope.trace.emit('approval.decided', {
-    call: callId,
-    tool: call._tool,
-    decision: decision.decision,
-    reason,
-    ...(decision.by === undefined ? {} : { by: decision.by }),
-  });
-  return decision;
 }
 
 async function confirm(scope: CallScope, entry: BatchEntry, call: Call, tool: ToolSchema): Promise<Call> {
