@@ -5,6 +5,7 @@
  */
 import type { ErrorJson } from './errors.js';
 import { canonicalJson } from './json.js';
+import { forInstance } from './plan-graph.js';
 import type { Call, Message } from './types.js';
 
 /** What became of a call. */
@@ -29,11 +30,6 @@ export function callKey(call: Call): string {
     keys.set(call, key);
   }
   return key;
-}
-
-/** A call as an instance runs it: a template's call (no `_instance`) targeted at `instance` (PLAN-12). */
-export function forInstance(call: Call, instance: string | undefined): Call {
-  return instance === undefined || call._instance !== undefined ? call : { ...call, _instance: instance };
 }
 
 /** A status entry and the batch it came from: -1 for what the context held when the run began. */

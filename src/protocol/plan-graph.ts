@@ -7,6 +7,11 @@ import { findReferences, parseOutputPath, type Reference } from './references.js
 const readCache = new WeakMap<Call, Reference[]>();
 const writeCache = new WeakMap<Call, Reference[]>();
 
+/** A call as an instance runs it: a template's call (no `_instance`) targeted at `instance` (PLAN-12). */
+export function forInstance(call: Call, instance: string | undefined): Call {
+  return instance === undefined || call._instance !== undefined ? call : { ...call, _instance: instance };
+}
+
 /** The references a call reads (its parameters and latent `_output`; `_outputPath` excluded). */
 export function readsOf(call: Call): Reference[] {
   let reads = readCache.get(call);

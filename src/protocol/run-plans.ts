@@ -5,10 +5,10 @@
  * PLAN-13).
  */
 import type { BatchEntry } from './call-batch.js';
-import { forInstance, type CallLedger, type PlanStatusEntry } from './call-ledger.js';
+import type { CallLedger, PlanStatusEntry } from './call-ledger.js';
 import { throwIfCancelled } from './cancellation.js';
 import type { CallScope } from './execute-call.js';
-import { addWriter, describeCycle, findCycle, readsOf } from './plan-graph.js';
+import { addWriter, describeCycle, findCycle, forInstance, readsOf } from './plan-graph.js';
 import { ScopedReferenceIndex } from './reference-index.js';
 import { parseExpression, findReferences, type Reference } from './references.js';
 import { flushErrors, runBatch } from './run-batch.js';

@@ -1,8 +1,8 @@
 /** The `plan` message (MSG-7, MSG-15, spec/plans.md): the strategy so far, a graph of calls shown with each call's progress; `lazy` asks the model for one. */
-import { forInstance, type CallStatus, type PlanStatusEntry } from '../call-ledger.js';
+import type { CallStatus, PlanStatusEntry } from '../call-ledger.js';
 import { defineHandler, type MessageProblem, type RenderState } from '../handlers.js';
 import { pointer } from '../json.js';
-import { describeCycle, findCycle } from '../plan-graph.js';
+import { describeCycle, findCycle, forInstance } from '../plan-graph.js';
 import { validateExpression } from '../references.js';
 import type { Call, BaseMessage } from '../types.js';
 import { messageSchema } from './message-schema.js';
