@@ -3,24 +3,23 @@
 // Running Requests
 export { createRuntime, DelegatingRuntime, type CreateRuntimeOptions } from './create-runtime.js';
 export { ActivityRegistry, type ActivityOptions, type ActivityRegistration } from './protocol/activity-registry.js';
-export {
-  Runtime,
-  DELEGATE_ACTIVITY,
-  type Activity,
-  type ActivityEnvironment,
-  type ConfirmDecision,
-  type ConfirmHook,
-  type ConfirmRequest,
-  type RunInfo,
-  type RunOptions,
-  type RunPreparer,
-  type TreeEndHook,
-  type RequestFileReader,
-  type RunResult,
-  type RuntimeOptions,
-  type ResumeOptions,
-} from './protocol/runtime.js';
-export { requestHash, type JournalOpener, type JournalStore, type JournaledOptions } from './protocol/journal.js';
+export { Runtime, type RunPreparer, type RuntimeOptions } from './protocol/runtime.js';
+export { DELEGATE_ACTIVITY } from './protocol/constants.js';
+export type {
+  Activity,
+  ActivityEnvironment,
+  ConfirmDecision,
+  ConfirmHook,
+  ConfirmRequest,
+  RunInfo,
+  RunOptions,
+  TreeEndHook,
+  RequestFileReader,
+  RunResult,
+  ResumeOptions,
+} from './protocol/contracts.js';
+export { requestHash, type JournalOpener, type JournalStore } from './protocol/journal.js';
+export type { JournaledOptions } from './protocol/trace-events.js';
 export { openJournalFile, readJournalText } from './files/journal-file.js';
 export type { UsageSummary } from './protocol/usage.js';
 export type { LoadedRequest } from './protocol/load-request.js';

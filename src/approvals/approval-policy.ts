@@ -1,6 +1,6 @@
 /** Approvals (human in the loop): which calls need one, and the modes that answer — as a confirm hook. */
 import { canonicalJson } from '../protocol/json.js';
-import type { ConfirmDecision, ConfirmHook, ConfirmRequest } from '../protocol/runtime.js';
+import type { ConfirmDecision, ConfirmHook, ConfirmRequest } from '../protocol/contracts.js';
 import { metaConst } from '../protocol/tools.js';
 import { isMetaProperty, type Call, type ToolSchema } from '../protocol/types.js';
 

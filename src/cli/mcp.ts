@@ -14,7 +14,7 @@ import type { ListedRequest } from '../mcp/request-tool.js';
 import type { ModelChooser } from '../models/choose-model.js';
 import { ModelCatalog } from '../models/model-catalog.js';
 import { ProtocolError, UsageError } from '../protocol/errors.js';
-import type { RunResult } from '../protocol/runtime.js';
+import type { RunResult } from '../protocol/contracts.js';
 import { isHttpUrl } from '../resolvers/reference-forms.js';
 import type { UrlResolver } from '../resolvers/url-resolver.js';
 import { type RunningServer, serve } from '../server/node-listener.js';

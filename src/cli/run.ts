@@ -16,7 +16,7 @@ import { parseJson } from '../protocol/json.js';
 import { notJsonPlaceholder, toJsonData } from '../protocol/json-data.js';
 import type { LoadedRequest } from '../protocol/load-request.js';
 import type { Budget } from '../protocol/budget.js';
-import type { Activity, ResumeOptions, RunOptions, RunResult } from '../protocol/runtime.js';
+import type { Activity, ResumeOptions, RunOptions, RunResult } from '../protocol/contracts.js';
 import { journalSession, journalStart, type JournalStore } from '../protocol/journal.js';
 import { newId } from '../protocol/ids.js';
 import { shareCassette } from '../models/shared-cassette.js';

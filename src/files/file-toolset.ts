@@ -4,7 +4,7 @@ import { lstat, mkdir, open, readdir, realpath } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { CallError } from '../protocol/errors.js';
 import { MAX_FILE_BYTES, SANDBOXES_PROPERTY, type SandboxSpec } from '../protocol/file-tools.js';
-import type { Activity } from '../protocol/runtime.js';
+import type { Activity } from '../protocol/contracts.js';
 import { isJsonObject, type Call } from '../protocol/types.js';
 import { isInside } from '../resolvers/reference-forms.js';
 import { forbidden, locate, realTarget, sandboxFolder, suffixAllowed } from './sandbox-path.js';

@@ -180,11 +180,7 @@ export function readModelsFile(path: string): ModelsFile {
   return reading.value;
 }
 
-/** @deprecated The old name of ModelCatalog (it is a catalog of models, not a registry of providers). */
+/** The catalog's first name, still exported by the package: the same class as ModelCatalog. */
 export const ModelRegistry = ModelCatalog;
-/** @deprecated The old name of ModelCatalog. */
+/** The catalog's first name: the same type as ModelCatalog. */
 export type ModelRegistry = ModelCatalog;
-/** @deprecated The old name of ModelCatalogOptions. */
-export type ModelRegistryOptions = ModelCatalogOptions;
-/** @deprecated The old name of LoadModelCatalogOptions. */
-export type LoadModelRegistryOptions = LoadModelCatalogOptions;

@@ -1,5 +1,5 @@
 /** The registry of Activities: async functions executing calls, by name, with what the core must know about each. */
-import type { Activity } from './runtime.js';
+import type { Activity } from './contracts.js';
 import type { Call } from './types.js';
 
 /** What the core needs to know about an Activity besides its function. */

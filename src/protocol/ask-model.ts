@@ -1,12 +1,12 @@
 /** Asking the model for one step's Solution: bounded, traced, and re-asked while the answer is unusable (LOOP-8). */
 import { MAX_REASKS } from './constants.js';
 import { cancelled, ModelError, ProtocolError } from './errors.js';
-import type { CallScope } from './execute-call.js';
+import type { CallScope } from './call-scope.js';
 import { nestingMessage, nestingProblem } from './json.js';
 import type { Model, ModelRequest, ModelResponse, ModelRetry, ProviderMessage } from './model.js';
 import type { TracedProviderMessage } from './trace-events.js';
-import type { TreeShares } from './child-run.js';
-import type { RunInfo } from './runtime.js';
+import type { TreeShares } from './contracts.js';
+import type { RunInfo } from './contracts.js';
 import { compileSchema, describeErrors, formatIssues } from './schemas.js';
 import { withoutEmptyCalls } from './tools.js';
 import { isJsonObject, type Call, type JsonSchema, type Solution } from './types.js';

@@ -5,56 +5,12 @@
  * inherits (DEL-20).
  */
 import type { ProviderFile } from './model.js';
-import type { LoadedRequest } from './load-request.js';
-import type { BudgetMeter } from './budget.js';
 import { DEFAULT_MAX_DEPTH } from './constants.js';
 import { BoundError } from './errors.js';
-import type { CallScope } from './execute-call.js';
+import type { CallScope } from './call-scope.js';
 import { createHash } from 'node:crypto';
-import type { JournalReplay, JournalStore } from './journal.js';
-import type { RemoteChild } from './remote-child.js';
 import { childTurn } from './child-turns.js';
-import type { ChildRunRequest, RunOptions, RunResult } from './runtime.js';
-import type { TreeBounds } from './tree-bounds.js';
-
-/** What every run of a tree shares: the budget meter (when the tree has a budget) and the bounds. */
-export interface TreeShares {
-  meter: BudgetMeter | undefined;
-  bounds: TreeBounds;
-  /** When the tree has a journal (JOURNAL-1): what it replays from it, empty for a tree that starts afresh. */
-  journal?: JournalReplay;
-}
-
-/** The journal of a top run: where its events go and, on resume, what it replays (JOURNAL-1). */
-export interface RunJournal {
-  store: JournalStore;
-  /** Absent when the run starts afresh. */
-  replay?: JournalReplay;
-  /** The options given again on resume that replaced the journal's (JOURNAL-3). */
-  overrides?: string[];
-}
-
-/**
- * How a run hangs off its tree: the calling run and call (none for a top run), and what the tree
- * shares. A top run given a link without a parent uses the link's tree instead of creating one.
- */
-export interface RunLink {
-  parent?: { run: string; depth: number; callId: string; root?: string };
-  /** Absent for a top run, which creates its tree's. */
-  tree?: TreeShares;
-  /** A top run's journal (JOURNAL-1); a child's is its tree's. */
-  journal?: RunJournal;
-  /** The run is a worker the built-in `delegate` tool started (DEL-24). */
-  worker?: boolean;
-  /** Attachments its model receives as native parts (ATT-6). */
-  files?: ProviderFile[];
-}
-
-/**
- * Starts a run linked into a tree: the loop's own entry, handed down to the calls in their scope so
- * that a call starting a child (DEL-14) never imports the loop that runs it.
- */
-export type RunStarter = (request: LoadedRequest, options: RunOptions, link: RunLink) => Promise<RunResult>;
+import type { ChildRunRequest, RemoteChild, RunOptions, RunResult } from './contracts.js';
 
 /**
  * The caller's options a child inherits (DEL-20): an allow-list, so an option added later is not

@@ -1,54 +1,24 @@
 /** Executing one call: reference resolution, validation, confirmation, the Activity (or latent result), writing the result. */
 import { abortable, handedOutSignal } from './cancellation.js';
 import { askConfirm, paramsOf } from './confirm-call.js';
-import { checkChild, nextChildOrdinal, runChild, type RunStarter, type TreeShares } from './child-run.js';
+import { checkChild, nextChildOrdinal, runChild } from './child-run.js';
 import type { JournaledCall } from './journal.js';
 import type { BatchEntry } from './call-batch.js';
-import type { ContextStore } from './context-store.js';
+import type { CallScope, RuntimeRegistries } from './call-scope.js';
 import { isDataMessage } from './data-messages.js';
 import { ActivityError, CallError, cancelled, DelegateError, type ErrorJson, ProtocolError, toProtocolError, UserError } from './errors.js';
 import { NotJsonError, toJsonData } from './json-data.js';
 import { MAX_NESTING_DEPTH, nestingMessage } from './json.js';
 import { normalizeMessage } from './load-request.js';
-import type { RunTrace } from './trace.js';
-import type { Activity, ActivityEnvironment, RunInfo, RunOptions, Runtime } from './runtime.js';
-import type { UsageSummary } from './usage.js';
+import type { Activity, ActivityEnvironment } from './contracts.js';
 import { DELEGATE_ACTIVITY } from './constants.js';
 import { formatIssues, validateAgainst } from './schemas.js';
 import { checkCallScopes, parseScope, scopeContext, unsigiled } from './scopes.js';
 import { TOOL_META_PROPERTIES, callValidationSchema, metaConst, metaSchema, metaValue, outputSchemaOf } from './tools.js';
-import { isJsonObject, type Call, type ErrorMessage, type Message, type ToolSchema } from './types.js';
+import { isJsonObject, type Call, type Message, type ToolSchema } from './types.js';
 import { makeWrite } from './data-records.js';
 import { parseOutputPath, REFERENCE_SIGIL, type Reference } from './references.js';
 import { resolveValue } from './resolve-references.js';
-import type { CallLedger } from './call-ledger.js';
-
-/** Everything a call needs from its run. */
-export interface CallScope {
-  runtime: Runtime;
-  store: ContextStore;
-  trace: RunTrace;
-  run: RunInfo;
-  options: RunOptions;
-  /** What the run's tree shares: budget meter and bounds. */
-  tree: TreeShares;
-  /** Starts a child run in the tree (DEL-14): the loop's own entry, handed down so that calls do not import the loop. */
-  startRun: RunStarter;
-  signal: AbortSignal;
-  /** Errors of this step, appended to the context when the step ends. */
-  errors: ErrorMessage[];
-  /** The tools of the live context (last definition wins). */
-  tools(): Map<string, ToolSchema>;
-  /** Counts executed calls. */
-  counters: { toolCalls: number };
-  /** Which calls are done or failed, so a done call never runs again (PLAN-10). */
-  ledger: CallLedger;
-  addDescendantUsage(usage: UsageSummary): void;
-  /** The error an Activity ended the run with (LOOP-18): the run fails with it once the step's calls have settled. */
-  ended?: ProtocolError;
-  /** How many children each call (by id and instance) started so far: their ids derive from it (JOURNAL-6). Created on first use. */
-  children?: Map<string, number>;
-}
 
 /** Looks a tool up in the live context; unknown names fail with the list of known ones. */
 function toolOf(scope: CallScope, name: string): ToolSchema {
@@ -115,7 +85,7 @@ function withFixedMeta(call: Call, tool: ToolSchema, latent: boolean): Call {
 }
 
 /** Which Activity executes a call: `_activity`, else the Delegation Activity for `_delegate`, else one of the tool's name, else none (latent). */
-export function activityNameFor(runtime: Runtime, call: Call, tool: ToolSchema): string | undefined {
+export function activityNameFor(runtime: RuntimeRegistries, call: Call, tool: ToolSchema): string | undefined {
   const named = metaValue(call, tool, '_activity');
   if (typeof named === 'string') return named;
   if (typeof metaValue(call, tool, '_delegate') === 'string') return DELEGATE_ACTIVITY;
@@ -123,7 +93,7 @@ export function activityNameFor(runtime: Runtime, call: Call, tool: ToolSchema):
 }
 
 /** True for objects that are messages of a registered type (an Activity returning one appends it as is). */
-function isMessageResult(runtime: Runtime, value: unknown): value is Message {
+function isMessageResult(runtime: RuntimeRegistries, value: unknown): value is Message {
   return (
     typeof value === 'object' &&
     value !== null &&
@@ -306,15 +276,13 @@ function activityEnvironment(scope: CallScope, entry: BatchEntry, call: Call): A
     endRun: (error) => {
       scope.ended ??= error;
     },
-    runtime: scope.runtime,
     run: scope.run,
-    options: scope.options,
+    confirm: scope.options.confirm,
     callId: entry.id,
     toolName: call._tool,
     instance: call._instance,
     signal: handedOutSignal(scope.signal),
     trace: scope.trace,
-    addDescendantUsage: (usage) => scope.addDescendantUsage(usage),
   };
 }
 

@@ -5,6 +5,7 @@ import { UsageError } from './errors.js';
 import { canonicalJson } from './json.js';
 import type { ModelResponse } from './model.js';
 import type { TraceEvent } from './trace.js';
+import type { JournaledOptions } from './trace-events.js';
 import type { RequestDocument } from './types.js';
 import type { UsageSummary } from './usage.js';
 
@@ -29,18 +30,6 @@ export interface JournalStore {
 
 /** Opens the journal at `location`: `create` replaces it, `resume` reads what it holds and appends after it. */
 export type JournalOpener = (location: string, mode: 'create' | 'resume') => JournalStore;
-
-/** The options of the top run that a resume takes from the journal (JOURNAL-3): JSON data only. */
-export interface JournaledOptions {
-  maxSteps?: number;
-  maxDepth?: number;
-  resolve?: 'runtime' | 'upfront';
-  maxConcurrency?: number;
-  maxRuns?: number;
-  budget?: { tokens?: number; costUsd?: number };
-  trusted?: boolean;
-  name?: string;
-}
 
 /** What a journal says about the run tree it holds: the top run, its input and options, and what the front end recorded. */
 export interface JournalStart {

@@ -1,74 +1,12 @@
-/** Child runs elsewhere (QUEUE-1): what a child run needs as JSON, the hook a queue implements, and how a worker runs one. */
-import { BudgetMeter, type Budget } from './budget.js';
+/** Child runs elsewhere (QUEUE-1): how a worker runs a child another process started (the child as JSON and the runner's hook are in contracts.ts). */
+import { BudgetMeter } from './budget.js';
 import { JournalReplay } from './journal.js';
-import type { LoadedRequest } from './load-request.js';
 import type { Model } from './model.js';
 import { runRequest } from './run-loop.js';
-import type { ConfirmHook, RunOptions, RunResult, Runtime } from './runtime.js';
-import type { TraceEvent, Tracer } from './trace.js';
-import { TreeBounds, type TreeLimits } from './tree-bounds.js';
-
-/**
- * Everything a child run needs, as JSON (QUEUE-2): its id and place in the tree, the resolved
- * Request with its isolated context, its input, its model spec, trust, the options a child
- * inherits (DEL-20) and the tree's limits.
- */
-export interface RemoteChild {
-  /** The child's run id, derived from its place in the tree (JOURNAL-6). */
-  id: string;
-  /** The calling run and call, the caller's depth and the tree's top run. */
-  parent: { run: string; depth: number; callId: string; root: string };
-  /** The resolved Request: its document (context already isolated, DEL-9), location and name. */
-  request: LoadedRequest;
-  input?: unknown;
-  /** The spec of the child's model (`Model.id`), or null when it has none. */
-  model: string | null;
-  /** The live model a replayed model stands for (CAS-15), when known. */
-  standsFor?: string;
-  trusted: boolean;
-  /** A worker of the built-in `delegate` tool (DEL-24). */
-  worker?: boolean;
-  /** Native attachment parts (ATT-6), their bytes as base64. */
-  files?: { path: string; mediaType: string; base64: string }[];
-  /** The caller's options a child inherits (DEL-20), the JSON ones. */
-  options: Pick<RunOptions, 'maxDepth' | 'resolve' | 'maxSteps'>;
-  /** The tree's budget (LOOP-13), when it has one. */
-  budget?: Budget;
-  /** The tree's run and model-call bounds (DEL-19). */
-  limits: { maxRuns: number; maxConcurrency: number };
-  /**
-   * When the tree has a journal (QUEUE-12): which session of the tree this is (0 for the run that
-   * began the journal, n for its nth resume, JOURNAL-9) and, when resuming, the journaled events of
-   * this child's subtree, which its run replays as in process (JOURNAL-4 to JOURNAL-6).
-   */
-  journal?: { session: number; events: TraceEvent[] };
-}
-
-/** What the calling process gives a remote child besides its description: the run's signal and the tree's tracer. */
-export interface RemoteChildHooks {
-  signal: AbortSignal;
-  tracer: Tracer | undefined;
-}
-
-/**
- * Runs child runs elsewhere (QUEUE-1): a Runtime given one sends every child run it starts to it
- * instead of running it in process. Resolves to the child's result; a failure to reach the other
- * side resolves to a failed result, never throws.
- */
-export interface RemoteChildRunner {
-  run(child: RemoteChild, hooks: RemoteChildHooks): Promise<RunResult>;
-  /**
-   * The budget meter of the tree `root` as every process of the tree shares it (QUEUE-6), in its
-   * `session` when the tree is resumed (QUEUE-12); a top run with a budget takes its meter from
-   * here when the runner has one.
-   */
-  meter?(root: string, limit: Budget, session?: number): BudgetMeter;
-  /**
-   * The run bounds of the tree `root`, whose top run starts in this process, as every process of
-   * the tree shares them (QUEUE-20): the tree's one count of runs starts again at 1, the top run.
-   */
-  bounds?(root: string, limits: TreeLimits, session?: number): TreeBounds;
-}
+import type { Runtime } from './runtime.js';
+import type { ConfirmHook, RemoteChild, RunOptions, RunResult } from './contracts.js';
+import type { Tracer } from './trace.js';
+import { TreeBounds } from './tree-bounds.js';
 
 /** What a worker gives {@link runRemoteChild} besides the child: its model, the tree's meter, the signal and tracer. */
 export interface RemoteChildSetting {

@@ -1,6 +1,7 @@
 /** Running a batch of calls in a run's scope, and handing the batch's errors to the model (LOOP-5). */
 import { CallBatch, type BatchEntry } from './call-batch.js';
-import { executeCall, prepareCall, recordFailure, type CallScope } from './execute-call.js';
+import { executeCall, prepareCall, recordFailure } from './execute-call.js';
+import type { CallScope } from './call-scope.js';
 import type { ErrorMessage } from './types.js';
 
 /**

@@ -7,7 +7,7 @@
 import type { BatchEntry } from './call-batch.js';
 import type { CallLedger, PlanStatusEntry } from './call-ledger.js';
 import { throwIfCancelled } from './cancellation.js';
-import type { CallScope } from './execute-call.js';
+import type { CallScope } from './call-scope.js';
 import { addWriter, describeCycle, findCycle, forInstance, readsOf } from './plan-graph.js';
 import { ScopedReferenceIndex } from './reference-index.js';
 import { parseExpression, findReferences, type Reference } from './references.js';

@@ -2,7 +2,7 @@
 import { throwIfCancelled } from './cancellation.js';
 import { askModel, checkBounds } from './ask-model.js';
 import { EMPTY_PROMPT, SOLUTION_INSTRUCTIONS } from './constants.js';
-import type { CallScope } from './execute-call.js';
+import type { CallScope } from './call-scope.js';
 import { nestingProblem } from './json.js';
 import type { ProviderFile, ProviderMessage } from './model.js';
 import { approvePlan } from './approve-plan.js';

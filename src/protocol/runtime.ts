@@ -2,245 +2,22 @@
 import { SolutionSchemaCache } from './solution-schema-cache.js';
 import { ActivityRegistry, type ActivityOptions } from './activity-registry.js';
 import { CONSULT_ACTIVITY } from './advisors.js';
-import type { ToolRule } from './tool-rules.js';
-import type { SandboxSpec } from './file-tools.js';
 import { consultAdvisor } from './consult-advisor.js';
-import type { Model, ProviderFile } from './model.js';
-import type { Budget } from './budget.js';
-import type { RemoteChildRunner } from './remote-child.js';
-import { type ProtocolError, UsageError } from './errors.js';
+import type { Activity, RemoteChildRunner, RequestFileReader, ResumeOptions, RunInfo, RunOptions, RunResult, TreeEndHook } from './contracts.js';
+import { UsageError } from './errors.js';
 import { defaultHandlers } from './builtin-handlers.js';
 import type { HandlerRegistry } from './handlers.js';
 import { parseRequestText, validateRequest, type LoadedRequest } from './load-request.js';
 import { runRequest } from './run-loop.js';
 import { JournalReplay, journalStart, requestHash, type JournalOpener, type JournalStore } from './journal.js';
-import type { RunTrace, Tracer } from './trace.js';
 import type { TierCatalog } from './delegate-tool.js';
-import type { Call, Message, RequestDocument, ToolSchema } from './types.js';
-import type { UsageSummary } from './usage.js';
-
-/** Facts about the run an Activity is called from. */
-export interface RunInfo {
-  id: string;
-  /** The request name (`meta.name`, file name, `anonymous:<tool>`). */
-  name: string;
-  /** Where the document came from; relative delegates resolve against it. */
-  location: string;
-  depth: number;
-  parent: string | null;
-  /** The id of its tree's top run (its own id for a top run): what a run tree keeps together (WRK-8, CALL-11). Absent in a RunInfo built by hand. */
-  root?: string;
-  /** False for documents fetched from hosts not trusted to run local Activities. */
-  trusted: boolean;
-  model: Model | undefined;
-  /** The names the run's document gives delegates (its `config.delegates`, DEL-21), if any. */
-  delegates?: Readonly<Record<string, string>>;
-  /** True for a worker: a run the built-in `delegate` tool started (DEL-24). */
-  worker?: boolean;
-  /**
-   * The live model the run uses or, replayed, stands for (CAS-15), as the runtime's tier catalog
-   * says (DEL-23): what gating and tier choice go by. Absent without a catalog, or when unknown.
-   */
-  standsFor?: string;
-  /** The run's document's `config.delegation`, if set: its workers carry it (DEL-24). */
-  delegation?: boolean | { recursive?: boolean };
-  /** The run's document's `config.attachments`, if set: the caller's policy of its delegations (ATT-3). */
-  attachments?: Record<string, unknown>;
-  /** The run's document's `config.toolRules` (TOOL-21): tools it lends a worker are the tools as the rules leave them. */
-  toolRules?: readonly ToolRule[];
-  /** The run's `files` sandboxes (FILES-2), if it declares any: its attachments may be read from them (ATT-2). */
-  sandboxes?: Readonly<Record<string, SandboxSpec>>;
-}
-
-/** A run an Activity starts on behalf of its call (the Delegation Activity's child, DEL-8). */
-export interface ChildRunRequest {
-  /** The document to run, its context already isolated (DEL-9). */
-  request: LoadedRequest;
-  /** Values for its input message. */
-  input?: unknown;
-  /** Its model (default: the caller's). */
-  model?: Model;
-  /** Whether it may run local Activities. */
-  trusted: boolean;
-  /** Says, in a refusal, what was being started: `Delegating "x" to ./y.json`. */
-  description: string;
-  /** Told the child's run id once the child is admitted, before it starts (for `delegate.started`). */
-  onStart?: (child: string) => void;
-  /** The child is a worker of the built-in `delegate` tool, not offered `delegate` itself unless its document allows it (DEL-24). */
-  worker?: boolean;
-  /** Attachments the child's model receives as native parts on its first user message (ATT-6). */
-  files?: ProviderFile[];
-}
-
-/** What an Activity receives besides `(call, tool, context)`. */
-export interface ActivityEnvironment {
-  run: RunInfo;
-  /**
-   * Starts a child run linked to this one (DEL-14, DEL-19, LOOP-13): one level deeper, sharing the
-   * tree's budget meter, bounds, signal and tracer, with the caller's approvals and only the
-   * options a child inherits (DEL-20); its usage rolls up into this run's total (DEL-17). A child
-   * past the depth or run bound is refused with the bound's error before it starts.
-   */
-  runChild(child: ChildRunRequest): Promise<RunResult>;
-  /** Throws the bound's error when no child could start now (depth, run-tree bound): checked before loading one. */
-  checkChild(description: string): void;
-  /**
-   * Ends this run with `error` once the calls of the current step (or plan) have settled: no
-   * further model call is made and the run fails with that error (LOOP-18). The first ending wins.
-   */
-  endRun(error: ProtocolError): void;
-  /** @deprecated Starts unlinked runs (no parent, depth, budget or bounds): use `runChild`. */
-  runtime: Runtime;
-  /** @deprecated The run's public options; a child's are chosen by `runChild`. */
-  options: RunOptions;
-  callId: string;
-  toolName: string;
-  instance: string | undefined;
-  /** Aborts when the run is cancelled. */
-  signal: AbortSignal;
-  /** Emits trace events in this run's name. */
-  trace: RunTrace;
-  /** @deprecated Rolls a descendant run's total usage into this run's `usageTotal`; `runChild` does it. */
-  addDescendantUsage(usage: UsageSummary): void;
-}
-
-/**
- * An Activity: an async function executing a call. `context` holds exactly the parent messages
- * the call's `_scopes` allow. Returning a message object appends it as is; any other value is
- * written at the call's `_outputPath`.
- */
-export type Activity = ((call: Call, tool: ToolSchema, context: Message[], environment: ActivityEnvironment) => unknown) & {
-  /**
-   * `false` when running a call twice does harm (an email sent twice): a call that had started when
-   * its run was interrupted is then not run again on resume without the confirm hook's approval
-   * (JOURNAL-5). Absent or `true`: it runs again.
-   */
-  idempotent?: boolean;
-};
-
-/** A decision of the confirm hook; `by` says who decided, traced as `approval.decided.by` (TRACE-19). */
-export type ConfirmDecision = (
-  | { decision: 'approved' | 'approved_session' }
-  | { decision: 'rejected'; reason?: string }
-  | { decision: 'edited'; call: Call; reason?: string }
-) & { by?: string };
-
-/** What the confirm hook is asked about. */
-export interface ConfirmRequest {
-  call: Call;
-  callId: string;
-  tool: ToolSchema;
-  toolName: string;
-  run: RunInfo;
-  /** Aborts when the run is cancelled; a prompt should stop asking then. */
-  signal: AbortSignal;
-  /**
-   * True when the question is whether to run again a call that had started when its run was
-   * interrupted, whose Activity is not idempotent (JOURNAL-5): asked whatever the tool's `_approval`.
-   */
-  rerun?: boolean;
-}
-
-/**
- * Called before every execution (approvals are one implementation of it). When the hook has an
- * `appliesTo` predicate, calls it says no to run without asking and without approval events.
- */
-export type ConfirmHook = ((request: ConfirmRequest) => Promise<ConfirmDecision> | ConfirmDecision) & {
-  appliesTo?: (request: ConfirmRequest) => boolean;
-};
-
-/** Options of one run. */
-export interface RunOptions {
-  /** The model; a run that needs one and has none fails with `usage_error`. */
-  model?: Model;
-  /** Values for the Request's input message. */
-  input?: unknown;
-  /** Model steps at most (default: the document's `config.maxSteps`, else 16). */
-  maxSteps?: number;
-  /** Delegation depth at most (default 5); the top run has depth 0. */
-  maxDepth?: number;
-  /** Delegate resolution timing (default `runtime`). */
-  resolve?: 'runtime' | 'upfront';
-  signal?: AbortSignal;
-  /** Receives every event of this run and its descendants. */
-  tracer?: Tracer;
-  confirm?: ConfirmHook;
-  /** Whether the document may run local Activities (default true). */
-  trusted?: boolean;
-  /** Limits on the whole run tree (default: the document's `config.budget`). */
-  budget?: Budget;
-  /**
-   * Model calls the run tree may have in flight at once (default 128); read by the top run. A
-   * call waits for a free slot, and only the model's answering holds one.
-   */
-  maxConcurrency?: number;
-  /**
-   * Runs the run tree may start, the top run included (default 2000); read by the top run. A
-   * delegation past it fails with `budget_exceeded`, and so does every run of the tree at its next
-   * model call.
-   */
-  maxRuns?: number;
-  /** A fixed run id (default: generated). */
-  runId?: string;
-  /** The name the run carries (default: the loaded request's). */
-  name?: string;
-  /**
-   * Makes the run durable (JOURNAL-1): every event of its tree is written to this journal before the
-   * run goes on, and {@link Runtime.resume} continues the tree from it after a crash. A location is
-   * opened (replaced) through the Runtime's `openJournal`; a store is written as given. Read by the top run.
-   */
-  journal?: string | JournalStore;
-  /** What a front end records in the journal to start the run the same way on resume (the CLI's flags, JOURNAL-3). */
-  journalSettings?: Record<string, unknown>;
-}
-
-/**
- * Options of {@link Runtime.resume}. The request, input and run options come from the journal
- * (JOURNAL-3); only what cannot change the run's course may be given again.
- */
-export interface ResumeOptions extends Pick<RunOptions, 'model' | 'signal' | 'tracer' | 'confirm' | 'maxSteps' | 'maxConcurrency' | 'maxRuns' | 'budget'> {
-  /** The Request, already loaded (default: loaded from the journal's location through `load`). */
-  request?: LoadedRequest;
-  /** Resume even though the Request document changed since the journal began (JOURNAL-8). */
-  changed?: boolean;
-}
-
-/**
- * The outcome of a run. `context` is the run's context as it ended (LOOP-17): what it was given,
- * every write with its `_call`, the errors and the plan with its progress; a later run given it
- * goes on from there and runs no done call again (PLAN-10). Absent when the run failed before its
- * context was opened.
- */
-export type RunResult =
-  | {
-      ok: true;
-      run: string;
-      output: unknown;
-      /** Only when the context has a meta message: the last meta the model wrote, or `null` when it wrote none (MSG-23). */
-      meta?: Record<string, unknown> | null;
-      usage: UsageSummary;
-      usageTotal: UsageSummary;
-      context?: Message[];
-    }
-  | { ok: false; run: string; error: ProtocolError; usage: UsageSummary; usageTotal: UsageSummary; context?: Message[] };
+import type { RequestDocument } from './types.js';
 
 /**
  * Transforms a document before its run starts (e.g. up-front delegate resolution); `run` says which
  * run it prepares and, by `run.root`, its tree (LOOP-19).
  */
 export type RunPreparer = (request: LoadedRequest, options: RunOptions, runtime: Runtime, run: RunInfo) => Promise<LoadedRequest> | LoadedRequest;
-
-/**
- * Told a run tree's id (its top run's) once that top run has ended, whether it succeeded, failed or
- * was cancelled: where what was kept for the tree is released (LOOP-19). Its failure is ignored.
- */
-export type TreeEndHook = (tree: string) => Promise<void> | void;
-
-/**
- * Reads the text of the Request file at `path` for {@link Runtime.load}; throws a RequestError
- * naming the path when there is none or it cannot be read. The core reads no files itself.
- */
-export type RequestFileReader = (path: string) => Promise<string>;
 
 /** Options of a Runtime. */
 export interface RuntimeOptions {
@@ -257,8 +34,6 @@ export interface RuntimeOptions {
   /** How a journal given by location is opened (`createRuntime` gives the file system's JSONL journal, JOURNAL-1). */
   openJournal?: JournalOpener;
 }
-
-export { DELEGATE_ACTIVITY } from './constants.js';
 
 /** Owns the registries a run uses; no hidden global state. */
 export class Runtime {

@@ -1,10 +1,20 @@
 /** The trace's vocabulary: every event the runtime emits and the fields each carries (spec/trace.md). */
 import type { ErrorCode, ErrorJson } from './errors.js';
-import type { JournaledOptions } from './journal.js';
 import type { ProviderMessage } from './model.js';
-import type { ConfirmDecision } from './runtime.js';
 import type { JsonSchema, RequestConfig, Usage } from './types.js';
 import type { UsageSummary } from './usage.js';
+
+/** The options of the top run that a resume takes from the journal (JOURNAL-3): JSON data only. */
+export interface JournaledOptions {
+  maxSteps?: number;
+  maxDepth?: number;
+  resolve?: 'runtime' | 'upfront';
+  maxConcurrency?: number;
+  maxRuns?: number;
+  budget?: { tokens?: number; costUsd?: number };
+  trusted?: boolean;
+  name?: string;
+}
 
 /** The fields every event carries, whatever its name (TRACE-1). */
 export interface TraceEventBase {
@@ -169,7 +179,8 @@ export interface TraceEventMap {
   'approval.requested': CallFields & { params: Record<string, unknown> };
   /** TRACE-8. */
   'approval.decided': CallFields & {
-    decision: ConfirmDecision['decision'];
+    /** The confirm hook's decision (a ConfirmDecision's `decision`). */
+    decision: 'approved' | 'approved_session' | 'rejected' | 'edited';
     reason: string | null;
     /** Who decided, when the confirm hook says (TRACE-19; an addition). */
     by?: string;

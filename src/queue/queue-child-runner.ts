@@ -3,8 +3,8 @@ import { type Job, Queue, QueueEvents } from 'bullmq';
 import { Redis } from 'ioredis';
 import { abortable, onAbort } from '../protocol/cancellation.js';
 import { DelegateError, UsageError, cancelled, type ProtocolError } from '../protocol/errors.js';
-import type { RemoteChild, RemoteChildHooks, RemoteChildRunner } from '../protocol/remote-child.js';
-import type { RunResult } from '../protocol/runtime.js';
+import type { RemoteChild, RemoteChildHooks, RemoteChildRunner } from '../protocol/contracts.js';
+import type { RunResult } from '../protocol/contracts.js';
 import type { Budget } from '../protocol/budget.js';
 import type { TreeLimits } from '../protocol/tree-bounds.js';
 import {

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { type AttachmentCall, MAX_INLINE_TEXT_BYTES, attachmentRecords, prepareAttachments } from '../../src/activities/attachments.js';
 import type { ProtocolError } from '../../src/protocol/errors.js';
-import type { ConfirmDecision, ConfirmHook, ConfirmRequest } from '../../src/protocol/runtime.js';
+import type { ConfirmDecision, ConfirmHook, ConfirmRequest } from '../../src/protocol/contracts.js';
 import { Runtime } from '../../src/protocol/runtime.js';
 import type { RequestDocument } from '../../src/protocol/types.js';
 

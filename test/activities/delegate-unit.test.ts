@@ -7,10 +7,11 @@ import { type ErrorCode, ProtocolError } from '../../src/protocol/errors.js';
 import { normalizeTool } from '../../src/protocol/normalize.js';
 import { checkChild, runChild } from '../../src/protocol/child-run.js';
 import { ContextStore } from '../../src/protocol/context-store.js';
-import type { CallScope } from '../../src/protocol/execute-call.js';
+import type { CallScope } from '../../src/protocol/call-scope.js';
 import { runRequest } from '../../src/protocol/run-loop.js';
 import { ReplayModel } from '../../src/models/replay.js';
-import { type ActivityEnvironment, type ChildRunRequest, type RunOptions, Runtime } from '../../src/protocol/runtime.js';
+import { Runtime } from '../../src/protocol/runtime.js';
+import type { ActivityEnvironment, ChildRunRequest, RunOptions } from '../../src/protocol/contracts.js';
 import type { UsageSummary } from '../../src/protocol/usage.js';
 import { RunTrace, Tracer, memorySink } from '../../src/protocol/trace.js';
 import { TreeBounds } from '../../src/protocol/tree-bounds.js';
@@ -97,15 +98,13 @@ function environmentFor(setup: Setup = {}) {
       ),
     checkChild: (description) => checkChild(scope, description),
     endRun: () => {},
-    runtime,
     run,
-    options,
+    confirm: options.confirm,
     callId: '0.0',
     toolName: 'ask',
     instance: undefined,
     signal,
     trace: scope.trace,
-    addDescendantUsage: scope.addDescendantUsage,
   };
   return { environment, runs, bounds, events: sink.events, descendantUsage };
 }

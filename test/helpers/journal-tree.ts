@@ -3,7 +3,7 @@ import { answered } from './step-model.js';
 import { createRuntime, type DelegatingRuntime } from '../../src/create-runtime.js';
 import type { JournalStore } from '../../src/protocol/journal.js';
 import type { Model, ModelRequest, ModelResponse } from '../../src/protocol/model.js';
-import type { Activity } from '../../src/protocol/runtime.js';
+import type { Activity } from '../../src/protocol/contracts.js';
 import type { TraceEvent } from '../../src/protocol/trace.js';
 import type { RequestDocument } from '../../src/protocol/types.js';
 

@@ -6,7 +6,7 @@ import { createRuntime } from '../../src/create-runtime.js';
 import { createMcpHttpHandler, type McpHttpHandler } from '../../src/mcp/http-sessions.js';
 import { folderSource } from '../../src/mcp/request-source.js';
 import { RequestTools } from '../../src/mcp/request-server.js';
-import type { RunResult } from '../../src/protocol/runtime.js';
+import type { RunResult } from '../../src/protocol/contracts.js';
 import { type RunningServer, serve } from '../../src/server/node-listener.js';
 import { tempDir } from '../helpers/cli.js';
 import { stepModel } from '../helpers/step-model.js';

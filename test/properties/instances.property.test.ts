@@ -2,7 +2,8 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { ReplayModel } from '../../src/models/replay.js';
-import { Runtime, type Activity } from '../../src/protocol/runtime.js';
+import { Runtime } from '../../src/protocol/runtime.js';
+import type { Activity } from '../../src/protocol/contracts.js';
 import { Tracer, memorySink } from '../../src/protocol/trace.js';
 
 /** Fixed seed so CI is deterministic; override with FC_SEED / FC_NUM_RUNS to explore. */

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createFileActivities } from '../../src/files/file-toolset.js';
 import { CallError, DelegateError } from '../../src/protocol/errors.js';
 import { SANDBOXES_PROPERTY } from '../../src/protocol/file-tools.js';
-import type { ActivityEnvironment } from '../../src/protocol/runtime.js';
+import type { ActivityEnvironment } from '../../src/protocol/contracts.js';
 import { makeTempDir, type TempDir } from '../resolvers/helpers.js';
 
 /** Fixed seed so CI is deterministic; override with FC_SEED / FC_NUM_RUNS to explore. */
