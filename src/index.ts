@@ -48,8 +48,8 @@ export type {
   ToolMessage,
   ToolSchema,
   TurnMessage,
-  Usage,
 } from './protocol/types.js';
+export type { Usage } from './protocol/usage.js';
 export {
   HandlerRegistry,
   defineHandler,

@@ -2,7 +2,7 @@
 import { addCost, addUsage, tokensOf, type UsageSummary, zeroUsage } from '../protocol/usage.js';
 import type { TraceEvent } from '../protocol/trace.js';
 import { knownTraceEvent } from '../protocol/trace-events.js';
-import type { Usage } from '../protocol/types.js';
+import type { Usage } from '../protocol/usage.js';
 import { RunIndex } from './run-index.js';
 
 /** Where a run is: still going, finished with an output, failed, or cancelled by the user. */

@@ -1,7 +1,7 @@
 /** The model catalog: which models exist, their tier, whether they may delegate, and their prices (models.json plus DELEGATE_MODELS). */
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { Usage } from '../protocol/types.js';
+import type { Usage } from '../protocol/usage.js';
 import { ModelConfigError } from './config-error.js';
 import { readDocumentFileSync } from '../files/read-document-file.js';
 

@@ -1,7 +1,7 @@
 /** Advisors (spec/advisors.md): who speaks when, the shape of an opinion, the `advisors` part of the Solution, votes, and where opinions are kept. */
 import type { AnswerCheck } from './handlers.js';
 import { parseJson } from './json.js';
-import type { AdvisorMessage } from './messages/advisor.js';
+import type { AdvisorMessage } from './types.js';
 import { formatPath } from './references.js';
 import { hasLocalReference, rewriteLocalReferences } from './tools.js';
 import { isJsonObject, type DataMessage, type JsonSchema } from './types.js';

@@ -6,13 +6,10 @@
 import type { ErrorJson } from './errors.js';
 import { canonicalJson } from './json.js';
 import { forInstance } from './plan-graph.js';
-import type { Call, Message } from './types.js';
+import type { Call, Message, PlanStatusEntry } from './types.js';
 
 /** What became of a call. */
 export type CallStatus = { status: 'done' } | { status: 'failed'; error?: ErrorJson };
-
-/** The statuses a plan message keeps for its calls (PLAN-11): one per call, or per instance for a template. */
-export type PlanStatusEntry = 'done' | 'failed' | 'pending' | Record<string, 'done' | 'failed' | 'pending'>;
 
 // Calls are never changed once made, so their keys are cached by identity (as plan-graph.ts caches their references).
 const keys = new WeakMap<Call, string>();

@@ -5,7 +5,8 @@
  * PLAN-13).
  */
 import type { BatchEntry } from './call-batch.js';
-import type { CallLedger, PlanStatusEntry } from './call-ledger.js';
+import type { CallLedger } from './call-ledger.js';
+import type { PlanStatusEntry } from './types.js';
 import { throwIfCancelled } from './cancellation.js';
 import type { CallScope } from './call-scope.js';
 import { addWriter, describeCycle, findCycle, forInstance, readsOf } from './plan-graph.js';

@@ -1,16 +1,6 @@
 /** Tool rules (TOOL-21): `config.toolRules` forbids tools or sets their approval by glob on the tool's name, first match wins. */
 import { metaConst } from './tools.js';
-import type { ToolSchema } from './types.js';
-
-/** One rule of `config.toolRules`. */
-export interface ToolRule {
-  /** A glob on tool names: `*` any run of characters, `?` one. */
-  tool: string;
-  /** `false`: the tool is not offered and cannot be called. */
-  allowed?: boolean;
-  /** Overrides the tool's `_approval`: `required` gates every call, `never` none. */
-  approval?: 'required' | 'never';
-}
+import type { ToolRule, ToolSchema } from './types.js';
 
 /** A tool-name glob as a regular expression over the whole name. */
 function namePattern(glob: string): RegExp {

@@ -4,14 +4,8 @@ import { pointer } from '../json.js';
 import { normalizeTool } from '../normalize.js';
 import { schemaProblem } from '../schemas.js';
 import { outputSchemaOf } from '../tools.js';
-import { isJsonObject, type BaseMessage, type ToolSchema } from '../types.js';
+import { isJsonObject, type ToolMessage } from '../types.js';
 import { messageSchema } from './message-schema.js';
-
-/** Makes tools available; a later definition of the same name wins. */
-export interface ToolMessage extends BaseMessage {
-  type: 'tool';
-  tool: Record<string, ToolSchema>;
-}
 
 /**
  * Names a document may not give a tool or a tool parameter (TOOL-1). `__proto__` is the one key a
