@@ -18,8 +18,8 @@ export type {
   RunResult,
   ResumeOptions,
 } from './protocol/contracts.js';
-export { requestHash, type JournalOpener, type JournalStore } from './protocol/journal.js';
-export type { JournaledOptions } from './protocol/trace-events.js';
+export { requestHash, type JournalOpener, type JournalStore } from './protocol/trace/journal.js';
+export type { JournaledOptions } from './protocol/trace/events.js';
 export { openJournalFile, readJournalText } from './files/journal-file.js';
 export type { UsageSummary } from './protocol/usage.js';
 export type { LoadedRequest } from './protocol/load-request.js';
@@ -84,7 +84,7 @@ export {
 } from './protocol/errors.js';
 
 // Trace
-export { Tracer, RunTrace, memorySink, type TraceEvent, type TraceListener } from './protocol/trace.js';
+export { Tracer, RunTrace, memorySink, type TraceEvent, type TraceListener } from './protocol/trace/trace.js';
 export { jsonlFileSink, type JsonlFileSink } from './files/jsonl-file-sink.js';
 export {
   knownTraceEvent,
@@ -93,7 +93,7 @@ export {
   type TraceEventMap,
   type TraceEventName,
   type TraceEventOf,
-} from './protocol/trace-events.js';
+} from './protocol/trace/events.js';
 
 // Delegation
 export { createDelegateActivity, type DelegateActivityOptions, type ChildModelChooser } from './activities/delegate.js';

@@ -70,7 +70,6 @@ const NOT_YET_PLACED = [
   'execute-call.ts',
   'file-tools.ts',
   'handlers.ts',
-  'journal.ts',
   'load-request.ts',
   'normalize.ts',
   'plan-graph.ts',
@@ -91,8 +90,6 @@ const NOT_YET_PLACED = [
   'solution-schema-cache.ts',
   'tool-rules.ts',
   'tools.ts',
-  'trace-events.ts',
-  'trace.ts',
   'tree-bounds.ts',
 ];
 

@@ -8,7 +8,7 @@ import { isAllowedWorker } from '../protocol/messages/workers.js';
 import { isReservedToolName } from '../protocol/reserved-tools.js';
 import type { RunPreparer, Runtime } from '../protocol/runtime.js';
 import type { RunInfo, RunOptions } from '../protocol/contracts.js';
-import { RunTrace, Tracer } from '../protocol/trace.js';
+import { RunTrace, Tracer } from '../protocol/trace/trace.js';
 import type { Message, ToolMessage, ToolSchema } from '../protocol/types.js';
 import { definedTools } from '../activities/workers-preparer.js';
 import { type McpConnection, type McpConnections, type McpServerSpec, serverKey } from './mcp-connections.js';

@@ -13,8 +13,8 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import { ProtocolError, UsageError } from '../protocol/errors.js';
 import type { RunResult } from '../protocol/contracts.js';
-import { Tracer } from '../protocol/trace.js';
-import type { TraceEvent } from '../protocol/trace.js';
+import { Tracer } from '../protocol/trace/trace.js';
+import type { TraceEvent } from '../protocol/trace/trace.js';
 import type { RequestSource } from './request-source.js';
 import { type ListedRequest, type RequestTool, requestTool, runInputOf, structuredContentOf } from './request-tool.js';
 

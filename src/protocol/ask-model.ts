@@ -4,7 +4,7 @@ import { cancelled, ModelError, ProtocolError } from './errors.js';
 import type { CallScope } from './call-scope.js';
 import { nestingMessage, nestingProblem } from './json.js';
 import type { Model, ModelRequest, ModelResponse, ModelRetry, ProviderMessage } from './model.js';
-import type { TracedProviderMessage } from './trace-events.js';
+import type { TracedProviderMessage } from './trace/events.js';
 import type { TreeShares } from './contracts.js';
 import type { RunInfo } from './contracts.js';
 import { compileSchema, describeErrors, formatIssues } from './schemas.js';

@@ -6,7 +6,7 @@ import type { RemoteChildRunner, RunInfo, RunOptions, RunStarter, TreeShares } f
 import type { ProtocolError } from './errors.js';
 import type { HandlerRegistry } from './handlers.js';
 import type { SolutionSchemaCache } from './solution-schema-cache.js';
-import type { RunTrace } from './trace.js';
+import type { RunTrace } from './trace/trace.js';
 import type { ErrorMessage, ToolSchema } from './types.js';
 import type { UsageSummary } from './usage.js';
 

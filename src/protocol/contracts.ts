@@ -6,11 +6,11 @@
 import type { Budget, BudgetMeter } from './budget.js';
 import type { ProtocolError } from './errors.js';
 import type { SandboxSpec } from './file-tools.js';
-import type { JournalReplay, JournalStore } from './journal.js';
+import type { JournalReplay, JournalStore } from './trace/journal.js';
 import type { LoadedRequest } from './load-request.js';
 import type { Model, ProviderFile } from './model.js';
 import type { ToolRule } from './types.js';
-import type { RunTrace, TraceEvent, Tracer } from './trace.js';
+import type { RunTrace, TraceEvent, Tracer } from './trace/trace.js';
 import type { TreeBounds, TreeLimits } from './tree-bounds.js';
 import type { Call, Message, ToolSchema } from './types.js';
 import type { UsageSummary } from './usage.js';

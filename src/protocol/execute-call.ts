@@ -2,7 +2,7 @@
 import { abortable, handedOutSignal } from './cancellation.js';
 import { askConfirm, paramsOf } from './confirm-call.js';
 import { checkChild, nextChildOrdinal, runChild } from './child-run.js';
-import type { JournaledCall } from './journal.js';
+import type { JournaledCall } from './trace/journal.js';
 import type { BatchEntry } from './call-batch.js';
 import type { CallScope, RuntimeRegistries } from './call-scope.js';
 import { isDataMessage } from './data-messages.js';

@@ -9,7 +9,7 @@ import { defaultHandlers } from './builtin-handlers.js';
 import type { HandlerRegistry } from './handlers.js';
 import { parseRequestText, validateRequest, type LoadedRequest } from './load-request.js';
 import { runRequest } from './run-loop.js';
-import { JournalReplay, journalStart, requestHash, type JournalOpener, type JournalStore } from './journal.js';
+import { JournalReplay, journalStart, requestHash, type JournalOpener, type JournalStore } from './trace/journal.js';
 import type { TierCatalog } from './delegate-tool.js';
 import type { RequestDocument } from './types.js';
 

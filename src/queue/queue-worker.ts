@@ -9,7 +9,7 @@ import { runRemoteChild } from '../protocol/remote-child.js';
 import type { RemoteChild } from '../protocol/contracts.js';
 import type { Runtime } from '../protocol/runtime.js';
 import type { ConfirmHook } from '../protocol/contracts.js';
-import { RunTrace, Tracer } from '../protocol/trace.js';
+import { RunTrace, Tracer } from '../protocol/trace/trace.js';
 import { QueueChildRunner, type JobReturn } from './queue-child-runner.js';
 import { cancelChannel, jobCancelChannel, jobIdOf, traceStreamKey, treeOf } from './queue-keys.js';
 import { connectionFor, DEFAULT_QUEUE_NAME } from './redis-url.js';

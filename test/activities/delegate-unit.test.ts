@@ -13,7 +13,7 @@ import { ReplayModel } from '../../src/models/replay.js';
 import { Runtime } from '../../src/protocol/runtime.js';
 import type { ActivityEnvironment, ChildRunRequest, RunOptions } from '../../src/protocol/contracts.js';
 import type { UsageSummary } from '../../src/protocol/usage.js';
-import { RunTrace, Tracer, memorySink } from '../../src/protocol/trace.js';
+import { RunTrace, Tracer, memorySink } from '../../src/protocol/trace/trace.js';
 import { TreeBounds } from '../../src/protocol/tree-bounds.js';
 import type { Call, Message, RequestDocument, ToolSchema } from '../../src/protocol/types.js';
 import type { ResolveContext, ResolvedRequest } from '../../src/resolvers/resolver.js';

@@ -106,7 +106,7 @@ describe('offering the delegate tool (DEL-23, DEL-24)', () => {
   it('is never offered by a runtime without a tier catalog', async () => {
     const runtime = new Runtime();
     const { ReplayModel } = await import('../../src/models/replay.js');
-    const { Tracer, memorySink } = await import('../../src/protocol/trace.js');
+    const { Tracer, memorySink } = await import('../../src/protocol/trace/trace.js');
     const sink = memorySink();
     await runtime.run(planner(), { model: new ReplayModel([{ solution: { calls: [], output: 'x' } }]), tracer: new Tracer([sink]) });
     expect(offeredTools(eventsOf(sink.events, 'model.request')[0])).toEqual(['lookup', 'format']);

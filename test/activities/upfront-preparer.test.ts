@@ -4,7 +4,7 @@ import { createRuntime } from '../../src/create-runtime.js';
 import { ReplayModel } from '../../src/models/replay.js';
 import { RequestError } from '../../src/protocol/errors.js';
 import { Runtime } from '../../src/protocol/runtime.js';
-import { Tracer, memorySink } from '../../src/protocol/trace.js';
+import { Tracer, memorySink } from '../../src/protocol/trace/trace.js';
 import { folderWith } from '../helpers/cli.js';
 
 const child = (input: object, output: object) => ({

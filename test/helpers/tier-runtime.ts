@@ -5,7 +5,7 @@ import { ModelCatalog, type ModelsFile } from '../../src/models/model-catalog.js
 import { ModelProviders } from '../../src/models/model-providers.js';
 import { ReplayModel } from '../../src/models/replay.js';
 import type { CassetteEntry } from '../../src/models/cassette.js';
-import { Tracer, memorySink, type TraceEvent } from '../../src/protocol/trace.js';
+import { Tracer, memorySink, type TraceEvent } from '../../src/protocol/trace/trace.js';
 import type { RunOptions, RunResult, Activity } from '../../src/protocol/contracts.js';
 import type { RequestDocument } from '../../src/protocol/types.js';
 

@@ -4,7 +4,7 @@ import { AnthropicModel } from '../../src/models/anthropic.js';
 import { OpenAIModel } from '../../src/models/openai.js';
 import type { Model } from '../../src/protocol/model.js';
 import { Runtime } from '../../src/protocol/runtime.js';
-import { Tracer, memorySink } from '../../src/protocol/trace.js';
+import { Tracer, memorySink } from '../../src/protocol/trace/trace.js';
 import { anthropicStream, anthropicTextStream, anthropicUsage } from './support/anthropic-wire.js';
 import { pieces, startServer, type Handler, type LoopbackServer } from './support/loopback.js';
 import { openAIStream, openAIUsage } from './support/openai-wire.js';

@@ -5,7 +5,7 @@ import type { Model } from '../../src/protocol/model.js';
 import { OpenAIModel } from '../../src/models/openai.js';
 import { ModelCatalog } from '../../src/models/model-catalog.js';
 import { Runtime } from '../../src/protocol/runtime.js';
-import { Tracer, memorySink } from '../../src/protocol/trace.js';
+import { Tracer, memorySink } from '../../src/protocol/trace/trace.js';
 import { anthropicError, anthropicStream, anthropicStreamEvents, anthropicUsage } from './support/anthropic-wire.js';
 import { deferred, pieces, sse, startServer, type Handler, type LoopbackServer, type StreamScript } from './support/loopback.js';
 import { openAIError, openAIStream, openAIStreamEvents, openAIUsage } from './support/openai-wire.js';

@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { ReplayModel } from '../../src/models/replay.js';
 import { Runtime } from '../../src/protocol/runtime.js';
 import type { Activity } from '../../src/protocol/contracts.js';
-import { Tracer, memorySink } from '../../src/protocol/trace.js';
+import { Tracer, memorySink } from '../../src/protocol/trace/trace.js';
 
 /** Fixed seed so CI is deterministic; override with FC_SEED / FC_NUM_RUNS to explore. */
 const fcOptions = { seed: Number(process.env.FC_SEED ?? 42), numRuns: Number(process.env.FC_NUM_RUNS ?? 50) };

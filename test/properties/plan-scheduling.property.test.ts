@@ -5,7 +5,7 @@ import { ReplayModel } from '../../src/models/replay.js';
 import { RequestError } from '../../src/protocol/errors.js';
 import { Runtime } from '../../src/protocol/runtime.js';
 import type { Activity } from '../../src/protocol/contracts.js';
-import { Tracer, memorySink, type TraceEvent } from '../../src/protocol/trace.js';
+import { Tracer, memorySink, type TraceEvent } from '../../src/protocol/trace/trace.js';
 import type { Message } from '../../src/protocol/types.js';
 
 /** Fixed seed so CI is deterministic; override with FC_SEED / FC_NUM_RUNS to explore. */

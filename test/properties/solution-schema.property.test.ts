@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { ReplayModel } from '../../src/models/replay.js';
 import { Runtime } from '../../src/protocol/runtime.js';
 import type { Activity } from '../../src/protocol/contracts.js';
-import { Tracer, memorySink } from '../../src/protocol/trace.js';
+import { Tracer, memorySink } from '../../src/protocol/trace/trace.js';
 import type { JsonSchema } from '../../src/protocol/types.js';
 
 /** Fixed seed so CI is deterministic; override with FC_SEED / FC_NUM_RUNS to explore. */

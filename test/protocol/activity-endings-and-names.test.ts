@@ -4,7 +4,7 @@ import { ReplayModel } from '../../src/models/replay.js';
 import { DelegateError } from '../../src/protocol/errors.js';
 import { Runtime } from '../../src/protocol/runtime.js';
 import type { Activity } from '../../src/protocol/contracts.js';
-import { Tracer, memorySink } from '../../src/protocol/trace.js';
+import { Tracer, memorySink } from '../../src/protocol/trace/trace.js';
 import type { Message, RequestDocument } from '../../src/protocol/types.js';
 
 const document = (tools: Record<string, unknown>, context: Message[] = []): RequestDocument =>

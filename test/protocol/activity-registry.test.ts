@@ -4,7 +4,7 @@ import { ReplayModel } from '../../src/models/replay.js';
 import { ActivityRegistry } from '../../src/protocol/activity-registry.js';
 import { Runtime } from '../../src/protocol/runtime.js';
 import type { Activity } from '../../src/protocol/contracts.js';
-import { memorySink, Tracer } from '../../src/protocol/trace.js';
+import { memorySink, Tracer } from '../../src/protocol/trace/trace.js';
 
 describe('ActivityRegistry', () => {
   it('registers, replaces and lists Activities, built-in (@) names left out of the list', () => {

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { ReplayModel } from '../../src/models/replay.js';
 import { Runtime } from '../../src/protocol/runtime.js';
 import type { Activity } from '../../src/protocol/contracts.js';
-import { Tracer, memorySink } from '../../src/protocol/trace.js';
+import { Tracer, memorySink } from '../../src/protocol/trace/trace.js';
 
 const document = {
   meta: { name: 'results' },

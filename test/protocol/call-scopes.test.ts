@@ -4,7 +4,7 @@ import { ReplayModel } from '../../src/models/replay.js';
 import { Runtime } from '../../src/protocol/runtime.js';
 import { checkCallScopes } from '../../src/protocol/scopes.js';
 import { modelToolSchema } from '../../src/protocol/tools.js';
-import { Tracer, memorySink } from '../../src/protocol/trace.js';
+import { Tracer, memorySink } from '../../src/protocol/trace/trace.js';
 import type { JsonSchema, ToolSchema } from '../../src/protocol/types.js';
 import { normalizeTool } from '../../src/protocol/normalize.js';
 

@@ -5,7 +5,7 @@ import { ReplayModel } from '../../src/models/replay.js';
 import { MAX_NESTING_DEPTH } from '../../src/protocol/json.js';
 import { Runtime } from '../../src/protocol/runtime.js';
 import type { Activity } from '../../src/protocol/contracts.js';
-import { Tracer, memorySink } from '../../src/protocol/trace.js';
+import { Tracer, memorySink } from '../../src/protocol/trace/trace.js';
 import type { Call } from '../../src/protocol/types.js';
 import { readFileSync } from 'node:fs';
 

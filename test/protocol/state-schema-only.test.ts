@@ -4,7 +4,7 @@ import { ReplayModel } from '../../src/models/replay.js';
 import { ContextStore } from '../../src/protocol/context-store.js';
 import { parseReference } from '../../src/protocol/references.js';
 import { Runtime } from '../../src/protocol/runtime.js';
-import { Tracer, memorySink, type TraceEvent } from '../../src/protocol/trace.js';
+import { Tracer, memorySink, type TraceEvent } from '../../src/protocol/trace/trace.js';
 
 const stateSchema = {
   type: 'object',

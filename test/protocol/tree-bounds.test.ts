@@ -6,7 +6,7 @@ import type { ModelRequest } from '../../src/protocol/model.js';
 import { ReplayModel } from '../../src/models/replay.js';
 import { DEFAULT_MAX_CONCURRENCY, DEFAULT_MAX_RUNS } from '../../src/protocol/constants.js';
 import { ProtocolError } from '../../src/protocol/errors.js';
-import { Tracer, memorySink } from '../../src/protocol/trace.js';
+import { Tracer, memorySink } from '../../src/protocol/trace/trace.js';
 import { Slots, TreeBounds, treeLimits } from '../../src/protocol/tree-bounds.js';
 import { TreeModel, TreeRuntime, fan, turns } from '../helpers/fan-out-tree.js';
 

@@ -1,6 +1,6 @@
 /** The trace: one event per thing that happens, shared by a run and all its children, written as JSONL. */
-import { notJsonPlaceholder, toJsonData } from './json-data.js';
-import type { TraceEventBase, TraceFieldsOf } from './trace-events.js';
+import { notJsonPlaceholder, toJsonData } from '../json-data.js';
+import type { TraceEventBase, TraceFieldsOf } from './events.js';
 
 /**
  * An event as listeners receive it: the common fields (TRACE-1) and the event's own. Events the

@@ -1,13 +1,13 @@
 /** Durable runs (spec/journal.md): the journal a run tree writes and resumes from, as the core sees it — a store the edge implements, and what a resumed tree replays from it. */
 import { createHash } from 'node:crypto';
-import type { ErrorJson } from './errors.js';
-import { UsageError } from './errors.js';
-import { canonicalJson } from './json.js';
-import type { ModelResponse } from './model.js';
+import type { ErrorJson } from '../errors.js';
+import { UsageError } from '../errors.js';
+import { canonicalJson } from '../json.js';
+import type { ModelResponse } from '../model.js';
 import type { TraceEvent } from './trace.js';
-import type { JournaledOptions } from './trace-events.js';
-import type { RequestDocument } from './types.js';
-import type { UsageSummary } from './usage.js';
+import type { JournaledOptions } from './events.js';
+import type { RequestDocument } from '../types.js';
+import type { UsageSummary } from '../usage.js';
 
 /**
  * Where a journal lives (JOURNAL-1): the events it held when it was opened, and a durable append.

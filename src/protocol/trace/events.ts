@@ -1,9 +1,9 @@
 /** The trace's vocabulary: every event the runtime emits and the fields each carries (spec/trace.md). */
-import type { ErrorCode, ErrorJson } from './errors.js';
-import type { ProviderMessage } from './model.js';
-import type { JsonSchema, RequestConfig } from './types.js';
-import type { Usage } from './usage.js';
-import type { UsageSummary } from './usage.js';
+import type { ErrorCode, ErrorJson } from '../errors.js';
+import type { ProviderMessage } from '../model.js';
+import type { JsonSchema, RequestConfig } from '../types.js';
+import type { Usage } from '../usage.js';
+import type { UsageSummary } from '../usage.js';
 
 /** The options of the top run that a resume takes from the journal (JOURNAL-3): JSON data only. */
 export interface JournaledOptions {
