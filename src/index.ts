@@ -62,7 +62,7 @@ export {
   type RenderState,
   type ShownFields,
 } from './protocol/handlers.js';
-export { recordFor, type DataRecord, type ReadResult, type RecordOutcome } from './protocol/data-records.js';
+export { recordFor, type DataRecord, type ReadResult, type RecordOutcome } from './protocol/variables/data-records.js';
 export { builtinHandlers, defaultHandlers } from './protocol/builtin-handlers.js';
 export { renderContext, type RenderedContext, type RenderOptions } from './protocol/render-context.js';
 export { composeSolutionSchema, type SolutionAdditions } from './protocol/tools.js';

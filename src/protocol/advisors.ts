@@ -2,7 +2,7 @@
 import type { AnswerCheck } from './handlers.js';
 import { parseJson } from './json.js';
 import type { AdvisorMessage } from './types.js';
-import { formatPath } from './references.js';
+import { formatPath } from './variables/references.js';
 import { hasLocalReference, rewriteLocalReferences } from './tools.js';
 import { isJsonObject, type DataMessage, type JsonSchema } from './types.js';
 

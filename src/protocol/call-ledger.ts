@@ -5,7 +5,7 @@
  */
 import type { ErrorJson } from './errors.js';
 import { canonicalJson } from './json.js';
-import { forInstance } from './plan-graph.js';
+import { forInstance } from './variables/plan-graph.js';
 import type { Call, Message, PlanStatusEntry } from './types.js';
 
 /** What became of a call. */

@@ -8,8 +8,8 @@ import { collectTools } from './tools.js';
 import { applyToolRules } from './tool-rules.js';
 import type { ToolRule } from './types.js';
 import { isJsonObject, type JsonSchema, type Message, type ToolSchema } from './types.js';
-import { readRelated, stablePath, type DataRecord, type ReadResult } from './data-records.js';
-import { formatReference, type PathSegment, type Reference } from './references.js';
+import { readRelated, stablePath, type DataRecord, type ReadResult } from './variables/data-records.js';
+import { formatReference, type PathSegment, type Reference } from './variables/references.js';
 
 /**
  * How deep the data of one kind may nest (DOC-10): a write of a value MAX_NESTING_DEPTH levels

@@ -1,5 +1,5 @@
 /** Data-like messages as the core meets them, asked of their types' handlers: identity, record, and the one message that shows a kind. */
-import type { DataRecord, ReadResult } from './data-records.js';
+import type { DataRecord, ReadResult } from './variables/data-records.js';
 import { ProtocolError } from './errors.js';
 import type { DataSemantics, HandlerRegistry, ShownFields } from './handlers.js';
 import { isJsonObject, type Message } from './types.js';

@@ -16,8 +16,8 @@ import { formatIssues, validateAgainst } from './schemas.js';
 import { checkCallScopes, parseScope, scopeContext, unsigiled } from './scopes.js';
 import { TOOL_META_PROPERTIES, callValidationSchema, metaConst, metaSchema, metaValue, outputSchemaOf } from './tools.js';
 import { isJsonObject, type Call, type Message, type ToolSchema } from './types.js';
-import { makeWrite } from './data-records.js';
-import { parseOutputPath, REFERENCE_SIGIL, type Reference } from './references.js';
+import { makeWrite } from './variables/data-records.js';
+import { parseOutputPath, REFERENCE_SIGIL, type Reference } from './variables/references.js';
 import { resolveValue } from './resolve-references.js';
 
 /** Looks a tool up in the live context; unknown names fail with the list of known ones. */

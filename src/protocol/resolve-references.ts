@@ -1,6 +1,6 @@
 /** Resolving references (spec/variables.md): call parameters with their `†` references replaced by the values they read. */
-import { readPath, type DataRecord, type ReadResult } from './data-records.js';
-import { parseExpression, REFERENCE_SIGIL, replaceReferences, type Reference } from './references.js';
+import { readPath, type DataRecord, type ReadResult } from './variables/data-records.js';
+import { parseExpression, REFERENCE_SIGIL, replaceReferences, type Reference } from './variables/references.js';
 import { isJsonObject } from './types.js';
 
 /** Resolves one reference for `resolveValue`, usually with `readPath` for the call's instance. */

@@ -5,7 +5,7 @@ import { showKind } from './data-messages.js';
 import { formatIssues, validateAgainst } from './schemas.js';
 import { metaConst, metaSchema } from './tools.js';
 import type { Call, Message, ToolSchema } from './types.js';
-import { parseReference } from './references.js';
+import { parseReference } from './variables/references.js';
 
 /** Scope names for plain turns; everything else names a data kind (optionally narrowed by a path). */
 const TURN_SCOPES: Record<string, (message: Message) => boolean> = {

@@ -2,7 +2,7 @@
 import type { HandlerRegistry } from './handlers.js';
 import type { Call, JsonSchema, Message, ToolMessage, ToolSchema } from './types.js';
 import { isJsonObject, isMetaProperty } from './types.js';
-import { OUTPUT_METHODS } from './data-records.js';
+import { OUTPUT_METHODS } from './variables/data-records.js';
 import { ANNOTATION_KEYWORDS } from './schemas.js';
 
 /**

@@ -6,9 +6,9 @@
  */
 import type { BatchEntry, BatchHooks } from '../../src/protocol/call-batch.js';
 import { CallError, type ProtocolError } from '../../src/protocol/errors.js';
-import { callLabel, cycleSentence, dependsOn } from '../../src/protocol/plan-graph.js';
+import { callLabel, cycleSentence, dependsOn } from '../../src/protocol/variables/plan-graph.js';
 import type { Call } from '../../src/protocol/types.js';
-import type { Reference } from '../../src/protocol/references.js';
+import type { Reference } from '../../src/protocol/variables/references.js';
 
 /** The cycle the naive depth-first search finds first among `calls`, as indices. */
 export function naiveFindCycle(calls: Call[]): number[] | undefined {

@@ -4,8 +4,16 @@ import fc from 'fast-check';
 import { describe, it } from 'vitest';
 import { ContextStore } from '../../src/protocol/context-store.js';
 import type { Message, OutputMethod } from '../../src/protocol/types.js';
-import { applyWrite, foldRecords, readAt, readPath, viewOf, visibleRecords, type DataRecord } from '../../src/protocol/data-records.js';
-import { findReferences, formatPath, formatReference, parseExpression, parsePath, parseReference, type PathSegment } from '../../src/protocol/references.js';
+import { applyWrite, foldRecords, readAt, readPath, viewOf, visibleRecords, type DataRecord } from '../../src/protocol/variables/data-records.js';
+import {
+  findReferences,
+  formatPath,
+  formatReference,
+  parseExpression,
+  parsePath,
+  parseReference,
+  type PathSegment,
+} from '../../src/protocol/variables/references.js';
 import { resolveValue } from '../../src/protocol/resolve-references.js';
 
 /** Fixed seed so CI is deterministic; override with FC_SEED / FC_NUM_RUNS to explore. */

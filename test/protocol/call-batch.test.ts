@@ -4,8 +4,8 @@ import { type BatchEntry, type BatchHooks, CallBatch } from '../../src/protocol/
 import { ContextStore } from '../../src/protocol/context-store.js';
 import { CallError, type ProtocolError } from '../../src/protocol/errors.js';
 import type { Call } from '../../src/protocol/types.js';
-import { makeWrite } from '../../src/protocol/data-records.js';
-import { parseOutputPath } from '../../src/protocol/references.js';
+import { makeWrite } from '../../src/protocol/variables/data-records.js';
+import { parseOutputPath } from '../../src/protocol/variables/references.js';
 import { resolveValue } from '../../src/protocol/resolve-references.js';
 
 /** Lets the microtasks and timers queued so far run. */

@@ -4,9 +4,9 @@ import { ContextStore, MAX_DATA_DEPTH } from '../../src/protocol/context-store.j
 import { CallError } from '../../src/protocol/errors.js';
 import { MAX_NESTING_DEPTH } from '../../src/protocol/json.js';
 import type { Message } from '../../src/protocol/types.js';
-import { makeWrite } from '../../src/protocol/data-records.js';
+import { makeWrite } from '../../src/protocol/variables/data-records.js';
 import { instanceNames } from '../../src/protocol/data-messages.js';
-import { parseReference, type Reference } from '../../src/protocol/references.js';
+import { parseReference, type Reference } from '../../src/protocol/variables/references.js';
 
 const ref = (text: string) => parseReference(text) as Reference;
 

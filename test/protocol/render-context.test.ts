@@ -6,7 +6,7 @@ import { renderDataBlock } from '../../src/protocol/messages/render-blocks.js';
 import type { MessageHandler } from '../../src/protocol/handlers.js';
 import { mergedMessage as mergedWith, renderContext } from '../../src/protocol/render-context.js';
 import type { Message } from '../../src/protocol/types.js';
-import type { DataRecord } from '../../src/protocol/data-records.js';
+import type { DataRecord } from '../../src/protocol/variables/data-records.js';
 
 const builtins = defaultHandlers();
 const mergedMessage = (kind: string, instance: string | undefined, records: DataRecord[], members: Message[]) =>

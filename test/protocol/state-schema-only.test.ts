@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { ReplayModel } from '../../src/models/replay.js';
 import { ContextStore } from '../../src/protocol/context-store.js';
-import { parseReference } from '../../src/protocol/references.js';
+import { parseReference } from '../../src/protocol/variables/references.js';
 import { Runtime } from '../../src/protocol/runtime.js';
 import { Tracer, memorySink, type TraceEvent } from '../../src/protocol/trace/trace.js';
 

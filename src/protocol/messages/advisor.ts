@@ -3,7 +3,7 @@ import { CONSULT_ACTIVITY, CONSULT_TOOL, Council, opinionSchema } from '../advis
 import { instanceNames } from '../data-messages.js';
 import { defineHandler, type DocumentProblem, type MessageProblem } from '../handlers.js';
 import { pointer } from '../json.js';
-import { parseReference } from '../references.js';
+import { parseReference } from '../variables/references.js';
 import { schemaProblem } from '../schemas.js';
 import { metaConst } from '../tools.js';
 import { isJsonObject, type BaseMessage, type JsonSchema, type ToolSchema, type AdvisorMessage } from '../types.js';

@@ -1,8 +1,8 @@
 /** Data records (spec/variables.md, spec/data-and-instances.md): the writes data-like messages hold, folded into the values reads see. */
-import { CallError } from './errors.js';
-import type { MessageProblem } from './handlers.js';
+import { CallError } from '../errors.js';
+import type { MessageProblem } from '../handlers.js';
 import { arrayIndexOf, parsePath, type PathSegment, type Reference } from './references.js';
-import { isJsonObject, type BaseMessage, type Call, type DataMessage, type OutputMethod } from './types.js';
+import { isJsonObject, type BaseMessage, type Call, type DataMessage, type OutputMethod } from '../types.js';
 
 /** The answer of a read: `found` is false when nothing exists at the path (`null` is found). */
 export interface ReadResult {

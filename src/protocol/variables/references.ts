@@ -1,7 +1,7 @@
 /** The grammar of variables (spec/variables.md): `†` references, paths, input expressions and output paths, parsed and written. */
 import { JSONPath } from 'jsonpath-plus';
-import { MAX_NESTING_DEPTH } from './json.js';
-import { isJsonObject } from './types.js';
+import { MAX_NESTING_DEPTH } from '../json.js';
+import { isJsonObject } from '../types.js';
 
 /** One step of a path: an object key (string) or an array index (number). */
 export type PathSegment = string | number;

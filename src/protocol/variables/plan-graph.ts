@@ -1,5 +1,5 @@
 /** Dependencies between calls: which call reads what another writes, and cycles among them. */
-import type { Call } from './types.js';
+import type { Call } from '../types.js';
 import { ScopedReferenceIndex } from './reference-index.js';
 import { findReferences, parseOutputPath, type Reference } from './references.js';
 
