@@ -13,7 +13,7 @@ import { needContext } from './activities/need-context.js';
 import { createTierDelegateActivity } from './activities/tier-delegate.js';
 import { delegateScopes } from './activities/worker-request.js';
 import { ModelChooser, type TierModels } from './models/choose-model.js';
-import { NEED_CONTEXT_ACTIVITY, TIER_DELEGATE_ACTIVITY } from './protocol/delegate-tool.js';
+import { NEED_CONTEXT_ACTIVITY, TIER_DELEGATE_ACTIVITY } from './protocol/tools/delegate-tool.js';
 import type { ModelFactoryOptions } from './protocol/model.js';
 import { ModelProviders } from './models/model-providers.js';
 import type { HandlerRegistry } from './protocol/handlers.js';
@@ -27,7 +27,7 @@ import { createDefaultResolvers, type ResolverRegistry } from './resolvers/resol
 import { readRequestFile } from './files/read-request-file.js';
 import { openJournalFile } from './files/journal-file.js';
 import { createFileActivities } from './files/file-toolset.js';
-import { LIST_FILES_ACTIVITY, READ_FILE_ACTIVITY, WRITE_FILE_ACTIVITY } from './protocol/file-tools.js';
+import { LIST_FILES_ACTIVITY, READ_FILE_ACTIVITY, WRITE_FILE_ACTIVITY } from './protocol/tools/file-tools.js';
 import { McpConnections } from './mcp/mcp-connections.js';
 import { createMcpPreparer } from './mcp/mcp-preparer.js';
 import { createMcpActivity } from './mcp/mcp-activity.js';

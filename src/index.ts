@@ -65,7 +65,7 @@ export {
 export { recordFor, type DataRecord, type ReadResult, type RecordOutcome } from './protocol/variables/data-records.js';
 export { builtinHandlers, defaultHandlers } from './protocol/builtin-handlers.js';
 export { renderContext, type RenderedContext, type RenderOptions } from './protocol/render-context.js';
-export { composeSolutionSchema, type SolutionAdditions } from './protocol/tools.js';
+export { composeSolutionSchema, type SolutionAdditions } from './protocol/tools/tools.js';
 
 // Errors
 export {
@@ -101,7 +101,7 @@ export { createUpfrontPreparer, mergeDelegateContract } from './activities/upfro
 export { createTierDelegateActivity, type TierDelegateActivityOptions, type TierModelChooser } from './activities/tier-delegate.js';
 export type { DelegateOutcome, FailureMode } from './activities/delegate-outcome.js';
 export type { InsufficientContextRequest } from './activities/need-context.js';
-export { DELEGATE_TOOL, NEED_CONTEXT_TOOL, type TierCatalog } from './protocol/delegate-tool.js';
+export { DELEGATE_TOOL, NEED_CONTEXT_TOOL, type TierCatalog } from './protocol/tools/delegate-tool.js';
 export { ResolverRegistry, createDefaultResolvers, type DefaultResolverOptions, type ResolverRegistryOptions } from './resolvers/resolver-registry.js';
 export type { DelegateRegistryKind, LocatedRequest, Resolver, ResolveContext, ResolvedRequest } from './resolvers/resolver.js';
 export { DelegateRegistry, type DelegateTarget } from './resolvers/delegate-registry.js';

@@ -1,7 +1,7 @@
 /** A delegating call's attachments, from its parameters to what its child gets (ATT-1 to ATT-7): one way for the Delegation Activity and `worker_call`. */
 import { requiresApproval } from '../approvals/approval-policy.js';
 import { sandboxFolder, suffixAllowed } from '../files/sandbox-path.js';
-import type { SandboxSpec } from '../protocol/file-tools.js';
+import type { SandboxSpec } from '../protocol/tools/file-tools.js';
 import { DelegateError } from '../protocol/errors.js';
 import { isNativePartType, type ProviderFile } from '../protocol/model.js';
 import type { ActivityEnvironment } from '../protocol/contracts.js';

@@ -5,7 +5,7 @@ import { pointer } from '../protocol/json.js';
 import type { LoadedRequest } from '../protocol/load-request.js';
 import type { RunPreparer } from '../protocol/runtime.js';
 import type { RunOptions } from '../protocol/contracts.js';
-import { metaConst } from '../protocol/tools.js';
+import { metaConst } from '../protocol/tools/tools.js';
 import type { JsonSchema, Message, ToolMessage, ToolSchema } from '../protocol/types.js';
 import { isMetaProperty } from '../protocol/types.js';
 import { declaredInputSchema } from '../protocol/messages/input.js';

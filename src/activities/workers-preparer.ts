@@ -7,7 +7,7 @@ import { pointer } from '../protocol/json.js';
 import type { LoadedRequest } from '../protocol/load-request.js';
 import { declaredInputSchema } from '../protocol/messages/input.js';
 import { isAllowedWorker, WORKER_NAME_PATTERN, type WorkersMessage } from '../protocol/messages/workers.js';
-import { isReservedToolName } from '../protocol/reserved-tools.js';
+import { isReservedToolName } from '../protocol/tools/reserved-tools.js';
 import type { RunPreparer, Runtime } from '../protocol/runtime.js';
 import type { RunOptions } from '../protocol/contracts.js';
 import type { JsonSchema, Message, RequestDocument, ToolMessage, ToolSchema } from '../protocol/types.js';

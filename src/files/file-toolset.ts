@@ -3,7 +3,7 @@ import { constants, type Dirent } from 'node:fs';
 import { lstat, mkdir, open, readdir, realpath } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { CallError } from '../protocol/errors.js';
-import { MAX_FILE_BYTES, SANDBOXES_PROPERTY, type SandboxSpec } from '../protocol/file-tools.js';
+import { MAX_FILE_BYTES, SANDBOXES_PROPERTY, type SandboxSpec } from '../protocol/tools/file-tools.js';
 import type { Activity } from '../protocol/contracts.js';
 import { isJsonObject, type Call } from '../protocol/types.js';
 import { isInside } from '../resolvers/reference-forms.js';

@@ -5,7 +5,7 @@ import { pointer } from '../protocol/json.js';
 import type { LoadedRequest } from '../protocol/load-request.js';
 import type { McpToolsetMessage } from '../protocol/messages/toolset.js';
 import { isAllowedWorker } from '../protocol/messages/workers.js';
-import { isReservedToolName } from '../protocol/reserved-tools.js';
+import { isReservedToolName } from '../protocol/tools/reserved-tools.js';
 import type { RunPreparer, Runtime } from '../protocol/runtime.js';
 import type { RunInfo, RunOptions } from '../protocol/contracts.js';
 import { RunTrace, Tracer } from '../protocol/trace/trace.js';

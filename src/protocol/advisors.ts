@@ -3,7 +3,7 @@ import type { AnswerCheck } from './handlers.js';
 import { parseJson } from './json.js';
 import type { AdvisorMessage } from './types.js';
 import { formatPath } from './variables/references.js';
-import { hasLocalReference, rewriteLocalReferences } from './tools.js';
+import { hasLocalReference, rewriteLocalReferences } from './tools/tools.js';
 import { isJsonObject, type DataMessage, type JsonSchema } from './types.js';
 
 /** The data kind opinions are kept in, one value per advisor id (ADV-9): `†advisors.riskAnalyst`. */

@@ -8,7 +8,7 @@ import type { TracedProviderMessage } from './trace/events.js';
 import type { TreeShares } from './contracts.js';
 import type { RunInfo } from './contracts.js';
 import { compileSchema, describeErrors, formatIssues } from './schemas.js';
-import { withoutEmptyCalls } from './tools.js';
+import { withoutEmptyCalls } from './tools/tools.js';
 import { isJsonObject, type Call, type JsonSchema, type Solution } from './types.js';
 
 /** Throws `budget_exceeded` when the tree has passed its budget (LOOP-13) or its run bound (DEL-19). */

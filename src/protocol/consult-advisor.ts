@@ -2,7 +2,7 @@
 import { CONSULT_TOOL, opinionWrite, parseVotes } from './advisors.js';
 import { CallError } from './errors.js';
 import type { Activity } from './contracts.js';
-import { collectTools } from './tools.js';
+import { collectTools } from './tools/tools.js';
 import { isJsonObject } from './types.js';
 
 /**

@@ -14,7 +14,7 @@ import type { Activity, ActivityEnvironment } from './contracts.js';
 import { DELEGATE_ACTIVITY } from './constants.js';
 import { formatIssues, validateAgainst } from './schemas.js';
 import { checkCallScopes, parseScope, scopeContext, unsigiled } from './scopes.js';
-import { TOOL_META_PROPERTIES, callValidationSchema, metaConst, metaSchema, metaValue, outputSchemaOf } from './tools.js';
+import { TOOL_META_PROPERTIES, callValidationSchema, metaConst, metaSchema, metaValue, outputSchemaOf } from './tools/tools.js';
 import { isJsonObject, type Call, type Message, type ToolSchema } from './types.js';
 import { makeWrite } from './variables/data-records.js';
 import { parseOutputPath, REFERENCE_SIGIL, type Reference } from './variables/references.js';

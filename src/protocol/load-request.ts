@@ -1,6 +1,6 @@
 /** Loading Request documents: parse, normalise shorthands, validate everything, report every problem with file and pointer. */
 import { basename } from 'node:path';
-import { delegateRegistryProblems } from './delegate-names.js';
+import { delegateRegistryProblems } from './tools/delegate-names.js';
 import { RequestError, type Problem } from './errors.js';
 import type { HandlerRegistry, PlacedMessage } from './handlers.js';
 import { atPointer, nestingMessage, nestingProblem, parseJson, pointer } from './json.js';

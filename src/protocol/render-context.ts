@@ -3,7 +3,7 @@ import { foldRecords, viewOf, type DataRecord, type ReadResult } from './variabl
 import { dataIdentityOf, latestFields, recordOf, showKind } from './data-messages.js';
 import type { AnswerCheck, HandlerRegistry, RenderState } from './handlers.js';
 import type { ProviderMessage } from './model.js';
-import { collectTools } from './tools.js';
+import { collectTools } from './tools/tools.js';
 import type { JsonSchema, Message, RequestConfig, ToolSchema } from './types.js';
 
 /** What rendering produces for one model call. */

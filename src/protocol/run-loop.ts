@@ -24,10 +24,10 @@ import { JournalReplay, requestHash } from './trace/journal.js';
 import type { JournaledOptions } from './trace/events.js';
 import { CallLedger } from './call-ledger.js';
 import { isJsonObject, type Message } from './types.js';
-import { applyToolRules } from './tool-rules.js';
-import type { SandboxSpec } from './file-tools.js';
+import { applyToolRules } from './tools/tool-rules.js';
+import type { SandboxSpec } from './tools/file-tools.js';
 import { contextSandboxes } from './messages/toolset.js';
-import { DELEGATE_TOOL, delegationInstructions, offeredDelegateTool, type TierCatalog } from './delegate-tool.js';
+import { DELEGATE_TOOL, delegationInstructions, offeredDelegateTool, type TierCatalog } from './tools/delegate-tool.js';
 
 /** Runs a loaded Request to completion; every failure ends as a typed error with a complete trace (LOOP-14). */
 export async function runRequest(runtime: Runtime, loaded: LoadedRequest, given: RunOptions, link?: RunLink): Promise<RunResult> {

@@ -14,7 +14,7 @@ import { renderContext, type RenderedContext } from './render-context.js';
 import type { CallBatch } from './call-batch.js';
 import { formatIssues, validateAgainst } from './schemas.js';
 import type { SolutionParts } from './solution-parts.js';
-import { answersInPlainText, offersCalls } from './tools.js';
+import { answersInPlainText, offersCalls } from './tools/tools.js';
 import type { Call, JsonSchema, PlanMessage, RequestConfig, RequestDocument } from './types.js';
 
 /** What a step (or the plans before the first step) leads to: another step, or the run's output. */

@@ -10,7 +10,7 @@ import type { HandlerRegistry } from './handlers.js';
 import { parseRequestText, validateRequest, type LoadedRequest } from './load-request.js';
 import { runRequest } from './run-loop.js';
 import { JournalReplay, journalStart, requestHash, type JournalOpener, type JournalStore } from './trace/journal.js';
-import type { TierCatalog } from './delegate-tool.js';
+import type { TierCatalog } from './tools/delegate-tool.js';
 import type { RequestDocument } from './types.js';
 
 /**

@@ -3,7 +3,7 @@ import { CallError } from './errors.js';
 import type { ContextStore } from './context-store.js';
 import { showKind } from './data-messages.js';
 import { formatIssues, validateAgainst } from './schemas.js';
-import { metaConst, metaSchema } from './tools.js';
+import { metaConst, metaSchema } from './tools/tools.js';
 import type { Call, Message, ToolSchema } from './types.js';
 import { parseReference } from './variables/references.js';
 

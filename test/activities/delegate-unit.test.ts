@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { type DelegateResolver, createDelegateActivity, delegateInput, isolatedContext } from '../../src/activities/delegate.js';
 import type { Model } from '../../src/protocol/model.js';
 import { type ErrorCode, ProtocolError } from '../../src/protocol/errors.js';
-import { normalizeTool } from '../../src/protocol/normalize.js';
+import { normalizeTool } from '../../src/protocol/tools/normalize-tool.js';
 import { checkChild, runChild } from '../../src/protocol/child-run.js';
 import { ContextStore } from '../../src/protocol/context-store.js';
 import type { CallScope } from '../../src/protocol/call-scope.js';

@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { defaultHandlers } from '../../src/protocol/builtin-handlers.js';
 import { renderContext } from '../../src/protocol/render-context.js';
 import { Runtime } from '../../src/protocol/runtime.js';
-import { collectTools, composeSolutionSchema } from '../../src/protocol/tools.js';
+import { collectTools, composeSolutionSchema } from '../../src/protocol/tools/tools.js';
 import type { RequestDocument } from '../../src/protocol/types.js';
 
 /** Fixed seed so CI is deterministic; override with FC_SEED / FC_NUM_RUNS to explore. */

@@ -5,7 +5,7 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createFileActivities } from '../../src/files/file-toolset.js';
 import { CallError, DelegateError } from '../../src/protocol/errors.js';
-import { SANDBOXES_PROPERTY } from '../../src/protocol/file-tools.js';
+import { SANDBOXES_PROPERTY } from '../../src/protocol/tools/file-tools.js';
 import type { ActivityEnvironment } from '../../src/protocol/contracts.js';
 import { makeTempDir, type TempDir } from '../resolvers/helpers.js';
 

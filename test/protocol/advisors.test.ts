@@ -6,10 +6,10 @@ import { RequestError } from '../../src/protocol/errors.js';
 import { renderContext } from '../../src/protocol/render-context.js';
 import { Runtime } from '../../src/protocol/runtime.js';
 import { compileSchema } from '../../src/protocol/schemas.js';
-import { composeSolutionSchema } from '../../src/protocol/tools.js';
+import { composeSolutionSchema } from '../../src/protocol/tools/tools.js';
 import { Tracer, memorySink, type TraceEvent } from '../../src/protocol/trace/trace.js';
 import type { Call, Message, RequestDocument } from '../../src/protocol/types.js';
-import { collectTools } from '../../src/protocol/tools.js';
+import { collectTools } from '../../src/protocol/tools/tools.js';
 import { defaultHandlers } from '../../src/protocol/builtin-handlers.js';
 
 const riskAnalyst = {

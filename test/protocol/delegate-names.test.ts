@@ -1,7 +1,7 @@
-/** Unit tests of src/protocol/delegate-names.ts: what a delegate name is, what it may stand for, and the load checks of config.delegates (DEL-21). */
+/** Unit tests of src/protocol/tools/delegate-names.ts: what a delegate name is, what it may stand for, and the load checks of config.delegates (DEL-21). */
 import { describe, expect, it } from 'vitest';
 import { defaultHandlers } from '../../src/protocol/builtin-handlers.js';
-import { delegateNameProblem, delegateRegistryProblems, delegateTargetProblem, isDelegateName } from '../../src/protocol/delegate-names.js';
+import { delegateNameProblem, delegateRegistryProblems, delegateTargetProblem, isDelegateName } from '../../src/protocol/tools/delegate-names.js';
 import { RequestError } from '../../src/protocol/errors.js';
 import { validateRequest } from '../../src/protocol/load-request.js';
 

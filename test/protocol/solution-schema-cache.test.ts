@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { memorySink, ReplayModel, Runtime, Tracer } from '../../src/index.js';
 import { SolutionSchemaCache, type SolutionInputs } from '../../src/protocol/solution-schema-cache.js';
-import { composeSolutionSchema } from '../../src/protocol/tools.js';
+import { composeSolutionSchema } from '../../src/protocol/tools/tools.js';
 import type { ToolSchema } from '../../src/protocol/types.js';
 
 const none = () => false;

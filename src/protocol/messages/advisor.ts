@@ -5,7 +5,7 @@ import { defineHandler, type DocumentProblem, type MessageProblem } from '../han
 import { pointer } from '../json.js';
 import { parseReference } from '../variables/references.js';
 import { schemaProblem } from '../schemas.js';
-import { metaConst } from '../tools.js';
+import { metaConst } from '../tools/tools.js';
 import { isJsonObject, type BaseMessage, type JsonSchema, type ToolSchema, type AdvisorMessage } from '../types.js';
 import { messageSchema } from './message-schema.js';
 

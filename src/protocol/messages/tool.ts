@@ -1,9 +1,9 @@
 /** The `tool` message (TOOL-1, TOOL-3, MSG-14): makes tools available; they reach the model through the Solution schema, never as text. */
 import { defineHandler, type MessageProblem } from '../handlers.js';
 import { pointer } from '../json.js';
-import { normalizeTool } from '../normalize.js';
+import { normalizeTool } from '../tools/normalize-tool.js';
 import { schemaProblem } from '../schemas.js';
-import { outputSchemaOf } from '../tools.js';
+import { outputSchemaOf } from '../tools/tools.js';
 import { isJsonObject, type ToolMessage } from '../types.js';
 import { messageSchema } from './message-schema.js';
 

@@ -1,5 +1,5 @@
 /** The file toolset's tools (FILES-1 to FILES-6): names, built-in Activity names and the schemas the `toolset` message offers. */
-import type { ToolSchema } from './types.js';
+import type { ToolSchema } from '../types.js';
 
 /** One sandbox of a `files` toolset, as the document declares it (FILES-2). */
 export interface SandboxSpec {

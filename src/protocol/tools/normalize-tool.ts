@@ -1,6 +1,6 @@
 /** Normalisation of tools: a tool's shorthand meta-properties moved into one canonical schema (TOOL-3). */
 import { TOOL_META_PROPERTIES } from './tools.js';
-import type { ToolSchema } from './types.js';
+import type { ToolSchema } from '../types.js';
 
 // Records keyed by the document's own names are built with spreads and `Object.fromEntries`, never
 // by assignment: `record[name] = value` with the name `__proto__` would set the prototype and drop

@@ -1,9 +1,9 @@
 /** Tools: collecting tool definitions, reading meta-properties, composing the Solution schema the model sees. */
-import type { HandlerRegistry } from './handlers.js';
-import type { Call, JsonSchema, Message, ToolMessage, ToolSchema } from './types.js';
-import { isJsonObject, isMetaProperty } from './types.js';
-import { OUTPUT_METHODS } from './variables/data-records.js';
-import { ANNOTATION_KEYWORDS } from './schemas.js';
+import type { HandlerRegistry } from '../handlers.js';
+import type { Call, JsonSchema, Message, ToolMessage, ToolSchema } from '../types.js';
+import { isJsonObject, isMetaProperty } from '../types.js';
+import { OUTPUT_METHODS } from '../variables/data-records.js';
+import { ANNOTATION_KEYWORDS } from '../schemas.js';
 
 /**
  * Every tool defined in a context, by name: those of `tool` messages and, given `handlers`, those

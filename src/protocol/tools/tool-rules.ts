@@ -1,6 +1,6 @@
 /** Tool rules (TOOL-21): `config.toolRules` forbids tools or sets their approval by glob on the tool's name, first match wins. */
 import { metaConst } from './tools.js';
-import type { ToolRule, ToolSchema } from './types.js';
+import type { ToolRule, ToolSchema } from '../types.js';
 
 /** A tool-name glob as a regular expression over the whole name. */
 function namePattern(glob: string): RegExp {

@@ -1,7 +1,7 @@
 /** The built-in `delegate` tool (spec/delegation.md DEL-23 to DEL-25): its schema, and whether a run is offered it, as the tier catalog says. */
-import type { Model } from './model.js';
-import type { RunInfo } from './contracts.js';
-import type { JsonSchema, RequestDocument, ToolSchema } from './types.js';
+import type { Model } from '../model.js';
+import type { RunInfo } from '../contracts.js';
+import type { JsonSchema, RequestDocument, ToolSchema } from '../types.js';
 
 /** The name of the built-in tool that hands a sub-task to a worker on a tier's model (DEL-23). */
 export const DELEGATE_TOOL = 'delegate';

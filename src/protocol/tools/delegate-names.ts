@@ -1,7 +1,7 @@
 /** Delegates by name (DEL-21): the syntax that tells a name from a path or URL, and the checks of a document's `config.delegates`. */
-import type { MessageProblem } from './handlers.js';
-import { pointer } from './json.js';
-import { isJsonObject } from './types.js';
+import type { MessageProblem } from '../handlers.js';
+import { pointer } from '../json.js';
+import { isJsonObject } from '../types.js';
 
 /**
  * A delegate name: 1 to 64 letters, digits, `_` or `-` — the characters of a tool name. It has no
