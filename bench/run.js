@@ -2,7 +2,7 @@
 import { performance } from 'node:perf_hooks';
 import { formatFigures, targetFigures } from './targets.js';
 import { Runtime, ReplayModel, createRuntime, defaultHandlers } from '../dist/index.js';
-import { recordOf } from '../dist/protocol/data-messages.js';
+import { recordOf } from '../dist/protocol/messages/data-messages.js';
 import { foldRecords, readPath, makeWrite } from '../dist/protocol/variables/data-records.js';
 import { parseReference } from '../dist/protocol/variables/references.js';
 import { StreamedCalls } from '../dist/models/stream-calls.js';

@@ -22,7 +22,7 @@ export { requestHash, type JournalOpener, type JournalStore } from './protocol/t
 export type { JournaledOptions } from './protocol/trace/events.js';
 export { openJournalFile, readJournalText } from './files/journal-file.js';
 export type { UsageSummary } from './protocol/usage.js';
-export type { LoadedRequest } from './protocol/load-request.js';
+export type { LoadedRequest } from './protocol/messages/load-request.js';
 export { readRequestFile } from './files/read-request-file.js';
 export type { TreeBounds, TreeLimits } from './protocol/tree-bounds.js';
 
@@ -61,10 +61,10 @@ export {
   type PlacedMessage,
   type RenderState,
   type ShownFields,
-} from './protocol/handlers.js';
+} from './protocol/messages/handlers.js';
 export { recordFor, type DataRecord, type ReadResult, type RecordOutcome } from './protocol/variables/data-records.js';
-export { builtinHandlers, defaultHandlers } from './protocol/builtin-handlers.js';
-export { renderContext, type RenderedContext, type RenderOptions } from './protocol/render-context.js';
+export { builtinHandlers, defaultHandlers } from './protocol/messages/builtin-handlers.js';
+export { renderContext, type RenderedContext, type RenderOptions } from './protocol/messages/render-context.js';
 export { composeSolutionSchema, type SolutionAdditions } from './protocol/tools/tools.js';
 
 // Errors

@@ -51,10 +51,8 @@ const GROUND = [
  */
 const NOT_YET_PLACED = [
   'activity-registry.ts',
-  'advisors.ts',
   'approve-plan.ts',
   'ask-model.ts',
-  'builtin-handlers.ts',
   'call-batch.ts',
   'call-ledger.ts',
   'call-scope.ts',
@@ -63,12 +61,8 @@ const NOT_YET_PLACED = [
   'confirm-call.ts',
   'consult-advisor.ts',
   'context-store.ts',
-  'data-messages.ts',
   'execute-call.ts',
-  'handlers.ts',
-  'load-request.ts',
   'remote-child.ts',
-  'render-context.ts',
   'resolve-references.ts',
   'run-batch.ts',
   'run-loop.ts',

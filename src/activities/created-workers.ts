@@ -3,7 +3,7 @@ import { constants } from 'node:fs';
 import { mkdir, open } from 'node:fs/promises';
 import { join, resolve as resolvePath } from 'node:path';
 import { ActivityError, CallError, DelegateError, RequestError } from '../protocol/errors.js';
-import type { LoadedRequest } from '../protocol/load-request.js';
+import type { LoadedRequest } from '../protocol/messages/load-request.js';
 import type { Activity, ActivityEnvironment } from '../protocol/contracts.js';
 import { isJsonObject, type RequestDocument, type ToolSchema } from '../protocol/types.js';
 import { type AttachmentPlaces, callAttachments, handOver, takesAttachments } from './call-attachments.js';

@@ -5,7 +5,7 @@
  * typed outcome.
  */
 import { CallError, ProtocolError, RequestError } from '../protocol/errors.js';
-import type { LoadedRequest } from '../protocol/load-request.js';
+import type { LoadedRequest } from '../protocol/messages/load-request.js';
 import type { Model } from '../protocol/model.js';
 import { applyToolRules } from '../protocol/tools/tool-rules.js';
 import type { Activity, ActivityEnvironment, RunInfo, RunResult } from '../protocol/contracts.js';

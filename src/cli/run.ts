@@ -14,7 +14,7 @@ import { ModelProviders } from '../models/model-providers.js';
 import { ProtocolError, UsageError } from '../protocol/errors.js';
 import { parseJson } from '../protocol/json.js';
 import { notJsonPlaceholder, toJsonData } from '../protocol/json-data.js';
-import type { LoadedRequest } from '../protocol/load-request.js';
+import type { LoadedRequest } from '../protocol/messages/load-request.js';
 import type { Budget } from '../protocol/budget.js';
 import type { Activity, ResumeOptions, RunOptions, RunResult } from '../protocol/contracts.js';
 import { journalSession, journalStart, type JournalStore } from '../protocol/trace/journal.js';

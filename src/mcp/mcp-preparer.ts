@@ -2,7 +2,7 @@
 import { dirname, isAbsolute } from 'node:path';
 import { RequestError, type Problem } from '../protocol/errors.js';
 import { pointer } from '../protocol/json.js';
-import type { LoadedRequest } from '../protocol/load-request.js';
+import type { LoadedRequest } from '../protocol/messages/load-request.js';
 import type { McpToolsetMessage } from '../protocol/messages/toolset.js';
 import { isAllowedWorker } from '../protocol/messages/workers.js';
 import { isReservedToolName } from '../protocol/tools/reserved-tools.js';

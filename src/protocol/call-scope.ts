@@ -4,7 +4,7 @@ import type { CallLedger } from './call-ledger.js';
 import type { ContextStore } from './context-store.js';
 import type { RemoteChildRunner, RunInfo, RunOptions, RunStarter, TreeShares } from './contracts.js';
 import type { ProtocolError } from './errors.js';
-import type { HandlerRegistry } from './handlers.js';
+import type { HandlerRegistry } from './messages/handlers.js';
 import type { SolutionSchemaCache } from './solution-schema-cache.js';
 import type { RunTrace } from './trace/trace.js';
 import type { ErrorMessage, ToolSchema } from './types.js';

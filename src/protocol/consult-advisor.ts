@@ -1,5 +1,5 @@
 /** The built-in Activity behind `consult_advisor` (ADV-8): keeps a consulted advisor's opinion and traces it. */
-import { CONSULT_TOOL, opinionWrite, parseVotes } from './advisors.js';
+import { CONSULT_TOOL, opinionWrite, parseVotes } from './messages/advisors.js';
 import { CallError } from './errors.js';
 import type { Activity } from './contracts.js';
 import { collectTools } from './tools/tools.js';

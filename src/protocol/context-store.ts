@@ -1,7 +1,7 @@
 /** The run's context with its data records kept beside it, indexed by kind, instance and path, so reads never rescan the messages. */
-import { defaultHandlers } from './builtin-handlers.js';
-import { dataIdentityOf, recordOf } from './data-messages.js';
-import type { HandlerRegistry, ShownFields } from './handlers.js';
+import { defaultHandlers } from './messages/builtin-handlers.js';
+import { dataIdentityOf, recordOf } from './messages/data-messages.js';
+import type { HandlerRegistry, ShownFields } from './messages/handlers.js';
 import { CallError } from './errors.js';
 import { MAX_NESTING_DEPTH, nestingProblem } from './json.js';
 import { collectTools } from './tools/tools.js';

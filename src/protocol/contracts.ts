@@ -7,7 +7,7 @@ import type { Budget, BudgetMeter } from './budget.js';
 import type { ProtocolError } from './errors.js';
 import type { SandboxSpec } from './tools/file-tools.js';
 import type { JournalReplay, JournalStore } from './trace/journal.js';
-import type { LoadedRequest } from './load-request.js';
+import type { LoadedRequest } from './messages/load-request.js';
 import type { Model, ProviderFile } from './model.js';
 import type { ToolRule } from './types.js';
 import type { RunTrace, TraceEvent, Tracer } from './trace/trace.js';

@@ -8,7 +8,7 @@ import { ContextStore } from './context-store.js';
 import { BoundError, cancelled, UsageError, toProtocolError } from './errors.js';
 import type { CallScope } from './call-scope.js';
 import { newId } from './ids.js';
-import type { LoadedRequest } from './load-request.js';
+import type { LoadedRequest } from './messages/load-request.js';
 import { givenInput } from './messages/input.js';
 import { flushErrors } from './run-batch.js';
 import { plansOf, runEagerPlans } from './run-plans.js';

@@ -10,7 +10,7 @@ import { isCall } from './call-ledger.js';
 import { adoptPlan, planProblems, plansOf, runEagerPlans } from './run-plans.js';
 import { batchFor, flushErrors } from './run-batch.js';
 import type { RunUsage } from './run-usage.js';
-import { renderContext, type RenderedContext } from './render-context.js';
+import { renderContext, type RenderedContext } from './messages/render-context.js';
 import type { CallBatch } from './call-batch.js';
 import { formatIssues, validateAgainst } from './schemas.js';
 import type { SolutionParts } from './solution-parts.js';

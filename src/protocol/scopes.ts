@@ -1,7 +1,7 @@
 /** Scopes: the allow-list of parent context a latent hint, an Activity or a delegate may see. */
 import { CallError } from './errors.js';
 import type { ContextStore } from './context-store.js';
-import { showKind } from './data-messages.js';
+import { showKind } from './messages/data-messages.js';
 import { formatIssues, validateAgainst } from './schemas.js';
 import { metaConst, metaSchema } from './tools/tools.js';
 import type { Call, Message, ToolSchema } from './types.js';

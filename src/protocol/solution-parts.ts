@@ -1,5 +1,5 @@
 /** The parts of an accepted answer besides its calls and output: the advisors' opinions (ADV-9) and the meta (MSG-23), and what the run keeps of them. */
-import { opinionWrite, votesOf } from './advisors.js';
+import { opinionWrite, votesOf } from './messages/advisors.js';
 import type { CallScope } from './call-scope.js';
 import { isJsonObject, type Solution } from './types.js';
 

@@ -3,7 +3,7 @@ import { answered } from './step-model.js';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { createDelegateActivity } from '../../src/activities/delegate.js';
 import type { Model, ModelRequest, ModelResponse } from '../../src/protocol/model.js';
-import type { LoadedRequest } from '../../src/protocol/load-request.js';
+import type { LoadedRequest } from '../../src/protocol/messages/load-request.js';
 import { Runtime } from '../../src/protocol/runtime.js';
 import { DELEGATE_ACTIVITY } from '../../src/protocol/constants.js';
 import type { RunOptions, RunResult } from '../../src/protocol/contracts.js';

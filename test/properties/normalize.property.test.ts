@@ -1,8 +1,8 @@
 /** Property tests of normalisation: loading is idempotent, and shorthand documents mean (and render) what their canonical forms do. */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { defaultHandlers } from '../../src/protocol/builtin-handlers.js';
-import { renderContext } from '../../src/protocol/render-context.js';
+import { defaultHandlers } from '../../src/protocol/messages/builtin-handlers.js';
+import { renderContext } from '../../src/protocol/messages/render-context.js';
 import { Runtime } from '../../src/protocol/runtime.js';
 import { collectTools, composeSolutionSchema } from '../../src/protocol/tools/tools.js';
 import type { RequestDocument } from '../../src/protocol/types.js';

@@ -5,7 +5,7 @@ import { CallError } from '../../src/protocol/errors.js';
 import { MAX_NESTING_DEPTH } from '../../src/protocol/json.js';
 import type { Message } from '../../src/protocol/types.js';
 import { makeWrite } from '../../src/protocol/variables/data-records.js';
-import { instanceNames } from '../../src/protocol/data-messages.js';
+import { instanceNames } from '../../src/protocol/messages/data-messages.js';
 import { parseReference, type Reference } from '../../src/protocol/variables/references.js';
 
 const ref = (text: string) => parseReference(text) as Reference;

@@ -1,8 +1,8 @@
 /** Unit tests of resolving references: call parameters with their references replaced by values. */
 import { describe, expect, it } from 'vitest';
-import { defaultHandlers } from '../../src/protocol/builtin-handlers.js';
+import { defaultHandlers } from '../../src/protocol/messages/builtin-handlers.js';
 import { makeWrite, readAt, type DataRecord } from '../../src/protocol/variables/data-records.js';
-import { recordOf } from '../../src/protocol/data-messages.js';
+import { recordOf } from '../../src/protocol/messages/data-messages.js';
 import { parseReference, type Reference } from '../../src/protocol/variables/references.js';
 import { createLookup, resolveValue, type ReferenceLookup } from '../../src/protocol/resolve-references.js';
 import type { Message } from '../../src/protocol/types.js';

@@ -1,6 +1,6 @@
 /** The `data` message (MSG-5, MSG-12): a value of a named kind, the one data-like type whose kind each message chooses; every write is one. */
 import { recordFor } from '../variables/data-records.js';
-import { defineHandler } from '../handlers.js';
+import { defineHandler } from './handlers.js';
 import type { DataMessage } from '../types.js';
 import { declaredSchemaProblems } from './data-like.js';
 import { messageSchema } from './message-schema.js';

@@ -1,5 +1,5 @@
 /** The `error` message (MSG-8, MSG-16): a failed call fed back to the model; it has no shorthand. */
-import { defineHandler } from '../handlers.js';
+import { defineHandler } from './handlers.js';
 import type { ErrorMessage } from '../types.js';
 import { messageSchema } from './message-schema.js';
 import { jsonLine, pushUser } from './render-blocks.js';

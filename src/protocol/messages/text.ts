@@ -1,5 +1,5 @@
 /** The `text` message (MSG-4): text with an optional role, rendered as a user turn when it has none. */
-import { defineHandler } from '../handlers.js';
+import { defineHandler } from './handlers.js';
 import type { TextMessage } from '../types.js';
 import { messageSchema } from './message-schema.js';
 import { normalizeTurn } from './turn.js';

@@ -1,5 +1,5 @@
 /** The `tool` message (TOOL-1, TOOL-3, MSG-14): makes tools available; they reach the model through the Solution schema, never as text. */
-import { defineHandler, type MessageProblem } from '../handlers.js';
+import { defineHandler, type MessageProblem } from './handlers.js';
 import { pointer } from '../json.js';
 import { normalizeTool } from '../tools/normalize-tool.js';
 import { schemaProblem } from '../schemas.js';

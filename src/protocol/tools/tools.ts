@@ -1,5 +1,5 @@
 /** Tools: collecting tool definitions, reading meta-properties, composing the Solution schema the model sees. */
-import type { HandlerRegistry } from '../handlers.js';
+import type { HandlerRegistry } from '../messages/handlers.js';
 import type { Call, JsonSchema, Message, ToolMessage, ToolSchema } from '../types.js';
 import { isJsonObject, isMetaProperty } from '../types.js';
 import { OUTPUT_METHODS } from '../variables/data-records.js';

@@ -1,10 +1,10 @@
 /** Advisors (spec/advisors.md): who speaks when, the shape of an opinion, the `advisors` part of the Solution, votes, and where opinions are kept. */
 import type { AnswerCheck } from './handlers.js';
-import { parseJson } from './json.js';
-import type { AdvisorMessage } from './types.js';
-import { formatPath } from './variables/references.js';
-import { hasLocalReference, rewriteLocalReferences } from './tools/tools.js';
-import { isJsonObject, type DataMessage, type JsonSchema } from './types.js';
+import { parseJson } from '../json.js';
+import type { AdvisorMessage } from '../types.js';
+import { formatPath } from '../variables/references.js';
+import { hasLocalReference, rewriteLocalReferences } from '../tools/tools.js';
+import { isJsonObject, type DataMessage, type JsonSchema } from '../types.js';
 
 /** The data kind opinions are kept in, one value per advisor id (ADV-9): `†advisors.riskAnalyst`. */
 export const ADVISORS_KIND = 'advisors';

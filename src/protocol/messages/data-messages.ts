@@ -1,8 +1,8 @@
 /** Data-like messages as the core meets them, asked of their types' handlers: identity, record, and the one message that shows a kind. */
-import type { DataRecord, ReadResult } from './variables/data-records.js';
-import { ProtocolError } from './errors.js';
+import type { DataRecord, ReadResult } from '../variables/data-records.js';
+import { ProtocolError } from '../errors.js';
 import type { DataSemantics, HandlerRegistry, ShownFields } from './handlers.js';
-import { isJsonObject, type Message } from './types.js';
+import { isJsonObject, type Message } from '../types.js';
 
 /** The data semantics of a message's type: defined for data-like types (`data`, `input`, `state`, ...), else undefined. */
 export function dataSemanticsOf(message: Message, handlers: HandlerRegistry): DataSemantics | undefined {

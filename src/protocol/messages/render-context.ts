@@ -1,10 +1,10 @@
 /** Rendering: the context turned into provider messages by the handler pipeline, data merged by identity first. */
-import { foldRecords, viewOf, type DataRecord, type ReadResult } from './variables/data-records.js';
+import { foldRecords, viewOf, type DataRecord, type ReadResult } from '../variables/data-records.js';
 import { dataIdentityOf, latestFields, recordOf, showKind } from './data-messages.js';
 import type { AnswerCheck, HandlerRegistry, RenderState } from './handlers.js';
-import type { ProviderMessage } from './model.js';
-import { collectTools } from './tools/tools.js';
-import type { JsonSchema, Message, RequestConfig, ToolSchema } from './types.js';
+import type { ProviderMessage } from '../model.js';
+import { collectTools } from '../tools/tools.js';
+import type { JsonSchema, Message, RequestConfig, ToolSchema } from '../types.js';
 
 /** What rendering produces for one model call. */
 export interface RenderedContext {

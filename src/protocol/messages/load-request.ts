@@ -1,12 +1,12 @@
 /** Loading Request documents: parse, normalise shorthands, validate everything, report every problem with file and pointer. */
 import { basename } from 'node:path';
-import { delegateRegistryProblems } from './tools/delegate-names.js';
-import { RequestError, type Problem } from './errors.js';
+import { delegateRegistryProblems } from '../tools/delegate-names.js';
+import { RequestError, type Problem } from '../errors.js';
 import type { HandlerRegistry, PlacedMessage } from './handlers.js';
-import { atPointer, nestingMessage, nestingProblem, parseJson, pointer } from './json.js';
-import { compileSchema, describeErrors, documentSchema, schemaProblem } from './schemas.js';
-import { hasStructuredContent, unwrapContent, withType } from './messages/turn.js';
-import { isJsonObject, type BaseMessage, type Message, type RequestDocument } from './types.js';
+import { atPointer, nestingMessage, nestingProblem, parseJson, pointer } from '../json.js';
+import { compileSchema, describeErrors, documentSchema, schemaProblem } from '../schemas.js';
+import { hasStructuredContent, unwrapContent, withType } from './turn.js';
+import { isJsonObject, type BaseMessage, type Message, type RequestDocument } from '../types.js';
 
 /** A loaded Request: the canonical document, where it came from and the name its runs carry. */
 export interface LoadedRequest {
