@@ -1,7 +1,7 @@
 /** What a call sees of its run, as types only: the scope every call of a step is executed in. */
 import type { ActivityRegistry } from './activity-registry.js';
 import type { CallLedger } from './call-ledger.js';
-import type { ContextStore } from './context-store.js';
+import type { ContextStore } from './context/context-store.js';
 import type { RemoteChildRunner, RunInfo, RunOptions, RunStarter, TreeShares } from './contracts.js';
 import type { ProtocolError } from './errors.js';
 import type { HandlerRegistry } from './messages/handlers.js';

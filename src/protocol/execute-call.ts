@@ -13,12 +13,12 @@ import { normalizeMessage } from './messages/load-request.js';
 import type { Activity, ActivityEnvironment } from './contracts.js';
 import { DELEGATE_ACTIVITY } from './constants.js';
 import { formatIssues, validateAgainst } from './schemas.js';
-import { checkCallScopes, parseScope, scopeContext, unsigiled } from './scopes.js';
+import { checkCallScopes, parseScope, scopeContext, unsigiled } from './context/scopes.js';
 import { TOOL_META_PROPERTIES, callValidationSchema, metaConst, metaSchema, metaValue, outputSchemaOf } from './tools/tools.js';
 import { isJsonObject, type Call, type Message, type ToolSchema } from './types.js';
 import { makeWrite } from './variables/data-records.js';
 import { parseOutputPath, REFERENCE_SIGIL, type Reference } from './variables/references.js';
-import { resolveValue } from './resolve-references.js';
+import { resolveValue } from './context/resolve-references.js';
 
 /** Looks a tool up in the live context; unknown names fail with the list of known ones. */
 function toolOf(scope: CallScope, name: string): ToolSchema {

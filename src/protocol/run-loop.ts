@@ -4,7 +4,7 @@ import { runSignal, throwIfCancelled } from './cancellation.js';
 import { checkBounds } from './ask-model.js';
 import { BudgetMeter } from './budget.js';
 import { DEFAULT_MAX_STEPS } from './constants.js';
-import { ContextStore } from './context-store.js';
+import { ContextStore } from './context/context-store.js';
 import { BoundError, cancelled, UsageError, toProtocolError } from './errors.js';
 import type { CallScope } from './call-scope.js';
 import { newId } from './ids.js';

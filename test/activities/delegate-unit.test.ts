@@ -6,7 +6,7 @@ import type { Model } from '../../src/protocol/model.js';
 import { type ErrorCode, ProtocolError } from '../../src/protocol/errors.js';
 import { normalizeTool } from '../../src/protocol/tools/normalize-tool.js';
 import { checkChild, runChild } from '../../src/protocol/child-run.js';
-import { ContextStore } from '../../src/protocol/context-store.js';
+import { ContextStore } from '../../src/protocol/context/context-store.js';
 import type { CallScope } from '../../src/protocol/call-scope.js';
 import { runRequest } from '../../src/protocol/run-loop.js';
 import { ReplayModel } from '../../src/models/replay.js';

@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { ReplayModel } from '../../src/models/replay.js';
 import { Runtime } from '../../src/protocol/runtime.js';
-import { checkCallScopes } from '../../src/protocol/scopes.js';
+import { checkCallScopes } from '../../src/protocol/context/scopes.js';
 import { modelToolSchema } from '../../src/protocol/tools/tools.js';
 import { Tracer, memorySink } from '../../src/protocol/trace/trace.js';
 import type { JsonSchema, ToolSchema } from '../../src/protocol/types.js';

@@ -1,7 +1,7 @@
 /** Resolving references (spec/variables.md): call parameters with their `†` references replaced by the values they read. */
-import { readPath, type DataRecord, type ReadResult } from './variables/data-records.js';
-import { parseExpression, REFERENCE_SIGIL, replaceReferences, type Reference } from './variables/references.js';
-import { isJsonObject } from './types.js';
+import { readPath, type DataRecord, type ReadResult } from '../variables/data-records.js';
+import { parseExpression, REFERENCE_SIGIL, replaceReferences, type Reference } from '../variables/references.js';
+import { isJsonObject } from '../types.js';
 
 /** Resolves one reference for `resolveValue`, usually with `readPath` for the call's instance. */
 export type ReferenceLookup = (reference: Reference) => ReadResult;

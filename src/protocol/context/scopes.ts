@@ -1,11 +1,11 @@
 /** Scopes: the allow-list of parent context a latent hint, an Activity or a delegate may see. */
-import { CallError } from './errors.js';
+import { CallError } from '../errors.js';
 import type { ContextStore } from './context-store.js';
-import { showKind } from './messages/data-messages.js';
-import { formatIssues, validateAgainst } from './schemas.js';
-import { metaConst, metaSchema } from './tools/tools.js';
-import type { Call, Message, ToolSchema } from './types.js';
-import { parseReference } from './variables/references.js';
+import { showKind } from '../messages/data-messages.js';
+import { formatIssues, validateAgainst } from '../schemas.js';
+import { metaConst, metaSchema } from '../tools/tools.js';
+import type { Call, Message, ToolSchema } from '../types.js';
+import { parseReference } from '../variables/references.js';
 
 /** Scope names for plain turns; everything else names a data kind (optionally narrowed by a path). */
 const TURN_SCOPES: Record<string, (message: Message) => boolean> = {

@@ -1,15 +1,15 @@
 /** The run's context with its data records kept beside it, indexed by kind, instance and path, so reads never rescan the messages. */
-import { defaultHandlers } from './messages/builtin-handlers.js';
-import { dataIdentityOf, recordOf } from './messages/data-messages.js';
-import type { HandlerRegistry, ShownFields } from './messages/handlers.js';
-import { CallError } from './errors.js';
-import { MAX_NESTING_DEPTH, nestingProblem } from './json.js';
-import { collectTools } from './tools/tools.js';
-import { applyToolRules } from './tools/tool-rules.js';
-import type { ToolRule } from './types.js';
-import { isJsonObject, type JsonSchema, type Message, type ToolSchema } from './types.js';
-import { readRelated, stablePath, type DataRecord, type ReadResult } from './variables/data-records.js';
-import { formatReference, type PathSegment, type Reference } from './variables/references.js';
+import { defaultHandlers } from '../messages/builtin-handlers.js';
+import { dataIdentityOf, recordOf } from '../messages/data-messages.js';
+import type { HandlerRegistry, ShownFields } from '../messages/handlers.js';
+import { CallError } from '../errors.js';
+import { MAX_NESTING_DEPTH, nestingProblem } from '../json.js';
+import { collectTools } from '../tools/tools.js';
+import { applyToolRules } from '../tools/tool-rules.js';
+import type { ToolRule } from '../types.js';
+import { isJsonObject, type JsonSchema, type Message, type ToolSchema } from '../types.js';
+import { readRelated, stablePath, type DataRecord, type ReadResult } from '../variables/data-records.js';
+import { formatReference, type PathSegment, type Reference } from '../variables/references.js';
 
 /**
  * How deep the data of one kind may nest (DOC-10): a write of a value MAX_NESTING_DEPTH levels
