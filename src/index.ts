@@ -2,7 +2,7 @@
 
 // Running Requests
 export { createRuntime, DelegatingRuntime, type CreateRuntimeOptions } from './create-runtime.js';
-export { ActivityRegistry, type ActivityOptions, type ActivityRegistration } from './protocol/activity-registry.js';
+export { ActivityRegistry, type ActivityOptions, type ActivityRegistration } from './protocol/calls/activity-registry.js';
 export { Runtime, type RunPreparer, type RuntimeOptions } from './protocol/runtime.js';
 export { DELEGATE_ACTIVITY } from './protocol/constants.js';
 export type {

@@ -50,21 +50,9 @@ const GROUND = [
  * so the order is not checked for them (the cycle checks are).
  */
 const NOT_YET_PLACED = [
-  'activity-registry.ts',
-  'approve-plan.ts',
   'ask-model.ts',
-  'call-batch.ts',
-  'call-ledger.ts',
-  'call-scope.ts',
-  'child-run.ts',
-  'child-turns.ts',
-  'confirm-call.ts',
-  'consult-advisor.ts',
-  'execute-call.ts',
   'remote-child.ts',
-  'run-batch.ts',
   'run-loop.ts',
-  'run-plans.ts',
   'run-step.ts',
   'run-usage.ts',
   'runtime.ts',

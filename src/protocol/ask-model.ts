@@ -1,7 +1,7 @@
 /** Asking the model for one step's Solution: bounded, traced, and re-asked while the answer is unusable (LOOP-8). */
 import { MAX_REASKS } from './constants.js';
 import { cancelled, ModelError, ProtocolError } from './errors.js';
-import type { CallScope } from './call-scope.js';
+import type { CallScope } from './calls/call-scope.js';
 import { nestingMessage, nestingProblem } from './json.js';
 import type { Model, ModelRequest, ModelResponse, ModelRetry, ProviderMessage } from './model.js';
 import type { TracedProviderMessage } from './trace/events.js';

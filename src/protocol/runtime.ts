@@ -1,8 +1,8 @@
 /** The Runtime: owns the registries (message handlers, Activities, run preparers) and starts runs. */
 import { SolutionSchemaCache } from './solution-schema-cache.js';
-import { ActivityRegistry, type ActivityOptions } from './activity-registry.js';
+import { ActivityRegistry, type ActivityOptions } from './calls/activity-registry.js';
 import { CONSULT_ACTIVITY } from './messages/advisors.js';
-import { consultAdvisor } from './consult-advisor.js';
+import { consultAdvisor } from './calls/consult-advisor.js';
 import type { Activity, RemoteChildRunner, RequestFileReader, ResumeOptions, RunInfo, RunOptions, RunResult, TreeEndHook } from './contracts.js';
 import { UsageError } from './errors.js';
 import { defaultHandlers } from './messages/builtin-handlers.js';

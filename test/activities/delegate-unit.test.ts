@@ -1,13 +1,13 @@
 /** Unit tests of src/activities/delegate.ts: the child's input and context (DEL-9), order of work (DEL-2), depth (DEL-14), trust (DEL-15), result codes (DEL-11). */
-import { CallLedger } from '../../src/protocol/call-ledger.js';
+import { CallLedger } from '../../src/protocol/calls/call-ledger.js';
 import { describe, expect, it } from 'vitest';
 import { type DelegateResolver, createDelegateActivity, delegateInput, isolatedContext } from '../../src/activities/delegate.js';
 import type { Model } from '../../src/protocol/model.js';
 import { type ErrorCode, ProtocolError } from '../../src/protocol/errors.js';
 import { normalizeTool } from '../../src/protocol/tools/normalize-tool.js';
-import { checkChild, runChild } from '../../src/protocol/child-run.js';
+import { checkChild, runChild } from '../../src/protocol/calls/child-run.js';
 import { ContextStore } from '../../src/protocol/context/context-store.js';
-import type { CallScope } from '../../src/protocol/call-scope.js';
+import type { CallScope } from '../../src/protocol/calls/call-scope.js';
 import { runRequest } from '../../src/protocol/run-loop.js';
 import { ReplayModel } from '../../src/models/replay.js';
 import { Runtime } from '../../src/protocol/runtime.js';

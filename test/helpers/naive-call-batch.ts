@@ -4,7 +4,7 @@
  * call again whenever anything finishes. Same contract (CALL-6, VAR-17, PLAN-4), cubic time.
  * Calls of a cycle are labelled by their position in the batch, as CallBatch labels them.
  */
-import type { BatchEntry, BatchHooks } from '../../src/protocol/call-batch.js';
+import type { BatchEntry, BatchHooks } from '../../src/protocol/calls/call-batch.js';
 import { CallError, type ProtocolError } from '../../src/protocol/errors.js';
 import { callLabel, cycleSentence, dependsOn } from '../../src/protocol/variables/plan-graph.js';
 import type { Call } from '../../src/protocol/types.js';

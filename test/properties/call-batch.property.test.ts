@@ -5,7 +5,7 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { CallBatch, type BatchHooks } from '../../src/protocol/call-batch.js';
+import { CallBatch, type BatchHooks } from '../../src/protocol/calls/call-batch.js';
 import { ContextStore } from '../../src/protocol/context/context-store.js';
 import { CallError } from '../../src/protocol/errors.js';
 import { dependencyGraph, dependsOn, findCycle, overlaps, readsOf, writesOf } from '../../src/protocol/variables/plan-graph.js';

@@ -5,7 +5,7 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { callKey } from '../../src/protocol/call-ledger.js';
+import { callKey } from '../../src/protocol/calls/call-ledger.js';
 import type { Model } from '../../src/protocol/model.js';
 import { stepModel } from '../helpers/step-model.js';
 import { Runtime } from '../../src/protocol/runtime.js';

@@ -1,7 +1,7 @@
-/** Unit tests of src/protocol/activity-registry.ts and what the core does with registration options (TOOL-19, LOOP-10). */
+/** Unit tests of src/protocol/calls/activity-registry.ts and what the core does with registration options (TOOL-19, LOOP-10). */
 import { describe, expect, it } from 'vitest';
 import { ReplayModel } from '../../src/models/replay.js';
-import { ActivityRegistry } from '../../src/protocol/activity-registry.js';
+import { ActivityRegistry } from '../../src/protocol/calls/activity-registry.js';
 import { Runtime } from '../../src/protocol/runtime.js';
 import type { Activity } from '../../src/protocol/contracts.js';
 import { memorySink, Tracer } from '../../src/protocol/trace/trace.js';

@@ -1,6 +1,6 @@
-/** Unit tests of src/protocol/call-batch.ts: scheduling one batch of calls (CALL-6), waiting for writers (VAR-17), failing what never runs (VAR-5, PLAN-4). */
+/** Unit tests of src/protocol/calls/call-batch.ts: scheduling one batch of calls (CALL-6), waiting for writers (VAR-17), failing what never runs (VAR-5, PLAN-4). */
 import { describe, expect, it } from 'vitest';
-import { type BatchEntry, type BatchHooks, CallBatch } from '../../src/protocol/call-batch.js';
+import { type BatchEntry, type BatchHooks, CallBatch } from '../../src/protocol/calls/call-batch.js';
 import { ContextStore } from '../../src/protocol/context/context-store.js';
 import { CallError, type ProtocolError } from '../../src/protocol/errors.js';
 import type { Call } from '../../src/protocol/types.js';

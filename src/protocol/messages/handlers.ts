@@ -1,7 +1,7 @@
 /** The message pipeline's contract and registry: one handler per message type gives the type its whole meaning. */
 import type { ReadResult, RecordOutcome } from '../variables/data-records.js';
 import type { ProviderMessage } from '../model.js';
-import type { CallStatus } from '../call-ledger.js';
+import type { CallStatus } from '../calls/call-ledger.js';
 import type { BaseMessage, Call, JsonSchema, Message, RequestConfig, ToolSchema } from '../types.js';
 
 /**

@@ -1,14 +1,14 @@
 /** What a call sees of its run, as types only: the scope every call of a step is executed in. */
 import type { ActivityRegistry } from './activity-registry.js';
 import type { CallLedger } from './call-ledger.js';
-import type { ContextStore } from './context/context-store.js';
-import type { RemoteChildRunner, RunInfo, RunOptions, RunStarter, TreeShares } from './contracts.js';
-import type { ProtocolError } from './errors.js';
-import type { HandlerRegistry } from './messages/handlers.js';
-import type { SolutionSchemaCache } from './solution-schema-cache.js';
-import type { RunTrace } from './trace/trace.js';
-import type { ErrorMessage, ToolSchema } from './types.js';
-import type { UsageSummary } from './usage.js';
+import type { ContextStore } from '../context/context-store.js';
+import type { RemoteChildRunner, RunInfo, RunOptions, RunStarter, TreeShares } from '../contracts.js';
+import type { ProtocolError } from '../errors.js';
+import type { HandlerRegistry } from '../messages/handlers.js';
+import type { SolutionSchemaCache } from '../solution-schema-cache.js';
+import type { RunTrace } from '../trace/trace.js';
+import type { ErrorMessage, ToolSchema } from '../types.js';
+import type { UsageSummary } from '../usage.js';
 
 /**
  * What a call and its step use of the Runtime: the message handlers, the Activities, the shared

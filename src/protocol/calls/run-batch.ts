@@ -2,7 +2,7 @@
 import { CallBatch, type BatchEntry } from './call-batch.js';
 import { executeCall, prepareCall, recordFailure } from './execute-call.js';
 import type { CallScope } from './call-scope.js';
-import type { ErrorMessage } from './types.js';
+import type { ErrorMessage } from '../types.js';
 
 /**
  * A batch whose calls are prepared, executed and failed in this run's scope. A call that was done

@@ -1,6 +1,6 @@
 /** The registry of Activities: async functions executing calls, by name, with what the core must know about each. */
-import type { Activity } from './contracts.js';
-import type { Call } from './types.js';
+import type { Activity } from '../contracts.js';
+import type { Call } from '../types.js';
 
 /** What the core needs to know about an Activity besides its function. */
 export interface ActivityOptions {

@@ -1,9 +1,9 @@
 /** The built-in Activity behind `consult_advisor` (ADV-8): keeps a consulted advisor's opinion and traces it. */
-import { CONSULT_TOOL, opinionWrite, parseVotes } from './messages/advisors.js';
-import { CallError } from './errors.js';
-import type { Activity } from './contracts.js';
-import { collectTools } from './tools/tools.js';
-import { isJsonObject } from './types.js';
+import { CONSULT_TOOL, opinionWrite, parseVotes } from '../messages/advisors.js';
+import { CallError } from '../errors.js';
+import type { Activity } from '../contracts.js';
+import { collectTools } from '../tools/tools.js';
+import { isJsonObject } from '../types.js';
 
 /**
  * Judges the opinion's vote against the tools its context holds (the tool messages: the consult

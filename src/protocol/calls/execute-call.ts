@@ -1,24 +1,24 @@
 /** Executing one call: reference resolution, validation, confirmation, the Activity (or latent result), writing the result. */
-import { abortable, handedOutSignal } from './cancellation.js';
+import { abortable, handedOutSignal } from '../cancellation.js';
 import { askConfirm, paramsOf } from './confirm-call.js';
 import { checkChild, nextChildOrdinal, runChild } from './child-run.js';
-import type { JournaledCall } from './trace/journal.js';
+import type { JournaledCall } from '../trace/journal.js';
 import type { BatchEntry } from './call-batch.js';
 import type { CallScope, RuntimeRegistries } from './call-scope.js';
-import { isDataMessage } from './messages/data-messages.js';
-import { ActivityError, CallError, cancelled, DelegateError, type ErrorJson, ProtocolError, toProtocolError, UserError } from './errors.js';
-import { NotJsonError, toJsonData } from './json-data.js';
-import { MAX_NESTING_DEPTH, nestingMessage } from './json.js';
-import { normalizeMessage } from './messages/load-request.js';
-import type { Activity, ActivityEnvironment } from './contracts.js';
-import { DELEGATE_ACTIVITY } from './constants.js';
-import { formatIssues, validateAgainst } from './schemas.js';
-import { checkCallScopes, parseScope, scopeContext, unsigiled } from './context/scopes.js';
-import { TOOL_META_PROPERTIES, callValidationSchema, metaConst, metaSchema, metaValue, outputSchemaOf } from './tools/tools.js';
-import { isJsonObject, type Call, type Message, type ToolSchema } from './types.js';
-import { makeWrite } from './variables/data-records.js';
-import { parseOutputPath, REFERENCE_SIGIL, type Reference } from './variables/references.js';
-import { resolveValue } from './context/resolve-references.js';
+import { isDataMessage } from '../messages/data-messages.js';
+import { ActivityError, CallError, cancelled, DelegateError, type ErrorJson, ProtocolError, toProtocolError, UserError } from '../errors.js';
+import { NotJsonError, toJsonData } from '../json-data.js';
+import { MAX_NESTING_DEPTH, nestingMessage } from '../json.js';
+import { normalizeMessage } from '../messages/load-request.js';
+import type { Activity, ActivityEnvironment } from '../contracts.js';
+import { DELEGATE_ACTIVITY } from '../constants.js';
+import { formatIssues, validateAgainst } from '../schemas.js';
+import { checkCallScopes, parseScope, scopeContext, unsigiled } from '../context/scopes.js';
+import { TOOL_META_PROPERTIES, callValidationSchema, metaConst, metaSchema, metaValue, outputSchemaOf } from '../tools/tools.js';
+import { isJsonObject, type Call, type Message, type ToolSchema } from '../types.js';
+import { makeWrite } from '../variables/data-records.js';
+import { parseOutputPath, REFERENCE_SIGIL, type Reference } from '../variables/references.js';
+import { resolveValue } from '../context/resolve-references.js';
 
 /** Looks a tool up in the live context; unknown names fail with the list of known ones. */
 function toolOf(scope: CallScope, name: string): ToolSchema {

@@ -3,10 +3,10 @@
  * context's records (`_call`, act 008), its error messages and its plans' `_status`, and from the
  * calls the run itself finishes. A done call is never executed again.
  */
-import type { ErrorJson } from './errors.js';
-import { canonicalJson } from './json.js';
-import { forInstance } from './variables/plan-graph.js';
-import type { Call, Message, PlanStatusEntry } from './types.js';
+import type { ErrorJson } from '../errors.js';
+import { canonicalJson } from '../json.js';
+import { forInstance } from '../variables/plan-graph.js';
+import type { Call, Message, PlanStatusEntry } from '../types.js';
 
 /** What became of a call. */
 export type CallStatus = { status: 'done' } | { status: 'failed'; error?: ErrorJson };

@@ -4,13 +4,13 @@
  * the tree's budget meter (LOOP-13) and bounds, and chooses which of the caller's options it
  * inherits (DEL-20).
  */
-import type { ProviderFile } from './model.js';
-import { DEFAULT_MAX_DEPTH } from './constants.js';
-import { BoundError } from './errors.js';
+import type { ProviderFile } from '../model.js';
+import { DEFAULT_MAX_DEPTH } from '../constants.js';
+import { BoundError } from '../errors.js';
 import type { CallScope } from './call-scope.js';
 import { createHash } from 'node:crypto';
 import { childTurn } from './child-turns.js';
-import type { ChildRunRequest, RemoteChild, RunOptions, RunResult } from './contracts.js';
+import type { ChildRunRequest, RemoteChild, RunOptions, RunResult } from '../contracts.js';
 
 /**
  * The caller's options a child inherits (DEL-20): an allow-list, so an option added later is not

@@ -1,9 +1,9 @@
 /** Asking the run's confirm hook about a call (TRACE-8): the question and the answer, both traced. */
-import { abortable, handedOutSignal } from './cancellation.js';
-import { cancelled } from './errors.js';
+import { abortable, handedOutSignal } from '../cancellation.js';
+import { cancelled } from '../errors.js';
 import type { CallScope } from './call-scope.js';
-import type { ConfirmDecision } from './contracts.js';
-import type { Call, ToolSchema } from './types.js';
+import type { ConfirmDecision } from '../contracts.js';
+import type { Call, ToolSchema } from '../types.js';
 
 /**
  * Asks the run's confirm hook about a call, tracing the question and the answer (TRACE-8);

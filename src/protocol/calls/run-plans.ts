@@ -6,15 +6,15 @@
  */
 import type { BatchEntry } from './call-batch.js';
 import type { CallLedger } from './call-ledger.js';
-import type { PlanStatusEntry } from './types.js';
-import { throwIfCancelled } from './cancellation.js';
+import type { PlanStatusEntry } from '../types.js';
+import { throwIfCancelled } from '../cancellation.js';
 import type { CallScope } from './call-scope.js';
-import { addWriter, describeCycle, findCycle, forInstance, readsOf } from './variables/plan-graph.js';
-import { ScopedReferenceIndex } from './variables/reference-index.js';
-import { parseExpression, findReferences, type Reference } from './variables/references.js';
+import { addWriter, describeCycle, findCycle, forInstance, readsOf } from '../variables/plan-graph.js';
+import { ScopedReferenceIndex } from '../variables/reference-index.js';
+import { parseExpression, findReferences, type Reference } from '../variables/references.js';
 import { flushErrors, runBatch } from './run-batch.js';
-import { isTemplate } from './messages/plan.js';
-import type { Call, ErrorMessage, PlanMessage } from './types.js';
+import { isTemplate } from '../messages/plan.js';
+import type { Call, ErrorMessage, PlanMessage } from '../types.js';
 
 /** The plan messages of the context, and whether any makes the run a lazy planner (PLAN-7). */
 export function plansOf(scope: CallScope): { plans: PlanMessage[]; lazy: boolean } {

@@ -1,10 +1,10 @@
 /** The scheduler of one step's (or one plan's) calls: runs every unblocked call in parallel, in dependency order. */
-import { CallError, type ProtocolError } from './errors.js';
-import { addWriter, callLabel, CycleSearch, cycleSentence, forEachWriterOf, readScopeOf, readsOf, writeScopeOf, writesOf } from './variables/plan-graph.js';
-import { ScopedReferenceIndex } from './variables/reference-index.js';
-import type { Call } from './types.js';
-import type { DataRecord } from './variables/data-records.js';
-import type { Reference } from './variables/references.js';
+import { CallError, type ProtocolError } from '../errors.js';
+import { addWriter, callLabel, CycleSearch, cycleSentence, forEachWriterOf, readScopeOf, readsOf, writeScopeOf, writesOf } from '../variables/plan-graph.js';
+import { ScopedReferenceIndex } from '../variables/reference-index.js';
+import type { Call } from '../types.js';
+import type { DataRecord } from '../variables/data-records.js';
+import type { Reference } from '../variables/references.js';
 
 /** A call waiting in a batch. */
 export interface BatchEntry {

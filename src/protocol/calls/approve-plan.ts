@@ -1,7 +1,7 @@
 /** Approving a lazy planner's plan before it runs (PLAN-14): the run's confirm hook sees the whole plan as one call. */
 import { askConfirm } from './confirm-call.js';
 import type { CallScope } from './call-scope.js';
-import type { Call, ToolSchema } from './types.js';
+import type { Call, ToolSchema } from '../types.js';
 
 /** The name the plan goes by in approvals and the trace. */
 export const PLAN_APPROVAL_TOOL = '(plan)';
