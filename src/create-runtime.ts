@@ -18,7 +18,7 @@ import type { ModelFactoryOptions } from './protocol/model.js';
 import { ModelProviders } from './models/model-providers.js';
 import type { HandlerRegistry } from './protocol/messages/handlers.js';
 import { defaultHandlers } from './protocol/messages/builtin-handlers.js';
-import { Runtime, type RuntimeOptions } from './protocol/runtime.js';
+import { Runtime, type RuntimeOptions } from './protocol/run/runtime.js';
 import { DELEGATE_ACTIVITY } from './protocol/constants.js';
 import type { Activity } from './protocol/contracts.js';
 import { DelegateRegistry, type DelegateTarget } from './resolvers/delegate-registry.js';

@@ -3,7 +3,7 @@
 // Running Requests
 export { createRuntime, DelegatingRuntime, type CreateRuntimeOptions } from './create-runtime.js';
 export { ActivityRegistry, type ActivityOptions, type ActivityRegistration } from './protocol/calls/activity-registry.js';
-export { Runtime, type RunPreparer, type RuntimeOptions } from './protocol/runtime.js';
+export { Runtime, type RunPreparer, type RuntimeOptions } from './protocol/run/runtime.js';
 export { DELEGATE_ACTIVITY } from './protocol/constants.js';
 export type {
   Activity,
@@ -24,7 +24,7 @@ export { openJournalFile, readJournalText } from './files/journal-file.js';
 export type { UsageSummary } from './protocol/usage.js';
 export type { LoadedRequest } from './protocol/messages/load-request.js';
 export { readRequestFile } from './files/read-request-file.js';
-export type { TreeBounds, TreeLimits } from './protocol/tree-bounds.js';
+export type { TreeBounds, TreeLimits } from './protocol/run/tree-bounds.js';
 
 // Documents and messages
 export type {

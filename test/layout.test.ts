@@ -45,22 +45,6 @@ const GROUND = [
   'value-shape.ts',
 ];
 
-/**
- * Files still at the top of src/protocol on their way to a room's folder: placed in no room yet,
- * so the order is not checked for them (the cycle checks are).
- */
-const NOT_YET_PLACED = [
-  'ask-model.ts',
-  'remote-child.ts',
-  'run-loop.ts',
-  'run-step.ts',
-  'run-usage.ts',
-  'runtime.ts',
-  'solution-parts.ts',
-  'solution-schema-cache.ts',
-  'tree-bounds.ts',
-];
-
 /** One relative import of a source file: the file it names, and whether it takes only types. */
 interface Import {
   target: string;
@@ -144,10 +128,10 @@ function loopsOf(graph: Map<string, Set<string>>): string[][] {
   return loops;
 }
 
-/** The room of a file of src/protocol: its folder's, or the ground's at the top; undefined for a file not yet placed. */
+/** The room of a file of src/protocol: its folder's, or the ground's at the top; undefined in a folder that is no room. */
 function roomOf(file: string): (typeof ROOMS)[number] | undefined {
   const [first, ...rest] = relative(PROTOCOL, file).split('/');
-  if (rest.length === 0) return NOT_YET_PLACED.includes(first as string) ? undefined : '';
+  if (rest.length === 0) return '';
   return ROOMS.find((room) => room === first);
 }
 
@@ -256,11 +240,11 @@ describe('the layout', () => {
     expect(circles).toEqual([]);
   });
 
-  it('keeps the top of src/protocol to the ground files and the files not yet placed, and every folder a room', () => {
+  it('keeps the top of src/protocol to the ground files, and every folder of it a room', () => {
     const top = sourcesUnder(PROTOCOL)
       .filter((file) => dirname(file) === PROTOCOL)
       .map((file) => basename(file));
-    expect(top.filter((name) => !GROUND.includes(name) && !NOT_YET_PLACED.includes(name))).toEqual([]);
+    expect(top.filter((name) => !GROUND.includes(name))).toEqual([]);
     const folders = new Set(
       sourcesUnder(PROTOCOL)
         .map((file) => relative(PROTOCOL, file).split('/'))

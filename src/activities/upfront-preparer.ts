@@ -3,7 +3,7 @@ import mergeAllOf from 'json-schema-merge-allof';
 import { RequestError, type Problem } from '../protocol/errors.js';
 import { pointer } from '../protocol/json.js';
 import type { LoadedRequest } from '../protocol/messages/load-request.js';
-import type { RunPreparer } from '../protocol/runtime.js';
+import type { RunPreparer } from '../protocol/run/runtime.js';
 import type { RunOptions } from '../protocol/contracts.js';
 import { metaConst } from '../protocol/tools/tools.js';
 import type { JsonSchema, Message, ToolMessage, ToolSchema } from '../protocol/types.js';

@@ -8,7 +8,7 @@ import type { LoadedRequest } from '../protocol/messages/load-request.js';
 import { declaredInputSchema } from '../protocol/messages/input.js';
 import { isAllowedWorker, WORKER_NAME_PATTERN, type WorkersMessage } from '../protocol/messages/workers.js';
 import { isReservedToolName } from '../protocol/tools/reserved-tools.js';
-import type { RunPreparer, Runtime } from '../protocol/runtime.js';
+import type { RunPreparer, Runtime } from '../protocol/run/runtime.js';
 import type { RunOptions } from '../protocol/contracts.js';
 import type { JsonSchema, Message, RequestDocument, ToolMessage, ToolSchema } from '../protocol/types.js';
 import { isHttpUrl, isInside } from '../resolvers/reference-forms.js';

@@ -6,7 +6,7 @@ import type { LoadedRequest } from '../protocol/messages/load-request.js';
 import type { McpToolsetMessage } from '../protocol/messages/toolset.js';
 import { isAllowedWorker } from '../protocol/messages/workers.js';
 import { isReservedToolName } from '../protocol/tools/reserved-tools.js';
-import type { RunPreparer, Runtime } from '../protocol/runtime.js';
+import type { RunPreparer, Runtime } from '../protocol/run/runtime.js';
 import type { RunInfo, RunOptions } from '../protocol/contracts.js';
 import { RunTrace, Tracer } from '../protocol/trace/trace.js';
 import type { Message, ToolMessage, ToolSchema } from '../protocol/types.js';

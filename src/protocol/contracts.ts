@@ -11,7 +11,7 @@ import type { LoadedRequest } from './messages/load-request.js';
 import type { Model, ProviderFile } from './model.js';
 import type { ToolRule } from './types.js';
 import type { RunTrace, TraceEvent, Tracer } from './trace/trace.js';
-import type { TreeBounds, TreeLimits } from './tree-bounds.js';
+import type { TreeBounds, TreeLimits } from './run/tree-bounds.js';
 import type { Call, Message, ToolSchema } from './types.js';
 import type { UsageSummary } from './usage.js';
 

@@ -6,7 +6,7 @@ import { DelegateError, UsageError, cancelled, type ProtocolError } from '../pro
 import type { RemoteChild, RemoteChildHooks, RemoteChildRunner } from '../protocol/contracts.js';
 import type { RunResult } from '../protocol/contracts.js';
 import type { Budget } from '../protocol/budget.js';
-import type { TreeLimits } from '../protocol/tree-bounds.js';
+import type { TreeLimits } from '../protocol/run/tree-bounds.js';
 import {
   budgetKey,
   cancelChannel,

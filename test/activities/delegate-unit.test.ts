@@ -8,13 +8,13 @@ import { normalizeTool } from '../../src/protocol/tools/normalize-tool.js';
 import { checkChild, runChild } from '../../src/protocol/calls/child-run.js';
 import { ContextStore } from '../../src/protocol/context/context-store.js';
 import type { CallScope } from '../../src/protocol/calls/call-scope.js';
-import { runRequest } from '../../src/protocol/run-loop.js';
+import { runRequest } from '../../src/protocol/run/run-loop.js';
 import { ReplayModel } from '../../src/models/replay.js';
-import { Runtime } from '../../src/protocol/runtime.js';
+import { Runtime } from '../../src/protocol/run/runtime.js';
 import type { ActivityEnvironment, ChildRunRequest, RunOptions } from '../../src/protocol/contracts.js';
 import type { UsageSummary } from '../../src/protocol/usage.js';
 import { RunTrace, Tracer, memorySink } from '../../src/protocol/trace/trace.js';
-import { TreeBounds } from '../../src/protocol/tree-bounds.js';
+import { TreeBounds } from '../../src/protocol/run/tree-bounds.js';
 import type { Call, Message, RequestDocument, ToolSchema } from '../../src/protocol/types.js';
 import type { ResolveContext, ResolvedRequest } from '../../src/resolvers/resolver.js';
 

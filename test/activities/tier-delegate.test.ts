@@ -1,7 +1,7 @@
 /** The built-in delegate tool (spec/delegation.md DEL-23 to DEL-28): gating, tier → model, typed outcomes, context, tools and its trace fields. */
 import { describe, expect, it } from 'vitest';
 import type { CassetteEntry } from '../../src/models/cassette.js';
-import { Runtime } from '../../src/protocol/runtime.js';
+import { Runtime } from '../../src/protocol/run/runtime.js';
 import type { RequestDocument } from '../../src/protocol/types.js';
 import { eventsOf, offeredTools, promptOf, replayRun, tierRuntime } from '../helpers/tier-runtime.js';
 

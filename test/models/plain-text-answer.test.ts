@@ -3,7 +3,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { AnthropicModel } from '../../src/models/anthropic.js';
 import { OpenAIModel } from '../../src/models/openai.js';
 import type { Model } from '../../src/protocol/model.js';
-import { Runtime } from '../../src/protocol/runtime.js';
+import { Runtime } from '../../src/protocol/run/runtime.js';
 import { Tracer, memorySink } from '../../src/protocol/trace/trace.js';
 import { anthropicStream, anthropicTextStream, anthropicUsage } from './support/anthropic-wire.js';
 import { pieces, startServer, type Handler, type LoopbackServer } from './support/loopback.js';

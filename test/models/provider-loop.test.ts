@@ -4,7 +4,7 @@ import { AnthropicModel } from '../../src/models/anthropic.js';
 import type { Model } from '../../src/protocol/model.js';
 import { OpenAIModel } from '../../src/models/openai.js';
 import { ModelCatalog } from '../../src/models/model-catalog.js';
-import { Runtime } from '../../src/protocol/runtime.js';
+import { Runtime } from '../../src/protocol/run/runtime.js';
 import { Tracer, memorySink } from '../../src/protocol/trace/trace.js';
 import { anthropicError, anthropicStream, anthropicStreamEvents, anthropicUsage } from './support/anthropic-wire.js';
 import { deferred, pieces, sse, startServer, type Handler, type LoopbackServer, type StreamScript } from './support/loopback.js';

@@ -2,7 +2,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { ReplayModel } from '../../src/models/replay.js';
-import { Runtime } from '../../src/protocol/runtime.js';
+import { Runtime } from '../../src/protocol/run/runtime.js';
 import type { Activity } from '../../src/protocol/contracts.js';
 import { Tracer, memorySink } from '../../src/protocol/trace/trace.js';
 

@@ -3,7 +3,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { defaultHandlers } from '../../src/protocol/messages/builtin-handlers.js';
 import { renderContext } from '../../src/protocol/messages/render-context.js';
-import { Runtime } from '../../src/protocol/runtime.js';
+import { Runtime } from '../../src/protocol/run/runtime.js';
 import { collectTools, composeSolutionSchema } from '../../src/protocol/tools/tools.js';
 import type { RequestDocument } from '../../src/protocol/types.js';
 

@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { ReplayModel } from '../../src/models/replay.js';
 import { ActivityRegistry } from '../../src/protocol/calls/activity-registry.js';
-import { Runtime } from '../../src/protocol/runtime.js';
+import { Runtime } from '../../src/protocol/run/runtime.js';
 import type { Activity } from '../../src/protocol/contracts.js';
 import { memorySink, Tracer } from '../../src/protocol/trace/trace.js';
 

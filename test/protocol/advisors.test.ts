@@ -4,7 +4,7 @@ import { ReplayModel } from '../../src/models/replay.js';
 import { toStrictSchema } from '../../src/models/strict-schema.js';
 import { RequestError } from '../../src/protocol/errors.js';
 import { renderContext } from '../../src/protocol/messages/render-context.js';
-import { Runtime } from '../../src/protocol/runtime.js';
+import { Runtime } from '../../src/protocol/run/runtime.js';
 import { compileSchema } from '../../src/protocol/schemas.js';
 import { composeSolutionSchema } from '../../src/protocol/tools/tools.js';
 import { Tracer, memorySink, type TraceEvent } from '../../src/protocol/trace/trace.js';

@@ -1,7 +1,7 @@
 /** Call-level `_scopes`: a focus hint on latent calls (SCOPE-11, act 015's disambiguation), refused on explicit calls that would widen their tool's (SCOPE-10). */
 import { describe, expect, it } from 'vitest';
 import { ReplayModel } from '../../src/models/replay.js';
-import { Runtime } from '../../src/protocol/runtime.js';
+import { Runtime } from '../../src/protocol/run/runtime.js';
 import { checkCallScopes } from '../../src/protocol/context/scopes.js';
 import { modelToolSchema } from '../../src/protocol/tools/tools.js';
 import { Tracer, memorySink } from '../../src/protocol/trace/trace.js';

@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import type { ModelRequest } from '../../src/protocol/model.js';
 import { stepModel } from '../helpers/step-model.js';
-import { Runtime } from '../../src/protocol/runtime.js';
+import { Runtime } from '../../src/protocol/run/runtime.js';
 import type { Activity, ConfirmHook } from '../../src/protocol/contracts.js';
 import { Tracer, memorySink } from '../../src/protocol/trace/trace.js';
 import type { Call } from '../../src/protocol/types.js';

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { ReplayModel } from '../../src/models/replay.js';
 import { ContextStore } from '../../src/protocol/context/context-store.js';
 import { parseReference } from '../../src/protocol/variables/references.js';
-import { Runtime } from '../../src/protocol/runtime.js';
+import { Runtime } from '../../src/protocol/run/runtime.js';
 import { Tracer, memorySink, type TraceEvent } from '../../src/protocol/trace/trace.js';
 
 const stateSchema = {

@@ -5,7 +5,7 @@ import type { ContextStore } from '../context/context-store.js';
 import type { RemoteChildRunner, RunInfo, RunOptions, RunStarter, TreeShares } from '../contracts.js';
 import type { ProtocolError } from '../errors.js';
 import type { HandlerRegistry } from '../messages/handlers.js';
-import type { SolutionSchemaCache } from '../solution-schema-cache.js';
+import type { SolutionSchemaCache } from '../run/solution-schema-cache.js';
 import type { RunTrace } from '../trace/trace.js';
 import type { ErrorMessage, ToolSchema } from '../types.js';
 import type { UsageSummary } from '../usage.js';

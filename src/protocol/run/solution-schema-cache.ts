@@ -1,6 +1,6 @@
 /** The composed Solution schema, once per distinct set of inputs: steps and runs that offer the same tools share one schema object (MSG-26). */
-import type { JsonSchema, ToolSchema } from './types.js';
-import { composeSolutionSchema, isExplicitTool, type SolutionAdditions } from './tools/tools.js';
+import type { JsonSchema, ToolSchema } from '../types.js';
+import { composeSolutionSchema, isExplicitTool, type SolutionAdditions } from '../tools/tools.js';
 
 /** Distinct compositions kept; the oldest is dropped beyond it (a long-running server sees many documents). */
 const MAX_ENTRIES = 256;

@@ -1,7 +1,7 @@
 /** Bounds on a whole run tree: how many runs it may start (DEL-19) and how many model calls it may have in flight (LOOP-16). */
-import { DEFAULT_MAX_CONCURRENCY, DEFAULT_MAX_RUNS } from './constants.js';
-import { BoundError, UsageError, cancelled } from './errors.js';
-import { onAbort } from './cancellation.js';
+import { DEFAULT_MAX_CONCURRENCY, DEFAULT_MAX_RUNS } from '../constants.js';
+import { BoundError, UsageError, cancelled } from '../errors.js';
+import { onAbort } from '../cancellation.js';
 
 /** The limits of one run tree. */
 export interface TreeLimits {

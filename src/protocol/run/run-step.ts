@@ -1,21 +1,21 @@
 /** One model step of a run: render, ask, run the answer's calls, and decide whether the run is done (LOOP-3, LOOP-4, LOOP-6). */
-import { throwIfCancelled } from './cancellation.js';
+import { throwIfCancelled } from '../cancellation.js';
 import { askModel, checkBounds } from './ask-model.js';
-import { EMPTY_PROMPT, SOLUTION_INSTRUCTIONS } from './constants.js';
-import type { CallScope } from './calls/call-scope.js';
-import { nestingProblem } from './json.js';
-import type { ProviderFile, ProviderMessage } from './model.js';
-import { approvePlan } from './calls/approve-plan.js';
-import { isCall } from './calls/call-ledger.js';
-import { adoptPlan, planProblems, plansOf, runEagerPlans } from './calls/run-plans.js';
-import { batchFor, flushErrors } from './calls/run-batch.js';
+import { EMPTY_PROMPT, SOLUTION_INSTRUCTIONS } from '../constants.js';
+import type { CallScope } from '../calls/call-scope.js';
+import { nestingProblem } from '../json.js';
+import type { ProviderFile, ProviderMessage } from '../model.js';
+import { approvePlan } from '../calls/approve-plan.js';
+import { isCall } from '../calls/call-ledger.js';
+import { adoptPlan, planProblems, plansOf, runEagerPlans } from '../calls/run-plans.js';
+import { batchFor, flushErrors } from '../calls/run-batch.js';
 import type { RunUsage } from './run-usage.js';
-import { renderContext, type RenderedContext } from './messages/render-context.js';
-import type { CallBatch } from './calls/call-batch.js';
-import { formatIssues, validateAgainst } from './schemas.js';
+import { renderContext, type RenderedContext } from '../messages/render-context.js';
+import type { CallBatch } from '../calls/call-batch.js';
+import { formatIssues, validateAgainst } from '../schemas.js';
 import type { SolutionParts } from './solution-parts.js';
-import { answersInPlainText, offersCalls } from './tools/tools.js';
-import type { Call, JsonSchema, PlanMessage, RequestConfig, RequestDocument } from './types.js';
+import { answersInPlainText, offersCalls } from '../tools/tools.js';
+import type { Call, JsonSchema, PlanMessage, RequestConfig, RequestDocument } from '../types.js';
 
 /** What a step (or the plans before the first step) leads to: another step, or the run's output. */
 export type StepOutcome = { kind: 'continue' } | { kind: 'completed'; output: unknown };

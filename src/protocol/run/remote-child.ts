@@ -1,11 +1,11 @@
 /** Child runs elsewhere (QUEUE-1): how a worker runs a child another process started (the child as JSON and the runner's hook are in contracts.ts). */
-import { BudgetMeter } from './budget.js';
-import { JournalReplay } from './trace/journal.js';
-import type { Model } from './model.js';
+import { BudgetMeter } from '../budget.js';
+import { JournalReplay } from '../trace/journal.js';
+import type { Model } from '../model.js';
 import { runRequest } from './run-loop.js';
 import type { Runtime } from './runtime.js';
-import type { ConfirmHook, RemoteChild, RunOptions, RunResult } from './contracts.js';
-import type { Tracer } from './trace/trace.js';
+import type { ConfirmHook, RemoteChild, RunOptions, RunResult } from '../contracts.js';
+import type { Tracer } from '../trace/trace.js';
 import { TreeBounds } from './tree-bounds.js';
 
 /** What a worker gives {@link runRemoteChild} besides the child: its model, the tree's meter, the signal and tracer. */

@@ -1,6 +1,6 @@
 /** The usage of one run as it goes: its own model calls, its descendants' totals, its steps and calls (LOOP-15). */
-import type { Usage } from './usage.js';
-import { addCost, addUsage, type UsageSummary, zeroUsage } from './usage.js';
+import type { Usage } from '../usage.js';
+import { addCost, addUsage, type UsageSummary, zeroUsage } from '../usage.js';
 
 /** Counts what one run used; `usage()` is the run's own, `usageTotal()` adds its descendants'. */
 export class RunUsage {

@@ -1,33 +1,33 @@
 /** The execution loop: plans first, then model steps, calls in parallel, errors fed back, until a valid output (spec/loop.md). */
-import type { ProviderFile } from './model.js';
-import { runSignal, throwIfCancelled } from './cancellation.js';
+import type { ProviderFile } from '../model.js';
+import { runSignal, throwIfCancelled } from '../cancellation.js';
 import { checkBounds } from './ask-model.js';
-import { BudgetMeter } from './budget.js';
-import { DEFAULT_MAX_STEPS } from './constants.js';
-import { ContextStore } from './context/context-store.js';
-import { BoundError, cancelled, UsageError, toProtocolError } from './errors.js';
-import type { CallScope } from './calls/call-scope.js';
-import { newId } from './ids.js';
-import type { LoadedRequest } from './messages/load-request.js';
-import { givenInput } from './messages/input.js';
-import { flushErrors } from './calls/run-batch.js';
-import { plansOf, runEagerPlans } from './calls/run-plans.js';
+import { BudgetMeter } from '../budget.js';
+import { DEFAULT_MAX_STEPS } from '../constants.js';
+import { ContextStore } from '../context/context-store.js';
+import { BoundError, cancelled, UsageError, toProtocolError } from '../errors.js';
+import type { CallScope } from '../calls/call-scope.js';
+import { newId } from '../ids.js';
+import type { LoadedRequest } from '../messages/load-request.js';
+import { givenInput } from '../messages/input.js';
+import { flushErrors } from '../calls/run-batch.js';
+import { plansOf, runEagerPlans } from '../calls/run-plans.js';
 import { OutputCheck, runStep, type RunState, type StepOutcome } from './run-step.js';
 import { RunUsage } from './run-usage.js';
 import { SolutionParts } from './solution-parts.js';
 import type { Runtime } from './runtime.js';
-import type { RunInfo, RunOptions, RunResult } from './contracts.js';
-import { RunTrace, Tracer } from './trace/trace.js';
+import type { RunInfo, RunOptions, RunResult } from '../contracts.js';
+import { RunTrace, Tracer } from '../trace/trace.js';
 import { TreeBounds, treeLimits } from './tree-bounds.js';
-import type { RunJournal, RunLink, TreeShares } from './contracts.js';
-import { JournalReplay, requestHash } from './trace/journal.js';
-import type { JournaledOptions } from './trace/events.js';
-import { CallLedger } from './calls/call-ledger.js';
-import { isJsonObject, type Message } from './types.js';
-import { applyToolRules } from './tools/tool-rules.js';
-import type { SandboxSpec } from './tools/file-tools.js';
-import { contextSandboxes } from './messages/toolset.js';
-import { DELEGATE_TOOL, delegationInstructions, offeredDelegateTool, type TierCatalog } from './tools/delegate-tool.js';
+import type { RunJournal, RunLink, TreeShares } from '../contracts.js';
+import { JournalReplay, requestHash } from '../trace/journal.js';
+import type { JournaledOptions } from '../trace/events.js';
+import { CallLedger } from '../calls/call-ledger.js';
+import { isJsonObject, type Message } from '../types.js';
+import { applyToolRules } from '../tools/tool-rules.js';
+import type { SandboxSpec } from '../tools/file-tools.js';
+import { contextSandboxes } from '../messages/toolset.js';
+import { DELEGATE_TOOL, delegationInstructions, offeredDelegateTool, type TierCatalog } from '../tools/delegate-tool.js';
 
 /** Runs a loaded Request to completion; every failure ends as a typed error with a complete trace (LOOP-14). */
 export async function runRequest(runtime: Runtime, loaded: LoadedRequest, given: RunOptions, link?: RunLink): Promise<RunResult> {

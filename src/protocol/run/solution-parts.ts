@@ -1,7 +1,7 @@
 /** The parts of an accepted answer besides its calls and output: the advisors' opinions (ADV-9) and the meta (MSG-23), and what the run keeps of them. */
-import { opinionWrite, votesOf } from './messages/advisors.js';
-import type { CallScope } from './calls/call-scope.js';
-import { isJsonObject, type Solution } from './types.js';
+import { opinionWrite, votesOf } from '../messages/advisors.js';
+import type { CallScope } from '../calls/call-scope.js';
+import { isJsonObject, type Solution } from '../types.js';
 
 /** The fields a run's result gains from its answers' parts (MSG-23). */
 export interface PartsOfResult {

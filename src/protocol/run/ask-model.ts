@@ -1,15 +1,15 @@
 /** Asking the model for one step's Solution: bounded, traced, and re-asked while the answer is unusable (LOOP-8). */
-import { MAX_REASKS } from './constants.js';
-import { cancelled, ModelError, ProtocolError } from './errors.js';
-import type { CallScope } from './calls/call-scope.js';
-import { nestingMessage, nestingProblem } from './json.js';
-import type { Model, ModelRequest, ModelResponse, ModelRetry, ProviderMessage } from './model.js';
-import type { TracedProviderMessage } from './trace/events.js';
-import type { TreeShares } from './contracts.js';
-import type { RunInfo } from './contracts.js';
-import { compileSchema, describeErrors, formatIssues } from './schemas.js';
-import { withoutEmptyCalls } from './tools/tools.js';
-import { isJsonObject, type Call, type JsonSchema, type Solution } from './types.js';
+import { MAX_REASKS } from '../constants.js';
+import { cancelled, ModelError, ProtocolError } from '../errors.js';
+import type { CallScope } from '../calls/call-scope.js';
+import { nestingMessage, nestingProblem } from '../json.js';
+import type { Model, ModelRequest, ModelResponse, ModelRetry, ProviderMessage } from '../model.js';
+import type { TracedProviderMessage } from '../trace/events.js';
+import type { TreeShares } from '../contracts.js';
+import type { RunInfo } from '../contracts.js';
+import { compileSchema, describeErrors, formatIssues } from '../schemas.js';
+import { withoutEmptyCalls } from '../tools/tools.js';
+import { isJsonObject, type Call, type JsonSchema, type Solution } from '../types.js';
 
 /** Throws `budget_exceeded` when the tree has passed its budget (LOOP-13) or its run bound (DEL-19). */
 export function checkBounds(tree: TreeShares): void {

@@ -1,17 +1,17 @@
 /** The Runtime: owns the registries (message handlers, Activities, run preparers) and starts runs. */
 import { SolutionSchemaCache } from './solution-schema-cache.js';
-import { ActivityRegistry, type ActivityOptions } from './calls/activity-registry.js';
-import { CONSULT_ACTIVITY } from './messages/advisors.js';
-import { consultAdvisor } from './calls/consult-advisor.js';
-import type { Activity, RemoteChildRunner, RequestFileReader, ResumeOptions, RunInfo, RunOptions, RunResult, TreeEndHook } from './contracts.js';
-import { UsageError } from './errors.js';
-import { defaultHandlers } from './messages/builtin-handlers.js';
-import type { HandlerRegistry } from './messages/handlers.js';
-import { parseRequestText, validateRequest, type LoadedRequest } from './messages/load-request.js';
+import { ActivityRegistry, type ActivityOptions } from '../calls/activity-registry.js';
+import { CONSULT_ACTIVITY } from '../messages/advisors.js';
+import { consultAdvisor } from '../calls/consult-advisor.js';
+import type { Activity, RemoteChildRunner, RequestFileReader, ResumeOptions, RunInfo, RunOptions, RunResult, TreeEndHook } from '../contracts.js';
+import { UsageError } from '../errors.js';
+import { defaultHandlers } from '../messages/builtin-handlers.js';
+import type { HandlerRegistry } from '../messages/handlers.js';
+import { parseRequestText, validateRequest, type LoadedRequest } from '../messages/load-request.js';
 import { runRequest } from './run-loop.js';
-import { JournalReplay, journalStart, requestHash, type JournalOpener, type JournalStore } from './trace/journal.js';
-import type { TierCatalog } from './tools/delegate-tool.js';
-import type { RequestDocument } from './types.js';
+import { JournalReplay, journalStart, requestHash, type JournalOpener, type JournalStore } from '../trace/journal.js';
+import type { TierCatalog } from '../tools/delegate-tool.js';
+import type { RequestDocument } from '../types.js';
 
 /**
  * Transforms a document before its run starts (e.g. up-front delegate resolution); `run` says which
