@@ -57,11 +57,11 @@ export {
   type DataSemantics,
   type DocumentProblem,
   type MessageHandler,
-  type MessageProblem,
   type PlacedMessage,
   type RenderState,
   type ShownFields,
 } from './protocol/messages/handlers.js';
+export type { MessageProblem } from './protocol/errors.js';
 export { recordFor, type DataRecord, type ReadResult, type RecordOutcome } from './protocol/variables/data-records.js';
 export { builtinHandlers, defaultHandlers } from './protocol/messages/builtin-handlers.js';
 export { renderContext, type RenderedContext, type RenderOptions } from './protocol/messages/render-context.js';

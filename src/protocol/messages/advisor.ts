@@ -1,7 +1,8 @@
 /** The `advisor` message (ADV-1 to ADV-8): a lens the model adopts, writing a structured opinion before it acts. */
 import { CONSULT_ACTIVITY, CONSULT_TOOL, Council, opinionSchema } from './advisors.js';
 import { instanceNames } from './data-messages.js';
-import { defineHandler, type DocumentProblem, type MessageProblem } from './handlers.js';
+import { defineHandler, type DocumentProblem } from './handlers.js';
+import type { MessageProblem } from '../errors.js';
 import { pointer } from '../json.js';
 import { parseReference } from '../variables/references.js';
 import { schemaProblem } from '../schemas.js';

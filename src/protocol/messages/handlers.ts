@@ -1,5 +1,6 @@
 /** The message pipeline's contract and registry: one handler per message type gives the type its whole meaning. */
 import type { ReadResult, RecordOutcome } from '../variables/data-records.js';
+import type { MessageProblem } from '../errors.js';
 import type { ProviderMessage } from '../model.js';
 import type { CallStatus } from '../calls/call-ledger.js';
 import type { BaseMessage, Call, JsonSchema, Message, RequestConfig, ToolSchema } from '../types.js';
@@ -41,14 +42,6 @@ export interface RenderState {
   callStatus?: (call: Call) => CallStatus | undefined;
   /** The instances of the context (DATA-1), over which a plan without `_instance` is a template (PLAN-12). */
   instances?: readonly string[];
-}
-
-/** Something wrong with one message that its schema cannot say, at a JSON pointer inside the message. */
-export interface MessageProblem {
-  /** JSON pointer relative to the message ('' for the message itself). */
-  pointer: string;
-  /** A full sentence saying what was expected. */
-  message: string;
 }
 
 /** A message of a document with the JSON pointer where it is. */

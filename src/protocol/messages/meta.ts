@@ -1,5 +1,6 @@
 /** The `meta` message (MSG-6, MSG-17, MSG-23): the identity and version of what the answer updates, asked back as the Solution's `meta`. */
-import { defineHandler, type AnswerCheck, type MessageProblem, type RenderState } from './handlers.js';
+import { defineHandler, type AnswerCheck, type RenderState } from './handlers.js';
+import type { MessageProblem } from '../errors.js';
 import { formatIssues, schemaProblem, validateAgainst } from '../schemas.js';
 import { embedSchema } from '../tools/tools.js';
 import { isJsonObject, type JsonSchema, type MetaMessage } from '../types.js';

@@ -1,7 +1,8 @@
 /** The `plan` message (MSG-7, MSG-15, spec/plans.md): the strategy so far, a graph of calls shown with each call's progress; `lazy` asks the model for one. */
 import type { CallStatus } from '../calls/call-ledger.js';
 import type { PlanMessage } from '../types.js';
-import { defineHandler, type MessageProblem, type RenderState } from './handlers.js';
+import { defineHandler, type RenderState } from './handlers.js';
+import type { MessageProblem } from '../errors.js';
 import { pointer } from '../json.js';
 import { describeCycle, findCycle, forInstance } from '../variables/plan-graph.js';
 import { validateExpression } from '../variables/references.js';

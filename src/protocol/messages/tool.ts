@@ -1,5 +1,6 @@
 /** The `tool` message (TOOL-1, TOOL-3, MSG-14): makes tools available; they reach the model through the Solution schema, never as text. */
-import { defineHandler, type MessageProblem } from './handlers.js';
+import { defineHandler } from './handlers.js';
+import type { MessageProblem } from '../errors.js';
 import { pointer } from '../json.js';
 import { normalizeTool } from '../tools/normalize-tool.js';
 import { schemaProblem } from '../schemas.js';

@@ -1,5 +1,5 @@
 /** Delegates by name (DEL-21): the syntax that tells a name from a path or URL, and the checks of a document's `config.delegates`. */
-import type { MessageProblem } from '../messages/handlers.js';
+import type { MessageProblem } from '../errors.js';
 import { pointer } from '../json.js';
 import { isJsonObject } from '../types.js';
 

@@ -1,6 +1,6 @@
 /** Data records (spec/variables.md, spec/data-and-instances.md): the writes data-like messages hold, folded into the values reads see. */
 import { CallError } from '../errors.js';
-import type { MessageProblem } from '../messages/handlers.js';
+import type { MessageProblem } from '../errors.js';
 import { arrayIndexOf, parsePath, type PathSegment, type Reference } from './references.js';
 import { isJsonObject, type BaseMessage, type Call, type DataMessage, type OutputMethod } from '../types.js';
 
