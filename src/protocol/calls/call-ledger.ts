@@ -5,11 +5,9 @@
  */
 import type { ErrorJson } from '../errors.js';
 import { canonicalJson } from '../json.js';
+import type { CallStatus } from '../messages/handlers.js';
 import { forInstance } from '../variables/plan-graph.js';
 import type { Call, Message, PlanStatusEntry } from '../types.js';
-
-/** What became of a call. */
-export type CallStatus = { status: 'done' } | { status: 'failed'; error?: ErrorJson };
 
 // Calls are never changed once made, so their keys are cached by identity (as plan-graph.ts caches their references).
 const keys = new WeakMap<Call, string>();

@@ -1,9 +1,11 @@
 /** The message pipeline's contract and registry: one handler per message type gives the type its whole meaning. */
 import type { ReadResult, RecordOutcome } from '../variables/data-records.js';
-import type { MessageProblem } from '../errors.js';
+import type { ErrorJson, MessageProblem } from '../errors.js';
 import type { ProviderMessage } from '../model.js';
-import type { CallStatus } from '../calls/call-ledger.js';
 import type { BaseMessage, Call, JsonSchema, Message, RequestConfig, ToolSchema } from '../types.js';
+
+/** What became of a call (PLAN-10): what the run's ledger tells a handler that shows a plan's progress. */
+export type CallStatus = { status: 'done' } | { status: 'failed'; error?: ErrorJson };
 
 /**
  * A rule of the answer that the Solution schema cannot say (MSG-21): given an answer that matches

@@ -1,5 +1,5 @@
 /** The `plan` message (MSG-7, MSG-15, spec/plans.md): the strategy so far, a graph of calls shown with each call's progress; `lazy` asks the model for one. */
-import type { CallStatus } from '../calls/call-ledger.js';
+import type { CallStatus } from './handlers.js';
 import type { PlanMessage } from '../types.js';
 import { defineHandler, type RenderState } from './handlers.js';
 import type { MessageProblem } from '../errors.js';
