@@ -150,7 +150,7 @@ export async function overheadPerCall(loopback, calls) {
   // The bodies the bare loop sends: what delegate-run sent, captured once from its trace.
   const { memorySink, Tracer } = await import('../dist/index.js');
   const { toStrictSchema } = await import('../dist/models/strict-schema.js');
-  const { answersInPlainText } = await import('../dist/protocol/tools.js');
+  const { answersInPlainText } = await import('../dist/protocol/tools/tools.js');
   const sink = memorySink();
   await runtime.run(document, { model, input: { task: taskOf(0) }, tracer: new Tracer([sink]) });
   const client = new OpenAI({ apiKey: 'not-needed', baseURL: `${loopback.url}/v1`, maxRetries: 0 });

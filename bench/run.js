@@ -2,9 +2,9 @@
 import { performance } from 'node:perf_hooks';
 import { formatFigures, targetFigures } from './targets.js';
 import { Runtime, ReplayModel, createRuntime, defaultHandlers } from '../dist/index.js';
-import { recordOf } from '../dist/protocol/data-messages.js';
-import { foldRecords, readPath, makeWrite } from '../dist/protocol/data-records.js';
-import { parseReference } from '../dist/protocol/references.js';
+import { recordOf } from '../dist/protocol/messages/data-messages.js';
+import { foldRecords, readPath, makeWrite } from '../dist/protocol/variables/data-records.js';
+import { parseReference } from '../dist/protocol/variables/references.js';
 import { StreamedCalls } from '../dist/models/stream-calls.js';
 import { CostTree } from '../dist/cli/cost-tree.js';
 import { costReport } from '../dist/cli/cost-report.js';

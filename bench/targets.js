@@ -143,7 +143,7 @@ async function planFigures() {
 const OBSERVER_MODULES = 'cli/(progress|tree-renderer|run-tree|run-index|cost-tree|cost-report|summary)|files/(jsonl-file-sink|batched-log)';
 const OBSERVERS = new RegExp(`/dist/(${OBSERVER_MODULES})\\.js$`);
 /** The same, and the building of the events. */
-const TRACING = new RegExp(`/dist/(protocol/trace|${OBSERVER_MODULES})\\.js$`);
+const TRACING = new RegExp(`/dist/(protocol/trace/trace|${OBSERVER_MODULES})\\.js$`);
 /** The trace file's writer alone: serialising and writing the events the trace contract fixes. */
 const TRACE_FILE = /\/dist\/files\/(jsonl-file-sink|batched-log)\.js$/;
 

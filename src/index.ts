@@ -2,30 +2,29 @@
 
 // Running Requests
 export { createRuntime, DelegatingRuntime, type CreateRuntimeOptions } from './create-runtime.js';
-export { ActivityRegistry, type ActivityOptions, type ActivityRegistration } from './protocol/activity-registry.js';
-export {
-  Runtime,
-  DELEGATE_ACTIVITY,
-  type Activity,
-  type ActivityEnvironment,
-  type ConfirmDecision,
-  type ConfirmHook,
-  type ConfirmRequest,
-  type RunInfo,
-  type RunOptions,
-  type RunPreparer,
-  type TreeEndHook,
-  type RequestFileReader,
-  type RunResult,
-  type RuntimeOptions,
-  type ResumeOptions,
-} from './protocol/runtime.js';
-export { requestHash, type JournalOpener, type JournalStore, type JournaledOptions } from './protocol/journal.js';
+export { ActivityRegistry, type ActivityOptions, type ActivityRegistration } from './protocol/calls/activity-registry.js';
+export { Runtime, type RunPreparer, type RuntimeOptions } from './protocol/run/runtime.js';
+export { DELEGATE_ACTIVITY } from './protocol/constants.js';
+export type {
+  Activity,
+  ActivityEnvironment,
+  ConfirmDecision,
+  ConfirmHook,
+  ConfirmRequest,
+  RunInfo,
+  RunOptions,
+  TreeEndHook,
+  RequestFileReader,
+  RunResult,
+  ResumeOptions,
+} from './protocol/contracts.js';
+export { requestHash, type JournalOpener, type JournalStore } from './protocol/trace/journal.js';
+export type { JournaledOptions } from './protocol/trace/events.js';
 export { openJournalFile, readJournalText } from './files/journal-file.js';
 export type { UsageSummary } from './protocol/usage.js';
-export type { LoadedRequest } from './protocol/load-request.js';
+export type { LoadedRequest } from './protocol/messages/load-request.js';
 export { readRequestFile } from './files/read-request-file.js';
-export type { TreeBounds, TreeLimits } from './protocol/tree-bounds.js';
+export type { TreeBounds, TreeLimits } from './protocol/run/tree-bounds.js';
 
 // Documents and messages
 export type {
@@ -49,8 +48,8 @@ export type {
   ToolMessage,
   ToolSchema,
   TurnMessage,
-  Usage,
 } from './protocol/types.js';
+export type { Usage } from './protocol/usage.js';
 export {
   HandlerRegistry,
   defineHandler,
@@ -58,15 +57,15 @@ export {
   type DataSemantics,
   type DocumentProblem,
   type MessageHandler,
-  type MessageProblem,
   type PlacedMessage,
   type RenderState,
   type ShownFields,
-} from './protocol/handlers.js';
-export { recordFor, type DataRecord, type ReadResult, type RecordOutcome } from './protocol/data-records.js';
-export { builtinHandlers, defaultHandlers } from './protocol/builtin-handlers.js';
-export { renderContext, type RenderedContext, type RenderOptions } from './protocol/render-context.js';
-export { composeSolutionSchema, type SolutionAdditions } from './protocol/tools.js';
+} from './protocol/messages/handlers.js';
+export type { MessageProblem } from './protocol/errors.js';
+export { recordFor, type DataRecord, type ReadResult, type RecordOutcome } from './protocol/variables/data-records.js';
+export { builtinHandlers, defaultHandlers } from './protocol/messages/builtin-handlers.js';
+export { renderContext, type RenderedContext, type RenderOptions } from './protocol/messages/render-context.js';
+export { composeSolutionSchema, type SolutionAdditions } from './protocol/tools/tools.js';
 
 // Errors
 export {
@@ -85,7 +84,7 @@ export {
 } from './protocol/errors.js';
 
 // Trace
-export { Tracer, RunTrace, memorySink, type TraceEvent, type TraceListener } from './protocol/trace.js';
+export { Tracer, RunTrace, memorySink, type TraceEvent, type TraceListener } from './protocol/trace/trace.js';
 export { jsonlFileSink, type JsonlFileSink } from './files/jsonl-file-sink.js';
 export {
   knownTraceEvent,
@@ -94,7 +93,7 @@ export {
   type TraceEventMap,
   type TraceEventName,
   type TraceEventOf,
-} from './protocol/trace-events.js';
+} from './protocol/trace/events.js';
 
 // Delegation
 export { createDelegateActivity, type DelegateActivityOptions, type ChildModelChooser } from './activities/delegate.js';
@@ -102,7 +101,7 @@ export { createUpfrontPreparer, mergeDelegateContract } from './activities/upfro
 export { createTierDelegateActivity, type TierDelegateActivityOptions, type TierModelChooser } from './activities/tier-delegate.js';
 export type { DelegateOutcome, FailureMode } from './activities/delegate-outcome.js';
 export type { InsufficientContextRequest } from './activities/need-context.js';
-export { DELEGATE_TOOL, NEED_CONTEXT_TOOL, type TierCatalog } from './protocol/delegate-tool.js';
+export { DELEGATE_TOOL, NEED_CONTEXT_TOOL, type TierCatalog } from './protocol/tools/delegate-tool.js';
 export { ResolverRegistry, createDefaultResolvers, type DefaultResolverOptions, type ResolverRegistryOptions } from './resolvers/resolver-registry.js';
 export type { DelegateRegistryKind, LocatedRequest, Resolver, ResolveContext, ResolvedRequest } from './resolvers/resolver.js';
 export { DelegateRegistry, type DelegateTarget } from './resolvers/delegate-registry.js';

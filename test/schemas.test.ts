@@ -8,7 +8,7 @@ import { ModelConfigError } from '../src/models/config-error.js';
 import { validateCassette } from '../src/models/cassette.js';
 import { readModelsFile } from '../src/models/model-catalog.js';
 import { RequestError } from '../src/protocol/errors.js';
-import { Runtime } from '../src/protocol/runtime.js';
+import { Runtime } from '../src/protocol/run/runtime.js';
 
 /** One fixture: a value, whether it is valid, and (when invalid) the JSON pointers a loader must report. */
 interface Fixture {

@@ -2,7 +2,7 @@
 import { extname } from 'node:path';
 import { abortable } from '../protocol/cancellation.js';
 import { cancelled, ProtocolError, UserError } from '../protocol/errors.js';
-import type { ConfirmHook, RunInfo } from '../protocol/runtime.js';
+import type { ConfirmHook, RunInfo } from '../protocol/contracts.js';
 import type { Message, RequestDocument, ToolSchema } from '../protocol/types.js';
 import { type AttachmentLocator, readAttachmentFile } from './attachment-path.js';
 import { attachmentPolicyOf, checkAttachmentPolicy } from './attachment-policy.js';

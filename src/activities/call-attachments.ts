@@ -1,10 +1,10 @@
 /** A delegating call's attachments, from its parameters to what its child gets (ATT-1 to ATT-7): one way for the Delegation Activity and `worker_call`. */
 import { requiresApproval } from '../approvals/approval-policy.js';
 import { sandboxFolder, suffixAllowed } from '../files/sandbox-path.js';
-import type { SandboxSpec } from '../protocol/file-tools.js';
+import type { SandboxSpec } from '../protocol/tools/file-tools.js';
 import { DelegateError } from '../protocol/errors.js';
 import { isNativePartType, type ProviderFile } from '../protocol/model.js';
-import type { ActivityEnvironment } from '../protocol/runtime.js';
+import type { ActivityEnvironment } from '../protocol/contracts.js';
 import type { Call, Message, RequestDocument, ToolSchema } from '../protocol/types.js';
 import type { AttachmentLocator } from './attachment-path.js';
 import { attachmentPolicyOf } from './attachment-policy.js';
@@ -68,7 +68,7 @@ export async function callAttachments(
   const paths = call.attachments;
   if (paths === undefined || !takesAttachments(callee)) return [];
   const caller = environment.run.attachments === undefined ? undefined : { context: [], schema: true, config: { attachments: environment.run.attachments } };
-  const confirm = environment.options.confirm;
+  const confirm = environment.confirm;
   const root = places.root ?? process.cwd();
   const locate = locatorOf(environment, places, root);
   return prepareAttachments(

@@ -2,9 +2,9 @@
 import { liveModelName, type Model } from '../protocol/model.js';
 import { type AttachmentPlaces, callAttachments, handOver, takesAttachments } from './call-attachments.js';
 import { DelegateError, type ProtocolError } from '../protocol/errors.js';
-import type { Activity, ActivityEnvironment, ChildRunRequest, RunResult } from '../protocol/runtime.js';
-import type { TraceEventMap, WorkerFailureFields } from '../protocol/trace-events.js';
-import { metaValue } from '../protocol/tools.js';
+import type { Activity, ActivityEnvironment, ChildRunRequest, RunResult } from '../protocol/contracts.js';
+import type { TraceEventMap, WorkerFailureFields } from '../protocol/trace/events.js';
+import { metaValue } from '../protocol/tools/tools.js';
 import type { Call, Message, RequestDocument, ToolSchema } from '../protocol/types.js';
 import { isMetaProperty } from '../protocol/types.js';
 import type { CatalogEntry, ResolvedRequest, ResolveContext } from '../resolvers/resolver.js';

@@ -1,7 +1,7 @@
 /** The worker's built-in `need_context` tool (spec/delegation.md DEL-26): asking the planner for what is missing ends the worker's run with `insufficient_context`. */
-import { NEED_CONTEXT_ACTIVITY } from '../protocol/delegate-tool.js';
+import { NEED_CONTEXT_ACTIVITY } from '../protocol/tools/delegate-tool.js';
 import { DelegateError } from '../protocol/errors.js';
-import type { Activity } from '../protocol/runtime.js';
+import type { Activity } from '../protocol/contracts.js';
 import type { ToolSchema } from '../protocol/types.js';
 
 /** A worker's request for more context: what is missing (references or descriptions) and why it is needed. */

@@ -5,10 +5,10 @@
  * typed outcome.
  */
 import { CallError, ProtocolError, RequestError } from '../protocol/errors.js';
-import type { LoadedRequest } from '../protocol/load-request.js';
+import type { LoadedRequest } from '../protocol/messages/load-request.js';
 import type { Model } from '../protocol/model.js';
-import { applyToolRules } from '../protocol/tool-rules.js';
-import type { Activity, ActivityEnvironment, RunInfo, RunResult } from '../protocol/runtime.js';
+import { applyToolRules } from '../protocol/tools/tool-rules.js';
+import type { Activity, ActivityEnvironment, RunInfo, RunResult } from '../protocol/contracts.js';
 import type { Call, Message, RequestDocument, ToolSchema } from '../protocol/types.js';
 import { runDelegation } from './delegate.js';
 import { type DelegateOutcome, failureOf, succeeded } from './delegate-outcome.js';

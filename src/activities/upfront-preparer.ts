@@ -2,9 +2,10 @@
 import mergeAllOf from 'json-schema-merge-allof';
 import { RequestError, type Problem } from '../protocol/errors.js';
 import { pointer } from '../protocol/json.js';
-import type { LoadedRequest } from '../protocol/load-request.js';
-import type { RunOptions, RunPreparer } from '../protocol/runtime.js';
-import { metaConst } from '../protocol/tools.js';
+import type { LoadedRequest } from '../protocol/messages/load-request.js';
+import type { RunPreparer } from '../protocol/run/runtime.js';
+import type { RunOptions } from '../protocol/contracts.js';
+import { metaConst } from '../protocol/tools/tools.js';
 import type { JsonSchema, Message, ToolMessage, ToolSchema } from '../protocol/types.js';
 import { isMetaProperty } from '../protocol/types.js';
 import { declaredInputSchema } from '../protocol/messages/input.js';

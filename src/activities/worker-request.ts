@@ -1,7 +1,7 @@
 /** The Request a `delegate` call hands its worker (spec/delegation.md DEL-25): the task, the included context, the lent tools, `need_context`, the output schema. */
-import { DELEGATE_TOOL, NEED_CONTEXT_TOOL } from '../protocol/delegate-tool.js';
+import { DELEGATE_TOOL, NEED_CONTEXT_TOOL } from '../protocol/tools/delegate-tool.js';
 import { CallError } from '../protocol/errors.js';
-import { collectTools } from '../protocol/tools.js';
+import { collectTools } from '../protocol/tools/tools.js';
 import type { Call, JsonSchema, Message, RequestConfig, RequestDocument, ToolSchema } from '../protocol/types.js';
 import { NEED_CONTEXT_TOOL_SCHEMA } from './need-context.js';
 

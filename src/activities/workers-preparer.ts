@@ -2,13 +2,14 @@
 import { readdir, realpath } from 'node:fs/promises';
 import { dirname, isAbsolute, join, relative, resolve as resolvePath, sep } from 'node:path';
 import { DelegateError, RequestError, type Problem } from '../protocol/errors.js';
-import type { HandlerRegistry } from '../protocol/handlers.js';
+import type { HandlerRegistry } from '../protocol/messages/handlers.js';
 import { pointer } from '../protocol/json.js';
-import type { LoadedRequest } from '../protocol/load-request.js';
+import type { LoadedRequest } from '../protocol/messages/load-request.js';
 import { declaredInputSchema } from '../protocol/messages/input.js';
 import { isAllowedWorker, WORKER_NAME_PATTERN, type WorkersMessage } from '../protocol/messages/workers.js';
-import { isReservedToolName } from '../protocol/reserved-tools.js';
-import type { RunOptions, RunPreparer, Runtime } from '../protocol/runtime.js';
+import { isReservedToolName } from '../protocol/tools/reserved-tools.js';
+import type { RunPreparer, Runtime } from '../protocol/run/runtime.js';
+import type { RunOptions } from '../protocol/contracts.js';
 import type { JsonSchema, Message, RequestDocument, ToolMessage, ToolSchema } from '../protocol/types.js';
 import { isHttpUrl, isInside } from '../resolvers/reference-forms.js';
 import type { ResolvedRequest } from '../resolvers/resolver.js';

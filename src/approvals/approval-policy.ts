@@ -1,7 +1,7 @@
 /** Approvals (human in the loop): which calls need one, and the modes that answer — as a confirm hook. */
 import { canonicalJson } from '../protocol/json.js';
-import type { ConfirmDecision, ConfirmHook, ConfirmRequest } from '../protocol/runtime.js';
-import { metaConst } from '../protocol/tools.js';
+import type { ConfirmDecision, ConfirmHook, ConfirmRequest } from '../protocol/contracts.js';
+import { metaConst } from '../protocol/tools/tools.js';
 import { isMetaProperty, type Call, type ToolSchema } from '../protocol/types.js';
 
 /** How approvals are answered: a person at a terminal, everything approved (tests), or nothing (CI). */

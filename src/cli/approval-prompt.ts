@@ -1,7 +1,7 @@
 /** The interactive approval prompt: asks at the terminal, one call at a time, with the live tree put aside. */
 import { createInterface } from 'node:readline/promises';
 import type { ApprovalPrompt } from '../approvals/approval-policy.js';
-import type { ConfirmDecision, ConfirmRequest } from '../protocol/runtime.js';
+import type { ConfirmDecision, ConfirmRequest } from '../protocol/contracts.js';
 import { parseJson } from '../protocol/json.js';
 import type { Call } from '../protocol/types.js';
 import { isMetaProperty } from '../protocol/types.js';

@@ -1,5 +1,5 @@
 /** The cost tree of a trace: its runs, how they nest, and each run's model answers, the one source of its dollars (spec/cli.md CLI-17). */
-import { type TraceEventBase, knownTraceEvent } from '../protocol/trace-events.js';
+import { type TraceEventBase, knownTraceEvent } from '../protocol/trace/events.js';
 import { type Usage, tokensOf } from '../protocol/usage.js';
 import { RunIndex } from './run-index.js';
 

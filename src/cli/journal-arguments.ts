@@ -1,7 +1,7 @@
 /** `--journal` and `--resume` (spec/cli.md CLI-22, CLI-23): the flags a journal records, and the command line a resume runs with. */
 import { isAbsolute, resolve } from 'node:path';
 import { UsageError } from '../protocol/errors.js';
-import type { JournalStart } from '../protocol/journal.js';
+import type { JournalStart } from '../protocol/trace/journal.js';
 
 /** The flags a journal records to start its run the same way again (JOURNAL-3), paths made absolute. */
 export interface JournalSettings {

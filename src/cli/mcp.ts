@@ -16,7 +16,7 @@ import { parseTimeoutSeconds } from '../models/live-model-options.js';
 import { ModelCatalog } from '../models/model-catalog.js';
 import { cassetteForTree } from '../models/shared-cassette.js';
 import { ProtocolError, UsageError } from '../protocol/errors.js';
-import type { RunResult } from '../protocol/runtime.js';
+import type { RunResult } from '../protocol/contracts.js';
 import { isHttpUrl } from '../resolvers/reference-forms.js';
 import type { UrlResolver } from '../resolvers/url-resolver.js';
 import { type RunningServer, serve } from '../server/node-listener.js';

@@ -1,6 +1,6 @@
 /** Progress on stderr: the live tree on a terminal, one plain line per notable trace event otherwise, and the end summary. */
-import type { TraceEvent, Tracer } from '../protocol/trace.js';
-import { knownTraceEvent } from '../protocol/trace-events.js';
+import type { TraceEvent, Tracer } from '../protocol/trace/trace.js';
+import { knownTraceEvent } from '../protocol/trace/events.js';
 import type { Usage } from '../protocol/usage.js';
 import { RunTree } from './run-tree.js';
 import { TreeCosts } from './tree-costs.js';

@@ -2,7 +2,7 @@
 import { createReadStream } from 'node:fs';
 import { ProtocolError, UsageError } from '../protocol/errors.js';
 import { parseJson } from '../protocol/json.js';
-import type { TraceEventBase } from '../protocol/trace-events.js';
+import type { TraceEventBase } from '../protocol/trace/events.js';
 import { isJsonObject } from '../protocol/types.js';
 
 /** What a field must be, said in the words of an error message. */

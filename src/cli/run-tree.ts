@@ -1,8 +1,8 @@
 /** The run tree: a pure model of a run and its delegations, built from trace events, for the progress views and the summary. */
 import { addCost, addUsage, tokensOf, type UsageSummary, zeroUsage } from '../protocol/usage.js';
-import type { TraceEvent } from '../protocol/trace.js';
-import { knownTraceEvent } from '../protocol/trace-events.js';
-import type { Usage } from '../protocol/types.js';
+import type { TraceEvent } from '../protocol/trace/trace.js';
+import { knownTraceEvent } from '../protocol/trace/events.js';
+import type { Usage } from '../protocol/usage.js';
 import { callLabel } from './call-label.js';
 import { RunIndex } from './run-index.js';
 

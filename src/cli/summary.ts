@@ -1,6 +1,6 @@
 /** The end-of-run summary on stderr: outcome, total tokens and cost, elapsed time, and where the dollars went per run when the run delegated. */
 import type { UsageSummary } from '../protocol/usage.js';
-import type { Usage } from '../protocol/types.js';
+import type { Usage } from '../protocol/usage.js';
 import { formatRunTable } from './cost-table.js';
 import type { CostReport } from './cost-report.js';
 import { formatCount } from './text-table.js';

@@ -5,7 +5,7 @@ import { type CostReport, type GroupCost, type RunCost, type Tally, costReport, 
 import { CostTree, type CostRunStatus } from './cost-tree.js';
 import type { BadTraceLine } from './read-trace.js';
 import { formatModel } from './tree-renderer.js';
-import { type TraceEventBase, knownTraceEvent } from '../protocol/trace-events.js';
+import { type TraceEventBase, knownTraceEvent } from '../protocol/trace/events.js';
 import { isJsonObject, isMetaProperty } from '../protocol/types.js';
 import type { ViewApproval, ViewCall, ViewData, ViewExchange, ViewFigures, ViewGroup, ViewRun, ViewRunStatus, ViewSpan } from '../viewer/view-data.js';
 

@@ -1,9 +1,9 @@
 /** The journal file (spec/journal.md JOURNAL-1, JOURNAL-2, JOURNAL-7, JOURNAL-11): the trace's JSONL, each event flushed to disk before the run goes on, read back to resume, locked while written. */
 import { existsSync, readFileSync, truncateSync } from 'node:fs';
 import { UsageError } from '../protocol/errors.js';
-import type { JournalOpener, JournalStore } from '../protocol/journal.js';
+import type { JournalOpener, JournalStore } from '../protocol/trace/journal.js';
 import { parseJson } from '../protocol/json.js';
-import type { TraceEvent } from '../protocol/trace.js';
+import type { TraceEvent } from '../protocol/trace/trace.js';
 import { type JournalLock, lockJournal } from './journal-lock.js';
 import { jsonlFileSink } from './jsonl-file-sink.js';
 

@@ -1,6 +1,6 @@
 /** The JSONL trace file: a trace listener writing the events of each turn of the event loop at its end, and every event at once for a journal (spec/trace.md TRACE-2, TRACE-14). */
 import { closeSync, fdatasyncSync, openSync, writeSync } from 'node:fs';
-import { type TraceEvent, type TraceListener, traceLine } from '../protocol/trace.js';
+import { type TraceEvent, type TraceListener, traceLine } from '../protocol/trace/trace.js';
 import { BATCH_ITEMS, type TurnBatch, turnBatch } from './batched-log.js';
 
 /** A listener writing a JSONL trace file; see {@link jsonlFileSink}. */

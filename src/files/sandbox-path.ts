@@ -2,7 +2,7 @@
 import { lstat, realpath } from 'node:fs/promises';
 import { dirname, isAbsolute, join, resolve as resolvePath } from 'node:path';
 import { DelegateError, CallError } from '../protocol/errors.js';
-import type { SandboxSpec } from '../protocol/file-tools.js';
+import type { SandboxSpec } from '../protocol/tools/file-tools.js';
 import { isInside } from '../resolvers/reference-forms.js';
 
 /** A path addressed in a sandbox, once confined. */

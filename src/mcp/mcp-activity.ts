@@ -1,6 +1,6 @@
 /** The Activity behind MCP tools (MCP-5, MCP-6): calls the tool on its run tree's connection and turns the answer into the call's result. */
 import { ActivityError } from '../protocol/errors.js';
-import type { Activity } from '../protocol/runtime.js';
+import type { Activity } from '../protocol/contracts.js';
 import { isJsonObject, isMetaProperty, type Call } from '../protocol/types.js';
 import { MCP_CALL_TIMEOUT_MS, type McpConnections } from './mcp-connections.js';
 import { callResultOf, errorTextOf, MCP_TARGET_PROPERTY, type McpTarget } from './mcp-tools.js';

@@ -2,12 +2,13 @@
 import { dirname, isAbsolute } from 'node:path';
 import { RequestError, type Problem } from '../protocol/errors.js';
 import { pointer } from '../protocol/json.js';
-import type { LoadedRequest } from '../protocol/load-request.js';
+import type { LoadedRequest } from '../protocol/messages/load-request.js';
 import type { McpToolsetMessage } from '../protocol/messages/toolset.js';
 import { isAllowedWorker } from '../protocol/messages/workers.js';
-import { isReservedToolName } from '../protocol/reserved-tools.js';
-import type { RunInfo, RunOptions, RunPreparer, Runtime } from '../protocol/runtime.js';
-import { RunTrace, Tracer } from '../protocol/trace.js';
+import { isReservedToolName } from '../protocol/tools/reserved-tools.js';
+import type { RunPreparer, Runtime } from '../protocol/run/runtime.js';
+import type { RunInfo, RunOptions } from '../protocol/contracts.js';
+import { RunTrace, Tracer } from '../protocol/trace/trace.js';
 import type { Message, ToolMessage, ToolSchema } from '../protocol/types.js';
 import { definedTools } from '../activities/workers-preparer.js';
 import { type McpConnection, type McpConnections, type McpServerSpec, serverKey } from './mcp-connections.js';

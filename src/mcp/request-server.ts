@@ -12,9 +12,9 @@ import {
   type ServerRequest,
 } from '@modelcontextprotocol/sdk/types.js';
 import { ProtocolError, UsageError } from '../protocol/errors.js';
-import type { RunResult } from '../protocol/runtime.js';
-import { Tracer } from '../protocol/trace.js';
-import type { TraceEvent } from '../protocol/trace.js';
+import type { RunResult } from '../protocol/contracts.js';
+import { Tracer } from '../protocol/trace/trace.js';
+import type { TraceEvent } from '../protocol/trace/trace.js';
 import type { RequestSource } from './request-source.js';
 import { type ListedRequest, type RequestTool, requestTool, runInputOf, structuredContentOf } from './request-tool.js';
 

@@ -8,7 +8,7 @@ import type {
   Usage as AnthropicUsage,
 } from '@anthropic-ai/sdk/resources/messages/messages';
 import { ModelError, UsageError } from '../protocol/errors.js';
-import type { Usage } from '../protocol/types.js';
+import type { Usage } from '../protocol/usage.js';
 import { throwIfAborted } from './abort-error.js';
 import type { AttemptDeadline } from './deadline.js';
 import { answerCut, callWithRetries, sdkTimeoutMs } from './live-call.js';

@@ -1,5 +1,5 @@
 /** Replay cassettes (spec/cassettes.md): their types, their schema, and loading them with clear errors. */
-import type { Usage } from '../protocol/types.js';
+import type { Usage } from '../protocol/usage.js';
 import { ModelConfigError } from './config-error.js';
 import { readDocumentFile, readDocumentFileSync } from '../files/read-document-file.js';
 import { checkDocument, type DocumentReading, readDocument } from '../protocol/read-document.js';

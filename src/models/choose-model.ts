@@ -5,7 +5,7 @@
  */
 import { existsSync } from 'node:fs';
 import { basename, dirname, extname, join } from 'node:path';
-import type { TierCatalog } from '../protocol/delegate-tool.js';
+import type { TierCatalog } from '../protocol/tools/delegate-tool.js';
 import { DelegateError } from '../protocol/errors.js';
 import type { Model, ModelFactoryOptions } from '../protocol/model.js';
 import type { RequestDocument } from '../protocol/types.js';

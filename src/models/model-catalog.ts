@@ -1,7 +1,7 @@
 /** The model catalog: which models exist, their tier, whether they may delegate, and their prices (models.json plus DELEGATE_MODELS). */
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { Usage } from '../protocol/types.js';
+import type { Usage } from '../protocol/usage.js';
 import { ModelConfigError } from './config-error.js';
 import { readDocumentFileSync } from '../files/read-document-file.js';
 
@@ -180,11 +180,7 @@ export function readModelsFile(path: string): ModelsFile {
   return reading.value;
 }
 
-/** @deprecated The old name of ModelCatalog (it is a catalog of models, not a registry of providers). */
+/** The catalog's first name, still exported by the package: the same class as ModelCatalog. */
 export const ModelRegistry = ModelCatalog;
-/** @deprecated The old name of ModelCatalog. */
+/** The catalog's first name: the same type as ModelCatalog. */
 export type ModelRegistry = ModelCatalog;
-/** @deprecated The old name of ModelCatalogOptions. */
-export type ModelRegistryOptions = ModelCatalogOptions;
-/** @deprecated The old name of LoadModelCatalogOptions. */
-export type LoadModelRegistryOptions = LoadModelCatalogOptions;

@@ -1,6 +1,6 @@
 /** Token and cost budgets: one meter shared by a run and all its descendants. */
 import { BoundError } from './errors.js';
-import type { Usage } from './types.js';
+import type { Usage } from './usage.js';
 
 /** Limits on what a run tree may spend. */
 export interface Budget {

@@ -37,6 +37,14 @@ export interface Problem {
   column?: number;
 }
 
+/** Something wrong with one message that its schema cannot say, at a JSON pointer inside the message. */
+export interface MessageProblem {
+  /** JSON pointer relative to the message ('' for the message itself). */
+  pointer: string;
+  /** A full sentence saying what was expected. */
+  message: string;
+}
+
 /** Formats a problem as `file#/pointer: message` (or `file:line:column: message`). */
 export function formatProblem(problem: Problem): string {
   if (problem.line !== undefined) return `${problem.document}:${problem.line}:${problem.column ?? 1}: ${problem.message}`;

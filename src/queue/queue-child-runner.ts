@@ -3,12 +3,11 @@ import { type Job, Queue, QueueEvents } from 'bullmq';
 import { Redis } from 'ioredis';
 import { abortable, onAbort } from '../protocol/cancellation.js';
 import { DelegateError, UsageError, cancelled, type ProtocolError } from '../protocol/errors.js';
-import type { RemoteChild, RemoteChildHooks, RemoteChildRunner } from '../protocol/remote-child.js';
-import type { RunResult } from '../protocol/runtime.js';
-import { RunTrace } from '../protocol/trace.js';
+import type { RemoteChild, RemoteChildHooks, RemoteChildRunner, RunResult } from '../protocol/contracts.js';
+import { RunTrace } from '../protocol/trace/trace.js';
 import { addCost, addUsage, type UsageSummary } from '../protocol/usage.js';
 import type { Budget } from '../protocol/budget.js';
-import type { TreeLimits } from '../protocol/tree-bounds.js';
+import type { TreeLimits } from '../protocol/run/tree-bounds.js';
 import {
   budgetKey,
   cancelChannel,

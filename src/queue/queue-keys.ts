@@ -1,5 +1,5 @@
 /** The Redis keys a queue's run trees use besides BullMQ's own (QUEUE-5, QUEUE-6, QUEUE-7, QUEUE-12, QUEUE-17, QUEUE-20, QUEUE-22, QUEUE-31, QUEUE-32). */
-import type { RemoteChild } from '../protocol/remote-child.js';
+import type { RemoteChild } from '../protocol/contracts.js';
 
 /**
  * The name a session of a run tree goes by in Redis (QUEUE-12): its top run's id; in the nth

@@ -1,7 +1,7 @@
 /** A run tree's budget meter shared through Redis (QUEUE-6): every process of the tree adds to the same totals and checks against them. */
 import type { Redis } from 'ioredis';
 import { BudgetMeter, type Budget } from '../protocol/budget.js';
-import type { Usage } from '../protocol/types.js';
+import type { Usage } from '../protocol/usage.js';
 import { KEPT_SECONDS } from './queue-keys.js';
 
 /**

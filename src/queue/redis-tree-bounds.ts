@@ -1,7 +1,7 @@
 /** A run tree's run bound counted in Redis (QUEUE-20): every process of the tree admits its children against the tree's one count. */
 import type { Redis } from 'ioredis';
 import { DelegateError } from '../protocol/errors.js';
-import { TreeBounds, type TreeLimits } from '../protocol/tree-bounds.js';
+import { TreeBounds, type TreeLimits } from '../protocol/run/tree-bounds.js';
 import { KEPT_SECONDS } from './queue-keys.js';
 
 /**

@@ -1,6 +1,6 @@
 /** A child's RunResult as JSON on the queue and back (QUEUE-2): its error keeps its code, message and data. */
 import { ProtocolError, type ErrorCode, type ErrorJson } from '../protocol/errors.js';
-import type { RunResult } from '../protocol/runtime.js';
+import type { RunResult } from '../protocol/contracts.js';
 import type { UsageSummary } from '../protocol/usage.js';
 
 /** A RunResult as the job's return value carries it. */

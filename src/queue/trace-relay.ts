@@ -1,6 +1,6 @@
 /** Remote runs' trace events through a Redis stream per run tree (QUEUE-5): workers append, the top process reads and re-emits. */
 import type { Redis } from 'ioredis';
-import { type TraceEvent, type Tracer, traceLine } from '../protocol/trace.js';
+import { type TraceEvent, type Tracer, traceLine } from '../protocol/trace/trace.js';
 import { KEPT_SECONDS, streamIdReached, traceStreamKey } from './queue-keys.js';
 
 /** Appends the events of one job's runs to its tree's stream, in the order they happen. */

@@ -1,5 +1,5 @@
 /** The anonymous resolver: `"anonymous"` builds a fresh Request from the delegating tool itself. */
-import { normalizeTool } from '../protocol/normalize.js';
+import { normalizeTool } from '../protocol/tools/normalize-tool.js';
 import { isMetaProperty, type JsonSchema, type ToolSchema } from '../protocol/types.js';
 import { isAnonymousReference } from './reference-forms.js';
 import type { LocatedRequest, ResolveContext, Resolver } from './resolver.js';

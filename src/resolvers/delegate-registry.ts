@@ -1,5 +1,5 @@
 /** The runtime's named registry of delegates (DEL-21): names a library (or the workers layer) gives to paths, URLs or in-memory Requests. */
-import { delegateNameProblem, delegateTargetProblem } from '../protocol/delegate-names.js';
+import { delegateNameProblem, delegateTargetProblem } from '../protocol/tools/delegate-names.js';
 import { UsageError } from '../protocol/errors.js';
 import { isJsonObject, type RequestDocument } from '../protocol/types.js';
 

@@ -1,6 +1,6 @@
 /** Delegate documents parsed and validated once per process: kept by (handlers, location, exact text) and frozen, so children share one (DEL-29). */
-import type { HandlerRegistry } from '../protocol/handlers.js';
-import { parseRequestText, type LoadedRequest } from '../protocol/load-request.js';
+import type { HandlerRegistry } from '../protocol/messages/handlers.js';
+import { parseRequestText, type LoadedRequest } from '../protocol/messages/load-request.js';
 
 /** How many locations are kept per handler registry; the least recently used is dropped first. */
 export const LOADED_REQUEST_CACHE_SIZE = 256;

@@ -1,5 +1,5 @@
 /** The name resolver (DEL-21): a `_delegate` name looked up in the referring document's `config.delegates`, then in the runtime's registry. */
-import { delegateTargetProblem, isDelegateName } from '../protocol/delegate-names.js';
+import { delegateTargetProblem, isDelegateName } from '../protocol/tools/delegate-names.js';
 import { DelegateError } from '../protocol/errors.js';
 import type { DelegateRegistry } from './delegate-registry.js';
 import type { DelegateRegistryKind, LocatedRequest, ResolveContext, ResolvedRequest, Resolver } from './resolver.js';

@@ -1,5 +1,5 @@
 /** Reading what a resolver located: the integrity pin checked, then the document parsed and validated, in one place for every resolver. */
-import type { HandlerRegistry } from '../protocol/handlers.js';
+import type { HandlerRegistry } from '../protocol/messages/handlers.js';
 import { checkIntegrity, splitIntegrity } from './integrity.js';
 import { loadRequestText } from './loaded-request-cache.js';
 import { decodeText } from './reference-forms.js';

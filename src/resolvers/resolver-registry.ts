@@ -1,7 +1,7 @@
 /** The resolver registry: resolvers in order, the first that accepts a reference resolves it; plus the default set. */
-import { defaultHandlers } from '../protocol/builtin-handlers.js';
+import { defaultHandlers } from '../protocol/messages/builtin-handlers.js';
 import { DelegateError } from '../protocol/errors.js';
-import type { HandlerRegistry } from '../protocol/handlers.js';
+import type { HandlerRegistry } from '../protocol/messages/handlers.js';
 import { AnonymousResolver } from './anonymous-resolver.js';
 import { DelegateRegistry } from './delegate-registry.js';
 import { FileResolver } from './file-resolver.js';

@@ -1,7 +1,7 @@
 /** The read-only HTTP handler of `delegate-serve`: a `fetch`-style function serving a folder of Request documents. */
 import { resolve } from 'node:path';
-import { defaultHandlers } from '../protocol/builtin-handlers.js';
-import type { HandlerRegistry } from '../protocol/handlers.js';
+import { defaultHandlers } from '../protocol/messages/builtin-handlers.js';
+import type { HandlerRegistry } from '../protocol/messages/handlers.js';
 import { coalescePerTurn } from './coalesce-per-turn.js';
 import { listDocumentPaths, readConfinedDocument, statConfinedDocuments } from './confined-folder.js';
 import { DocumentCache } from './document-cache.js';

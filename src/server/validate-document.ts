@@ -1,7 +1,7 @@
 /** Validating served documents and describing the valid ones for the catalog (the handler's document cache keeps each verdict, SERVE-11). */
 import { RequestError, type Problem } from '../protocol/errors.js';
-import type { HandlerRegistry } from '../protocol/handlers.js';
-import { parseRequestText } from '../protocol/load-request.js';
+import type { HandlerRegistry } from '../protocol/messages/handlers.js';
+import { parseRequestText } from '../protocol/messages/load-request.js';
 import { declaredInputSchema } from '../protocol/messages/input.js';
 import type { JsonSchema, RequestDocument } from '../protocol/types.js';
 

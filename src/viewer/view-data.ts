@@ -1,5 +1,5 @@
 /** What the trace viewer's page is given: the trace's runs, bars, figures and events, computed once in Node (spec/viewer.md). */
-import type { TraceEventBase } from '../protocol/trace-events.js';
+import type { TraceEventBase } from '../protocol/trace/events.js';
 
 /** A line of the trace that was not a trace event, skipped (VIEW-8). */
 export interface ViewBadLine {

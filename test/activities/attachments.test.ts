@@ -5,8 +5,8 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { type AttachmentCall, MAX_INLINE_TEXT_BYTES, attachmentRecords, prepareAttachments } from '../../src/activities/attachments.js';
 import type { ProtocolError } from '../../src/protocol/errors.js';
-import type { ConfirmDecision, ConfirmHook, ConfirmRequest } from '../../src/protocol/runtime.js';
-import { Runtime } from '../../src/protocol/runtime.js';
+import type { ConfirmDecision, ConfirmHook, ConfirmRequest } from '../../src/protocol/contracts.js';
+import { Runtime } from '../../src/protocol/run/runtime.js';
 import type { RequestDocument } from '../../src/protocol/types.js';
 
 /** A root with `input/deck.pdf` (120 bytes), `input/notes.txt`, `input/photo.png`, a `secret.pdf` beside `input`, and a folder outside the root. */

@@ -3,8 +3,8 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createRuntime } from '../../src/create-runtime.js';
 import type { Model, ModelRequest } from '../../src/protocol/model.js';
-import { childTurn, childTurnSlots } from '../../src/protocol/child-turns.js';
-import { Tracer, memorySink } from '../../src/protocol/trace.js';
+import { childTurn, childTurnSlots } from '../../src/protocol/calls/child-turns.js';
+import { Tracer, memorySink } from '../../src/protocol/trace/trace.js';
 import { folderWith } from '../helpers/cli.js';
 import { answered } from '../helpers/step-model.js';
 

@@ -5,8 +5,8 @@ import { describe, expect, it } from 'vitest';
 import { createApprovalHook } from '../../src/approvals/approval-policy.js';
 import { createRuntime } from '../../src/create-runtime.js';
 import type { ModelRequest } from '../../src/protocol/model.js';
-import type { ConfirmHook, ConfirmRequest } from '../../src/protocol/runtime.js';
-import { memorySink, Tracer } from '../../src/protocol/trace.js';
+import type { ConfirmHook, ConfirmRequest } from '../../src/protocol/contracts.js';
+import { memorySink, Tracer } from '../../src/protocol/trace/trace.js';
 import { folderWith, tempDir } from '../helpers/cli.js';
 import { stepModel } from '../helpers/step-model.js';
 

@@ -3,8 +3,8 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createRuntime } from '../../src/create-runtime.js';
 import { createApprovalHook } from '../../src/approvals/approval-policy.js';
-import type { ConfirmHook, ConfirmRequest } from '../../src/protocol/runtime.js';
-import { Tracer, memorySink } from '../../src/protocol/trace.js';
+import type { ConfirmHook, ConfirmRequest } from '../../src/protocol/contracts.js';
+import { Tracer, memorySink } from '../../src/protocol/trace/trace.js';
 import { deckRoot } from '../helpers/deck-root.js';
 import { stepModel } from '../helpers/step-model.js';
 

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createRuntime, type CreateRuntimeOptions } from '../../src/create-runtime.js';
 import { ReplayModel } from '../../src/models/replay.js';
-import { Tracer, memorySink } from '../../src/protocol/trace.js';
+import { Tracer, memorySink } from '../../src/protocol/trace/trace.js';
 import { folderWith } from '../helpers/cli.js';
 
 /** A summarizer delegate that declares its input and output and says who it is in its system text. */

@@ -1,18 +1,20 @@
 /** Unit tests of src/activities/delegate.ts: the child's input and context (DEL-9), order of work (DEL-2), depth (DEL-14), trust (DEL-15), result codes (DEL-11). */
-import { CallLedger } from '../../src/protocol/call-ledger.js';
+import { CallLedger } from '../../src/protocol/calls/call-ledger.js';
 import { describe, expect, it } from 'vitest';
 import { type DelegateResolver, createDelegateActivity, delegateInput, isolatedContext } from '../../src/activities/delegate.js';
 import type { Model } from '../../src/protocol/model.js';
 import { type ErrorCode, ProtocolError } from '../../src/protocol/errors.js';
-import { normalizeTool } from '../../src/protocol/normalize.js';
-import { checkChild, runChild } from '../../src/protocol/child-run.js';
-import { ContextStore } from '../../src/protocol/context-store.js';
-import type { CallScope } from '../../src/protocol/execute-call.js';
+import { normalizeTool } from '../../src/protocol/tools/normalize-tool.js';
+import { checkChild, runChild } from '../../src/protocol/calls/child-run.js';
+import { ContextStore } from '../../src/protocol/context/context-store.js';
+import type { CallScope } from '../../src/protocol/calls/call-scope.js';
+import { runRequest } from '../../src/protocol/run/run-loop.js';
 import { ReplayModel } from '../../src/models/replay.js';
-import { type ActivityEnvironment, type ChildRunRequest, type RunOptions, Runtime } from '../../src/protocol/runtime.js';
+import { Runtime } from '../../src/protocol/run/runtime.js';
+import type { ActivityEnvironment, ChildRunRequest, RunOptions } from '../../src/protocol/contracts.js';
 import type { UsageSummary } from '../../src/protocol/usage.js';
-import { RunTrace, Tracer, memorySink } from '../../src/protocol/trace.js';
-import { TreeBounds } from '../../src/protocol/tree-bounds.js';
+import { RunTrace, Tracer, memorySink } from '../../src/protocol/trace/trace.js';
+import { TreeBounds } from '../../src/protocol/run/tree-bounds.js';
 import type { Call, Message, RequestDocument, ToolSchema } from '../../src/protocol/types.js';
 import type { ResolveContext, ResolvedRequest } from '../../src/resolvers/resolver.js';
 
@@ -69,6 +71,7 @@ function environmentFor(setup: Setup = {}) {
     run,
     options,
     tree: { meter: undefined, bounds },
+    startRun: (request, childOptions, link) => runRequest(runtime, request, childOptions, link),
     signal,
     errors: [],
     tools: () => new Map(),
@@ -95,15 +98,13 @@ function environmentFor(setup: Setup = {}) {
       ),
     checkChild: (description) => checkChild(scope, description),
     endRun: () => {},
-    runtime,
     run,
-    options,
+    confirm: options.confirm,
     callId: '0.0',
     toolName: 'ask',
     instance: undefined,
     signal,
     trace: scope.trace,
-    addDescendantUsage: scope.addDescendantUsage,
   };
   return { environment, runs, bounds, events: sink.events, descendantUsage };
 }

@@ -7,7 +7,7 @@ import { ModelCatalog } from '../../src/models/model-catalog.js';
 import { ModelProviders } from '../../src/models/model-providers.js';
 import { ReplayModel } from '../../src/models/replay.js';
 import { tempDir } from '../helpers/cli.js';
-import { Tracer, memorySink } from '../../src/protocol/trace.js';
+import { Tracer, memorySink } from '../../src/protocol/trace/trace.js';
 
 const music = resolve('requests/music');
 

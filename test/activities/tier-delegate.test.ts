@@ -1,7 +1,7 @@
 /** The built-in delegate tool (spec/delegation.md DEL-23 to DEL-28): gating, tier → model, typed outcomes, context, tools and its trace fields. */
 import { describe, expect, it } from 'vitest';
 import type { CassetteEntry } from '../../src/models/cassette.js';
-import { Runtime } from '../../src/protocol/runtime.js';
+import { Runtime } from '../../src/protocol/run/runtime.js';
 import type { RequestDocument } from '../../src/protocol/types.js';
 import { eventsOf, offeredTools, promptOf, replayRun, tierRuntime } from '../helpers/tier-runtime.js';
 
@@ -106,7 +106,7 @@ describe('offering the delegate tool (DEL-23, DEL-24)', () => {
   it('is never offered by a runtime without a tier catalog', async () => {
     const runtime = new Runtime();
     const { ReplayModel } = await import('../../src/models/replay.js');
-    const { Tracer, memorySink } = await import('../../src/protocol/trace.js');
+    const { Tracer, memorySink } = await import('../../src/protocol/trace/trace.js');
     const sink = memorySink();
     await runtime.run(planner(), { model: new ReplayModel([{ solution: { calls: [], output: 'x' } }]), tracer: new Tracer([sink]) });
     expect(offeredTools(eventsOf(sink.events, 'model.request')[0])).toEqual(['lookup', 'format']);

@@ -3,8 +3,8 @@ import { describe, expect, it } from 'vitest';
 import { createRuntime } from '../../src/create-runtime.js';
 import { ReplayModel } from '../../src/models/replay.js';
 import { RequestError } from '../../src/protocol/errors.js';
-import { Runtime } from '../../src/protocol/runtime.js';
-import { Tracer, memorySink } from '../../src/protocol/trace.js';
+import { Runtime } from '../../src/protocol/run/runtime.js';
+import { Tracer, memorySink } from '../../src/protocol/trace/trace.js';
 import { folderWith } from '../helpers/cli.js';
 
 const child = (input: object, output: object) => ({

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createRuntime } from '../../src/create-runtime.js';
 import { RequestError } from '../../src/protocol/errors.js';
 import type { ModelRequest } from '../../src/protocol/model.js';
-import { memorySink, Tracer } from '../../src/protocol/trace.js';
+import { memorySink, Tracer } from '../../src/protocol/trace/trace.js';
 import { createRequestHandler } from '../../src/server/handler.js';
 import { serve, type RunningServer } from '../../src/server/node-listener.js';
 import { folderWith } from '../helpers/cli.js';

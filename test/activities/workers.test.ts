@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createRuntime } from '../../src/create-runtime.js';
 import type { ModelRequest } from '../../src/protocol/model.js';
-import { Tracer, memorySink } from '../../src/protocol/trace.js';
+import { Tracer, memorySink } from '../../src/protocol/trace/trace.js';
 import { folderWith, tempDir } from '../helpers/cli.js';
 import { stepModel } from '../helpers/step-model.js';
 

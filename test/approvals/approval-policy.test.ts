@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { approvalKey, createApprovalHook, requiresApproval } from '../../src/approvals/approval-policy.js';
-import { normalizeTool } from '../../src/protocol/normalize.js';
-import type { ConfirmDecision, ConfirmRequest, RunInfo } from '../../src/protocol/runtime.js';
+import { normalizeTool } from '../../src/protocol/tools/normalize-tool.js';
+import type { ConfirmDecision, ConfirmRequest, RunInfo } from '../../src/protocol/contracts.js';
 
 const guarded = normalizeTool({ properties: { to: { type: 'string' } }, _approval: 'required' });
 const free = normalizeTool({ properties: { to: { type: 'string' } } });

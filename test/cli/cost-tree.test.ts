@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { costReport } from '../../src/cli/cost-report.js';
 import { formatRunTable } from '../../src/cli/cost-table.js';
 import { CostTree } from '../../src/cli/cost-tree.js';
-import type { TraceEventBase } from '../../src/protocol/trace-events.js';
+import type { TraceEventBase } from '../../src/protocol/trace/events.js';
 
 const at = '2026-01-01T00:00:00.000Z';
 const usage = (inputTokens: number) => ({ inputTokens, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0 });

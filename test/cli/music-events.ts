@@ -1,5 +1,5 @@
 /** A recorded trace of requests/music (producer → composer → sound-designer, plus a direct sound-designer), with readable ids and costs. */
-import type { TraceEvent } from '../../src/protocol/trace.js';
+import type { TraceEvent } from '../../src/protocol/trace/trace.js';
 
 /** The events of one producer run, in the order the runtime emitted them (times scaled to be readable). */
 export const musicEvents: TraceEvent[] = [

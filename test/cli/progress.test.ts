@@ -7,7 +7,7 @@ import { BATCH_ITEMS } from '../../src/files/batched-log.js';
 import { main } from '../../src/cli/run.js';
 import type { RunOutcome } from '../../src/cli/summary.js';
 import type { UsageSummary } from '../../src/protocol/usage.js';
-import { Tracer } from '../../src/protocol/trace.js';
+import { Tracer } from '../../src/protocol/trace/trace.js';
 import { fakePipe, fakeTerminal, frameLines, hasAnsi, stripAnsi } from './fake-terminal.js';
 import { musicEvents } from './music-events.js';
 

@@ -5,7 +5,7 @@ import { formatRunTable } from '../../src/cli/cost-table.js';
 import { CostTree } from '../../src/cli/cost-tree.js';
 import { SUMMARY_CHILDREN, formatCount, formatSummary, previewOutput, summarize, type RunOutcome } from '../../src/cli/summary.js';
 import type { UsageSummary } from '../../src/protocol/usage.js';
-import type { TraceEvent } from '../../src/protocol/trace.js';
+import type { TraceEvent } from '../../src/protocol/trace/trace.js';
 import { hasAnsi } from './fake-terminal.js';
 import { musicEvents } from './music-events.js';
 

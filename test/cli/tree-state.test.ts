@@ -1,7 +1,7 @@
 /** Tests of the RunTree state model (src/cli/run-tree.ts) fed with a recorded trace. */
 import { describe, expect, it } from 'vitest';
 import { RunTree, elapsedMs, subtreeUsage } from '../../src/cli/run-tree.js';
-import type { TraceEvent } from '../../src/protocol/trace.js';
+import type { TraceEvent } from '../../src/protocol/trace/trace.js';
 import { musicEnd, musicEvents, musicStart } from './music-events.js';
 
 function treeOf(events: TraceEvent[]): RunTree {

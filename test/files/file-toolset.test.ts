@@ -6,8 +6,8 @@ import { createApprovalHook } from '../../src/approvals/approval-policy.js';
 import { createRuntime } from '../../src/create-runtime.js';
 import { RequestError } from '../../src/protocol/errors.js';
 import type { Call } from '../../src/protocol/types.js';
-import type { ConfirmHook } from '../../src/protocol/runtime.js';
-import { Tracer, memorySink } from '../../src/protocol/trace.js';
+import type { ConfirmHook } from '../../src/protocol/contracts.js';
+import { Tracer, memorySink } from '../../src/protocol/trace/trace.js';
 import { folderWith } from '../helpers/cli.js';
 import { stepModel } from '../helpers/step-model.js';
 

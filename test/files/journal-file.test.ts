@@ -5,7 +5,7 @@ import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { openJournalFile, readJournalText } from '../../src/files/journal-file.js';
-import type { TraceEvent } from '../../src/protocol/trace.js';
+import type { TraceEvent } from '../../src/protocol/trace/trace.js';
 import { tempDir } from '../helpers/cli.js';
 
 function event(name: string, extra: Record<string, unknown> = {}): TraceEvent {

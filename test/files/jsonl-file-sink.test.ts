@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { BATCH_ITEMS } from '../../src/files/batched-log.js';
 import { jsonlFileSink } from '../../src/files/jsonl-file-sink.js';
-import type { TraceEvent } from '../../src/protocol/trace.js';
+import type { TraceEvent } from '../../src/protocol/trace/trace.js';
 
 const event = (name: string): TraceEvent => ({ ts: new Date(0).toISOString(), event: name, run: 'run_1', parent: null, depth: 0 });
 

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { readRequestFile } from '../../src/files/read-request-file.js';
 import { RequestError } from '../../src/protocol/errors.js';
-import { Runtime } from '../../src/protocol/runtime.js';
+import { Runtime } from '../../src/protocol/run/runtime.js';
 
 describe('runtime.load with readRequestFile', () => {
   const folder = mkdtempSync(join(tmpdir(), 'load-request-'));

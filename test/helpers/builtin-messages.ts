@@ -1,7 +1,7 @@
 /** Test helpers for the built-in message handlers: one message normalised or rendered the way the pipeline does it. */
-import { defaultHandlers } from '../../src/protocol/builtin-handlers.js';
-import type { RenderState } from '../../src/protocol/handlers.js';
-import { emptyRenderState } from '../../src/protocol/render-context.js';
+import { defaultHandlers } from '../../src/protocol/messages/builtin-handlers.js';
+import type { RenderState } from '../../src/protocol/messages/handlers.js';
+import { emptyRenderState } from '../../src/protocol/messages/render-context.js';
 import { withType } from '../../src/protocol/messages/turn.js';
 import type { Message } from '../../src/protocol/types.js';
 

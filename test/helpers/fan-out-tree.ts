@@ -3,10 +3,12 @@ import { answered } from './step-model.js';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { createDelegateActivity } from '../../src/activities/delegate.js';
 import type { Model, ModelRequest, ModelResponse } from '../../src/protocol/model.js';
-import type { LoadedRequest } from '../../src/protocol/load-request.js';
-import { DELEGATE_ACTIVITY, type RunOptions, type RunResult, Runtime } from '../../src/protocol/runtime.js';
-import { runRequest } from '../../src/protocol/run-loop.js';
-import { TreeBounds, treeLimits } from '../../src/protocol/tree-bounds.js';
+import type { LoadedRequest } from '../../src/protocol/messages/load-request.js';
+import { Runtime } from '../../src/protocol/run/runtime.js';
+import { DELEGATE_ACTIVITY } from '../../src/protocol/constants.js';
+import type { RunOptions, RunResult } from '../../src/protocol/contracts.js';
+import { runRequest } from '../../src/protocol/run/run-loop.js';
+import { TreeBounds, treeLimits } from '../../src/protocol/run/tree-bounds.js';
 import type { Call, RequestDocument, ToolSchema } from '../../src/protocol/types.js';
 import type { DelegateResolver } from '../../src/activities/delegate.js';
 

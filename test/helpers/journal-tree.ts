@@ -1,10 +1,10 @@
 // A small journaled run tree for the journal tests: a top run delegating to two helpers in parallel, an Activity that counts its executions, and an in-memory journal store.
 import { answered } from './step-model.js';
 import { createRuntime, type DelegatingRuntime } from '../../src/create-runtime.js';
-import type { JournalStore } from '../../src/protocol/journal.js';
+import type { JournalStore } from '../../src/protocol/trace/journal.js';
 import type { Model, ModelRequest, ModelResponse } from '../../src/protocol/model.js';
-import type { Activity } from '../../src/protocol/runtime.js';
-import type { TraceEvent } from '../../src/protocol/trace.js';
+import type { Activity } from '../../src/protocol/contracts.js';
+import type { TraceEvent } from '../../src/protocol/trace/trace.js';
 import type { RequestDocument } from '../../src/protocol/types.js';
 
 /** A journal held in memory: what it held when opened, and what was appended since. */

@@ -4,11 +4,11 @@
  * call again whenever anything finishes. Same contract (CALL-6, VAR-17, PLAN-4), cubic time.
  * Calls of a cycle are labelled by their position in the batch, as CallBatch labels them.
  */
-import type { BatchEntry, BatchHooks } from '../../src/protocol/call-batch.js';
+import type { BatchEntry, BatchHooks } from '../../src/protocol/calls/call-batch.js';
 import { CallError, type ProtocolError } from '../../src/protocol/errors.js';
-import { callLabel, cycleSentence, dependsOn } from '../../src/protocol/plan-graph.js';
+import { callLabel, cycleSentence, dependsOn } from '../../src/protocol/variables/plan-graph.js';
 import type { Call } from '../../src/protocol/types.js';
-import type { Reference } from '../../src/protocol/references.js';
+import type { Reference } from '../../src/protocol/variables/references.js';
 
 /** The cycle the naive depth-first search finds first among `calls`, as indices. */
 export function naiveFindCycle(calls: Call[]): number[] | undefined {

@@ -5,8 +5,8 @@ import { ModelCatalog, type ModelsFile } from '../../src/models/model-catalog.js
 import { ModelProviders } from '../../src/models/model-providers.js';
 import { ReplayModel } from '../../src/models/replay.js';
 import type { CassetteEntry } from '../../src/models/cassette.js';
-import { Tracer, memorySink, type TraceEvent } from '../../src/protocol/trace.js';
-import type { RunOptions, RunResult, Activity } from '../../src/protocol/runtime.js';
+import { Tracer, memorySink, type TraceEvent } from '../../src/protocol/trace/trace.js';
+import type { RunOptions, RunResult, Activity } from '../../src/protocol/contracts.js';
 import type { RequestDocument } from '../../src/protocol/types.js';
 
 /** A runtime whose catalog is the shipped models.json (without DELEGATE_MODELS), or `catalog`, with `tiers` overrides. */

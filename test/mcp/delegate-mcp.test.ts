@@ -7,7 +7,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { type Progress, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createRuntime } from '../../src/create-runtime.js';
-import { Tracer, memorySink } from '../../src/protocol/trace.js';
+import { Tracer, memorySink } from '../../src/protocol/trace/trace.js';
 import { SERVE_BIN, offlineEnv, readTrace, startCli, tempDir, waitFor } from '../helpers/cli.js';
 import { stepModel } from '../helpers/step-model.js';
 

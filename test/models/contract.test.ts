@@ -1,6 +1,7 @@
 /** The contract every Model honours, run against each provider: replay, OpenAI and Anthropic (the last two through loopback servers). */
 import { afterEach, describe, expect, it } from 'vitest';
-import type { Call, Solution, Usage } from '../../src/protocol/types.js';
+import type { Call, Solution } from '../../src/protocol/types.js';
+import type { Usage } from '../../src/protocol/usage.js';
 import { AnthropicModel } from '../../src/models/anthropic.js';
 import type { Model, ModelRequest } from '../../src/protocol/model.js';
 import { OpenAIModel } from '../../src/models/openai.js';

@@ -1,10 +1,10 @@
 /** Property test of advisors (spec/advisors.md ADV-4, ADV-5): at every step the Solution requires exactly the opinions of the advisors whose `on` says they speak then. */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { defaultHandlers } from '../../src/protocol/builtin-handlers.js';
-import { renderContext } from '../../src/protocol/render-context.js';
+import { defaultHandlers } from '../../src/protocol/messages/builtin-handlers.js';
+import { renderContext } from '../../src/protocol/messages/render-context.js';
 import { compileSchema } from '../../src/protocol/schemas.js';
-import { collectTools, composeSolutionSchema } from '../../src/protocol/tools.js';
+import { collectTools, composeSolutionSchema } from '../../src/protocol/tools/tools.js';
 import type { Message } from '../../src/protocol/types.js';
 
 /** Fixed seed so CI is deterministic; override with FC_SEED / FC_NUM_RUNS to explore. */

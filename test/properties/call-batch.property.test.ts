@@ -5,15 +5,15 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { CallBatch, type BatchHooks } from '../../src/protocol/call-batch.js';
-import { ContextStore } from '../../src/protocol/context-store.js';
+import { CallBatch, type BatchHooks } from '../../src/protocol/calls/call-batch.js';
+import { ContextStore } from '../../src/protocol/context/context-store.js';
 import { CallError } from '../../src/protocol/errors.js';
-import { dependencyGraph, dependsOn, findCycle, overlaps, readsOf, writesOf } from '../../src/protocol/plan-graph.js';
+import { dependencyGraph, dependsOn, findCycle, overlaps, readsOf, writesOf } from '../../src/protocol/variables/plan-graph.js';
 import type { Call } from '../../src/protocol/types.js';
-import { type DataRecord, makeWrite } from '../../src/protocol/data-records.js';
-import { parseOutputPath, parseReference, type Reference } from '../../src/protocol/references.js';
-import { resolveValue } from '../../src/protocol/resolve-references.js';
-import type { ReferencePath } from '../../src/protocol/reference-index.js';
+import { type DataRecord, makeWrite } from '../../src/protocol/variables/data-records.js';
+import { parseOutputPath, parseReference, type Reference } from '../../src/protocol/variables/references.js';
+import { resolveValue } from '../../src/protocol/context/resolve-references.js';
+import type { ReferencePath } from '../../src/protocol/variables/reference-index.js';
 import { NaiveCallBatch, naiveFindCycle } from '../helpers/naive-call-batch.js';
 
 /** Fixed seed so CI is deterministic; override with FC_SEED / FC_NUM_RUNS to explore. */

@@ -12,7 +12,7 @@ import { CostTree, answerModel } from '../../src/cli/cost-tree.js';
 import { readTraceFile } from '../../src/cli/read-trace.js';
 import { ModelCatalog } from '../../src/models/model-catalog.js';
 import { ReplayModel } from '../../src/models/replay.js';
-import { Tracer, memorySink } from '../../src/protocol/trace.js';
+import { Tracer, memorySink } from '../../src/protocol/trace/trace.js';
 import type { UsageSummary } from '../../src/protocol/usage.js';
 import { TreeRuntime, shapeOf } from '../helpers/fan-out-tree.js';
 import { type Answer, cassetteOf, treeArbitrary } from '../helpers/tree-cassette.js';

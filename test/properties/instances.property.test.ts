@@ -2,8 +2,9 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { ReplayModel } from '../../src/models/replay.js';
-import { Runtime, type Activity } from '../../src/protocol/runtime.js';
-import { Tracer, memorySink } from '../../src/protocol/trace.js';
+import { Runtime } from '../../src/protocol/run/runtime.js';
+import type { Activity } from '../../src/protocol/contracts.js';
+import { Tracer, memorySink } from '../../src/protocol/trace/trace.js';
 
 /** Fixed seed so CI is deterministic; override with FC_SEED / FC_NUM_RUNS to explore. */
 const fcOptions = { seed: Number(process.env.FC_SEED ?? 42), numRuns: Number(process.env.FC_NUM_RUNS ?? 50) };

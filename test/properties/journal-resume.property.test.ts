@@ -1,7 +1,7 @@
 /** A journaled run tree resumed from any prefix of its journal ends as the uninterrupted run did (spec/journal.md JOURNAL-4 to JOURNAL-6, JOURNAL-9). */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import type { TraceEvent } from '../../src/protocol/trace.js';
+import type { TraceEvent } from '../../src/protocol/trace/trace.js';
 import { BOSS, TreeScript, journalRuntime, memoryJournal } from '../helpers/journal-tree.js';
 
 function count(events: readonly TraceEvent[], name: string): number {

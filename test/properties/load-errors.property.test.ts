@@ -1,9 +1,9 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { defaultHandlers } from '../../src/protocol/builtin-handlers.js';
+import { defaultHandlers } from '../../src/protocol/messages/builtin-handlers.js';
 import { RequestError } from '../../src/protocol/errors.js';
 import { atPointer } from '../../src/protocol/json.js';
-import { validateRequest } from '../../src/protocol/load-request.js';
+import { validateRequest } from '../../src/protocol/messages/load-request.js';
 
 const fcOptions = { seed: Number(process.env.FC_SEED ?? 42), numRuns: Number(process.env.FC_NUM_RUNS ?? 200) };
 const handlers = defaultHandlers();

@@ -1,9 +1,9 @@
 /** Property test of delegates loaded once per text (spec/delegation.md DEL-29): whatever the order of texts read at each location, the cached load says what a fresh parse says. */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { defaultHandlers } from '../../src/protocol/builtin-handlers.js';
+import { defaultHandlers } from '../../src/protocol/messages/builtin-handlers.js';
 import { RequestError } from '../../src/protocol/errors.js';
-import { parseRequestText } from '../../src/protocol/load-request.js';
+import { parseRequestText } from '../../src/protocol/messages/load-request.js';
 import { loadRequestText } from '../../src/resolvers/loaded-request-cache.js';
 
 /** Fixed seed so CI is deterministic; override with FC_SEED / FC_NUM_RUNS to explore. */

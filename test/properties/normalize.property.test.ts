@@ -1,10 +1,10 @@
 /** Property tests of normalisation: loading is idempotent, and shorthand documents mean (and render) what their canonical forms do. */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { defaultHandlers } from '../../src/protocol/builtin-handlers.js';
-import { renderContext } from '../../src/protocol/render-context.js';
-import { Runtime } from '../../src/protocol/runtime.js';
-import { collectTools, composeSolutionSchema } from '../../src/protocol/tools.js';
+import { defaultHandlers } from '../../src/protocol/messages/builtin-handlers.js';
+import { renderContext } from '../../src/protocol/messages/render-context.js';
+import { Runtime } from '../../src/protocol/run/runtime.js';
+import { collectTools, composeSolutionSchema } from '../../src/protocol/tools/tools.js';
 import type { RequestDocument } from '../../src/protocol/types.js';
 
 /** Fixed seed so CI is deterministic; override with FC_SEED / FC_NUM_RUNS to explore. */

@@ -5,10 +5,10 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { callKey } from '../../src/protocol/call-ledger.js';
+import { callKey } from '../../src/protocol/calls/call-ledger.js';
 import type { Model } from '../../src/protocol/model.js';
 import { stepModel } from '../helpers/step-model.js';
-import { Runtime } from '../../src/protocol/runtime.js';
+import { Runtime } from '../../src/protocol/run/runtime.js';
 import type { Call, Message, PlanMessage } from '../../src/protocol/types.js';
 
 /** A plan of `size` calls; call i may read what an earlier call wrote, and may write nothing. */

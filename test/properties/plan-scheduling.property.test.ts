@@ -3,8 +3,9 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { ReplayModel } from '../../src/models/replay.js';
 import { RequestError } from '../../src/protocol/errors.js';
-import { Runtime, type Activity } from '../../src/protocol/runtime.js';
-import { Tracer, memorySink, type TraceEvent } from '../../src/protocol/trace.js';
+import { Runtime } from '../../src/protocol/run/runtime.js';
+import type { Activity } from '../../src/protocol/contracts.js';
+import { Tracer, memorySink, type TraceEvent } from '../../src/protocol/trace/trace.js';
 import type { Message } from '../../src/protocol/types.js';
 
 /** Fixed seed so CI is deterministic; override with FC_SEED / FC_NUM_RUNS to explore. */

@@ -2,7 +2,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { ProtocolError, type ErrorCode } from '../../src/protocol/errors.js';
-import type { RunResult } from '../../src/protocol/runtime.js';
+import type { RunResult } from '../../src/protocol/contracts.js';
 import { streamIdReached } from '../../src/queue/queue-keys.js';
 import { resultFromJson, resultToJson } from '../../src/queue/run-result-json.js';
 

@@ -2,9 +2,10 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { Model } from '../../src/protocol/model.js';
-import { runRemoteChild, type RemoteChild, type RemoteChildRunner } from '../../src/protocol/remote-child.js';
-import type { Runtime } from '../../src/protocol/runtime.js';
-import type { TraceEvent } from '../../src/protocol/trace.js';
+import { runRemoteChild } from '../../src/protocol/run/remote-child.js';
+import type { RemoteChild, RemoteChildRunner } from '../../src/protocol/contracts.js';
+import type { Runtime } from '../../src/protocol/run/runtime.js';
+import type { TraceEvent } from '../../src/protocol/trace/trace.js';
 import { BOSS, TreeScript, journalRuntime, memoryJournal } from '../helpers/journal-tree.js';
 
 function count(events: readonly TraceEvent[], name: string): number {

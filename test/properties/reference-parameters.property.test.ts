@@ -2,7 +2,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { compileSchema } from '../../src/protocol/schemas.js';
-import { modelToolSchema } from '../../src/protocol/tools.js';
+import { modelToolSchema } from '../../src/protocol/tools/tools.js';
 import type { JsonSchema } from '../../src/protocol/types.js';
 
 /** Fixed seed so CI is deterministic; override with FC_SEED / FC_NUM_RUNS to explore. */

@@ -6,8 +6,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createFileActivities, LISTING_CUT } from '../../src/files/file-toolset.js';
 import type { Pinning } from '../../src/files/pinned-folder.js';
 import { CallError, DelegateError } from '../../src/protocol/errors.js';
-import { SANDBOXES_PROPERTY } from '../../src/protocol/file-tools.js';
-import type { ActivityEnvironment } from '../../src/protocol/runtime.js';
+import { SANDBOXES_PROPERTY } from '../../src/protocol/tools/file-tools.js';
+import type { ActivityEnvironment } from '../../src/protocol/contracts.js';
 import { makeTempDir, type TempDir } from '../resolvers/helpers.js';
 
 /** Fixed seed so CI is deterministic; override with FC_SEED / FC_NUM_RUNS to explore. */

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { type BadTraceLine, readTraceFile } from '../../src/cli/read-trace.js';
-import type { TraceEventBase } from '../../src/protocol/trace-events.js';
+import type { TraceEventBase } from '../../src/protocol/trace/events.js';
 import { tempDir } from '../helpers/cli.js';
 
 /** Fixed seed so CI is deterministic; override with FC_SEED / FC_NUM_RUNS to explore. */

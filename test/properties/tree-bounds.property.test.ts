@@ -1,7 +1,7 @@
 /** Property tests of the run-tree bounds: model calls in flight never exceed the limit and every run completes (LOOP-16); runs stop at the run bound (DEL-19). */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { Tracer, memorySink } from '../../src/protocol/trace.js';
+import { Tracer, memorySink } from '../../src/protocol/trace/trace.js';
 import { TreeModel, TreeRuntime, shapeOf, turns } from '../helpers/fan-out-tree.js';
 
 /** Fixed seed so CI is deterministic; override with FC_SEED / FC_NUM_RUNS to explore. */

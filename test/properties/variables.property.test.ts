@@ -2,11 +2,19 @@
 import { isDeepStrictEqual } from 'node:util';
 import fc from 'fast-check';
 import { describe, it } from 'vitest';
-import { ContextStore } from '../../src/protocol/context-store.js';
+import { ContextStore } from '../../src/protocol/context/context-store.js';
 import type { Message, OutputMethod } from '../../src/protocol/types.js';
-import { applyWrite, foldRecords, readAt, readPath, viewOf, visibleRecords, type DataRecord } from '../../src/protocol/data-records.js';
-import { findReferences, formatPath, formatReference, parseExpression, parsePath, parseReference, type PathSegment } from '../../src/protocol/references.js';
-import { resolveValue } from '../../src/protocol/resolve-references.js';
+import { applyWrite, foldRecords, readAt, readPath, viewOf, visibleRecords, type DataRecord } from '../../src/protocol/variables/data-records.js';
+import {
+  findReferences,
+  formatPath,
+  formatReference,
+  parseExpression,
+  parsePath,
+  parseReference,
+  type PathSegment,
+} from '../../src/protocol/variables/references.js';
+import { resolveValue } from '../../src/protocol/context/resolve-references.js';
 
 /** Fixed seed so CI is deterministic; override with FC_SEED / FC_NUM_RUNS to explore. */
 const config = { seed: Number(process.env.FC_SEED ?? 42), numRuns: Number(process.env.FC_NUM_RUNS ?? 100) };

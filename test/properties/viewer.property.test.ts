@@ -8,7 +8,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { ModelCatalog } from '../../src/models/model-catalog.js';
 import { ReplayModel } from '../../src/models/replay.js';
-import { Tracer, memorySink } from '../../src/protocol/trace.js';
+import { Tracer, memorySink } from '../../src/protocol/trace/trace.js';
 import type { UsageSummary } from '../../src/protocol/usage.js';
 import { embedJson } from '../../src/viewer/render-page.js';
 import { jsonCost } from '../../src/cli/cost-report.js';

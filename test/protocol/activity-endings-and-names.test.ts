@@ -2,8 +2,9 @@
 import { describe, expect, it } from 'vitest';
 import { ReplayModel } from '../../src/models/replay.js';
 import { DelegateError } from '../../src/protocol/errors.js';
-import { type Activity, Runtime } from '../../src/protocol/runtime.js';
-import { Tracer, memorySink } from '../../src/protocol/trace.js';
+import { Runtime } from '../../src/protocol/run/runtime.js';
+import type { Activity } from '../../src/protocol/contracts.js';
+import { Tracer, memorySink } from '../../src/protocol/trace/trace.js';
 import type { Message, RequestDocument } from '../../src/protocol/types.js';
 
 const document = (tools: Record<string, unknown>, context: Message[] = []): RequestDocument =>

@@ -1,9 +1,10 @@
-/** Unit tests of src/protocol/activity-registry.ts and what the core does with registration options (TOOL-19, LOOP-10). */
+/** Unit tests of src/protocol/calls/activity-registry.ts and what the core does with registration options (TOOL-19, LOOP-10). */
 import { describe, expect, it } from 'vitest';
 import { ReplayModel } from '../../src/models/replay.js';
-import { ActivityRegistry } from '../../src/protocol/activity-registry.js';
-import { Runtime, type Activity } from '../../src/protocol/runtime.js';
-import { memorySink, Tracer } from '../../src/protocol/trace.js';
+import { ActivityRegistry } from '../../src/protocol/calls/activity-registry.js';
+import { Runtime } from '../../src/protocol/run/runtime.js';
+import type { Activity } from '../../src/protocol/contracts.js';
+import { memorySink, Tracer } from '../../src/protocol/trace/trace.js';
 
 describe('ActivityRegistry', () => {
   it('registers, replaces and lists Activities, built-in (@) names left out of the list', () => {

@@ -1,8 +1,9 @@
 /** An Activity's result is made plain JSON once, where it returns (TOOL-20): what JSON cannot hold fails the call, not the run. */
 import { describe, expect, it } from 'vitest';
 import { ReplayModel } from '../../src/models/replay.js';
-import { Runtime, type Activity } from '../../src/protocol/runtime.js';
-import { Tracer, memorySink } from '../../src/protocol/trace.js';
+import { Runtime } from '../../src/protocol/run/runtime.js';
+import type { Activity } from '../../src/protocol/contracts.js';
+import { Tracer, memorySink } from '../../src/protocol/trace/trace.js';
 
 const document = {
   meta: { name: 'results' },

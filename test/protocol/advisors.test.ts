@@ -3,14 +3,14 @@ import { describe, expect, it } from 'vitest';
 import { ReplayModel } from '../../src/models/replay.js';
 import { toStrictSchema } from '../../src/models/strict-schema.js';
 import { RequestError } from '../../src/protocol/errors.js';
-import { renderContext } from '../../src/protocol/render-context.js';
-import { Runtime } from '../../src/protocol/runtime.js';
+import { renderContext } from '../../src/protocol/messages/render-context.js';
+import { Runtime } from '../../src/protocol/run/runtime.js';
 import { compileSchema } from '../../src/protocol/schemas.js';
-import { composeSolutionSchema } from '../../src/protocol/tools.js';
-import { Tracer, memorySink, type TraceEvent } from '../../src/protocol/trace.js';
+import { composeSolutionSchema } from '../../src/protocol/tools/tools.js';
+import { Tracer, memorySink, type TraceEvent } from '../../src/protocol/trace/trace.js';
 import type { Call, Message, RequestDocument } from '../../src/protocol/types.js';
-import { collectTools } from '../../src/protocol/tools.js';
-import { defaultHandlers } from '../../src/protocol/builtin-handlers.js';
+import { collectTools } from '../../src/protocol/tools/tools.js';
+import { defaultHandlers } from '../../src/protocol/messages/builtin-handlers.js';
 
 const riskAnalyst = {
   type: 'advisor',

@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { BudgetMeter } from '../../src/protocol/budget.js';
 import { BoundError } from '../../src/protocol/errors.js';
-import type { Usage } from '../../src/protocol/types.js';
+import type { Usage } from '../../src/protocol/usage.js';
 
 const usage = (inputTokens: number, outputTokens = 0, cacheReadTokens = 0, cacheWriteTokens = 0): Usage => ({
   inputTokens,

@@ -1,8 +1,8 @@
-/** Unit tests of src/protocol/builtin-handlers.ts: the registry of built-in handlers (MSG-1) and what holds for all of them (each type's own tests: messages/). */
+/** Unit tests of src/protocol/messages/builtin-handlers.ts: the registry of built-in handlers (MSG-1) and what holds for all of them (each type's own tests: messages/). */
 import { describe, expect, it } from 'vitest';
-import { builtinHandlers, defaultHandlers } from '../../src/protocol/builtin-handlers.js';
-import { isDataMessage } from '../../src/protocol/data-messages.js';
-import type { MessageHandler } from '../../src/protocol/handlers.js';
+import { builtinHandlers, defaultHandlers } from '../../src/protocol/messages/builtin-handlers.js';
+import { isDataMessage } from '../../src/protocol/messages/data-messages.js';
+import type { MessageHandler } from '../../src/protocol/messages/handlers.js';
 import type { Message } from '../../src/protocol/types.js';
 import { builtins as handlers, normalize, render } from '../helpers/builtin-messages.js';
 

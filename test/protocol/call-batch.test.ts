@@ -1,12 +1,12 @@
-/** Unit tests of src/protocol/call-batch.ts: scheduling one batch of calls (CALL-6), waiting for writers (VAR-17), failing what never runs (VAR-5, PLAN-4). */
+/** Unit tests of src/protocol/calls/call-batch.ts: scheduling one batch of calls (CALL-6), waiting for writers (VAR-17), failing what never runs (VAR-5, PLAN-4). */
 import { describe, expect, it } from 'vitest';
-import { type BatchEntry, type BatchHooks, CallBatch } from '../../src/protocol/call-batch.js';
-import { ContextStore } from '../../src/protocol/context-store.js';
+import { type BatchEntry, type BatchHooks, CallBatch } from '../../src/protocol/calls/call-batch.js';
+import { ContextStore } from '../../src/protocol/context/context-store.js';
 import { CallError, type ProtocolError } from '../../src/protocol/errors.js';
 import type { Call } from '../../src/protocol/types.js';
-import { makeWrite } from '../../src/protocol/data-records.js';
-import { parseOutputPath } from '../../src/protocol/references.js';
-import { resolveValue } from '../../src/protocol/resolve-references.js';
+import { makeWrite } from '../../src/protocol/variables/data-records.js';
+import { parseOutputPath } from '../../src/protocol/variables/references.js';
+import { resolveValue } from '../../src/protocol/context/resolve-references.js';
 
 /** Lets the microtasks and timers queued so far run. */
 const tick = () => new Promise<void>((resolve) => setTimeout(resolve, 0));

@@ -1,12 +1,12 @@
 /** Call-level `_scopes`: a focus hint on latent calls (SCOPE-11, act 015's disambiguation), refused on explicit calls that would widen their tool's (SCOPE-10). */
 import { describe, expect, it } from 'vitest';
 import { ReplayModel } from '../../src/models/replay.js';
-import { Runtime } from '../../src/protocol/runtime.js';
-import { checkCallScopes } from '../../src/protocol/scopes.js';
-import { modelToolSchema } from '../../src/protocol/tools.js';
-import { Tracer, memorySink } from '../../src/protocol/trace.js';
+import { Runtime } from '../../src/protocol/run/runtime.js';
+import { checkCallScopes } from '../../src/protocol/context/scopes.js';
+import { modelToolSchema } from '../../src/protocol/tools/tools.js';
+import { Tracer, memorySink } from '../../src/protocol/trace/trace.js';
 import type { JsonSchema, ToolSchema } from '../../src/protocol/types.js';
-import { normalizeTool } from '../../src/protocol/normalize.js';
+import { normalizeTool } from '../../src/protocol/tools/normalize-tool.js';
 
 const sendMessage: ToolSchema = normalizeTool({
   description: 'Sends a message to a user.',

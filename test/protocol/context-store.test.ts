@@ -1,12 +1,12 @@
-/** Unit tests of src/protocol/context-store.ts: the run's growing context, its data records, tools and instances. */
+/** Unit tests of src/protocol/context/context-store.ts: the run's growing context, its data records, tools and instances. */
 import { describe, expect, it } from 'vitest';
-import { ContextStore, MAX_DATA_DEPTH } from '../../src/protocol/context-store.js';
+import { ContextStore, MAX_DATA_DEPTH } from '../../src/protocol/context/context-store.js';
 import { CallError } from '../../src/protocol/errors.js';
 import { MAX_NESTING_DEPTH } from '../../src/protocol/json.js';
 import type { Message } from '../../src/protocol/types.js';
-import { makeWrite } from '../../src/protocol/data-records.js';
-import { instanceNames } from '../../src/protocol/data-messages.js';
-import { parseReference, type Reference } from '../../src/protocol/references.js';
+import { makeWrite } from '../../src/protocol/variables/data-records.js';
+import { instanceNames } from '../../src/protocol/messages/data-messages.js';
+import { parseReference, type Reference } from '../../src/protocol/variables/references.js';
 
 const ref = (text: string) => parseReference(text) as Reference;
 

@@ -1,7 +1,7 @@
-/** Unit tests of src/protocol/data-messages.ts: data-like messages through their handlers (identity, record, the message that shows a kind). */
+/** Unit tests of src/protocol/messages/data-messages.ts: data-like messages through their handlers (identity, record, the message that shows a kind). */
 import { describe, expect, it } from 'vitest';
-import { defaultHandlers } from '../../src/protocol/builtin-handlers.js';
-import { identityOf as identityWith, isDataMessage, latestFields, recordOf, showKind } from '../../src/protocol/data-messages.js';
+import { defaultHandlers } from '../../src/protocol/messages/builtin-handlers.js';
+import { identityOf as identityWith, isDataMessage, latestFields, recordOf, showKind } from '../../src/protocol/messages/data-messages.js';
 import { ProtocolError } from '../../src/protocol/errors.js';
 import type { Message } from '../../src/protocol/types.js';
 

@@ -1,9 +1,9 @@
 /** Unit tests of data records: the writes data-like messages hold, folded into the values reads see. */
 import { describe, expect, it, vi } from 'vitest';
-import { applyWrite, foldRecords, makeWrite, readAt, readPath, viewOf, visibleRecords, type DataRecord } from '../../src/protocol/data-records.js';
-import { defaultHandlers } from '../../src/protocol/builtin-handlers.js';
-import { recordOf } from '../../src/protocol/data-messages.js';
-import { parseReference, type PathSegment, type Reference } from '../../src/protocol/references.js';
+import { applyWrite, foldRecords, makeWrite, readAt, readPath, viewOf, visibleRecords, type DataRecord } from '../../src/protocol/variables/data-records.js';
+import { defaultHandlers } from '../../src/protocol/messages/builtin-handlers.js';
+import { recordOf } from '../../src/protocol/messages/data-messages.js';
+import { parseReference, type PathSegment, type Reference } from '../../src/protocol/variables/references.js';
 import type { OutputMethod } from '../../src/protocol/types.js';
 
 const ref = (text: string): Reference => {

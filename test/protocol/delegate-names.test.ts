@@ -1,9 +1,9 @@
-/** Unit tests of src/protocol/delegate-names.ts: what a delegate name is, what it may stand for, and the load checks of config.delegates (DEL-21). */
+/** Unit tests of src/protocol/tools/delegate-names.ts: what a delegate name is, what it may stand for, and the load checks of config.delegates (DEL-21). */
 import { describe, expect, it } from 'vitest';
-import { defaultHandlers } from '../../src/protocol/builtin-handlers.js';
-import { delegateNameProblem, delegateRegistryProblems, delegateTargetProblem, isDelegateName } from '../../src/protocol/delegate-names.js';
+import { defaultHandlers } from '../../src/protocol/messages/builtin-handlers.js';
+import { delegateNameProblem, delegateRegistryProblems, delegateTargetProblem, isDelegateName } from '../../src/protocol/tools/delegate-names.js';
 import { RequestError } from '../../src/protocol/errors.js';
-import { validateRequest } from '../../src/protocol/load-request.js';
+import { validateRequest } from '../../src/protocol/messages/load-request.js';
 
 describe('delegate names (DEL-21)', () => {
   it.each(['SummarizerAgent', 'translator_delegate', 'speaker-EN', '2fast', 'a'.repeat(64)])('takes %s for a name', (name) => {

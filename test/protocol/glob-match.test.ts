@@ -1,7 +1,7 @@
 /** Globs from documents and models (FILES-12, TOOL-21, WRK-3): picomatch's meaning, and a hostile glob ends within the budget instead of pinning the CPU. */
 import { describe, expect, it } from 'vitest';
 import { RequestError } from '../../src/protocol/errors.js';
-import { compileGlob, firstMatches, GLOB_BUDGET_MS, GlobBudgetError } from '../../src/protocol/glob-match.js';
+import { compileGlob, firstMatches, GLOB_BUDGET_MS, GlobBudgetError } from '../../src/protocol/tools/glob-match.js';
 import { isAllowedWorker } from '../../src/protocol/messages/workers.js';
 import { ruleFor } from '../../src/protocol/tool-rules.js';
 

@@ -1,7 +1,7 @@
 /** Durable runs through the library (spec/journal.md): a journaled run tree resumed from any prefix of its journal. */
 import { describe, expect, it } from 'vitest';
-import { JournalReplay, journalSession } from '../../src/protocol/journal.js';
-import type { TraceEvent } from '../../src/protocol/trace.js';
+import { JournalReplay, journalSession } from '../../src/protocol/trace/journal.js';
+import type { TraceEvent } from '../../src/protocol/trace/trace.js';
 import { BOSS, TreeScript, journalRuntime, memoryJournal } from '../helpers/journal-tree.js';
 
 /** The uninterrupted run: its journal, result, model and Activity log. */

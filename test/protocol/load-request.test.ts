@@ -1,8 +1,8 @@
-/** Unit tests of src/protocol/load-request.ts: every kind of document problem with its document and pointer (DOC-5), names (DOC-4). */
+/** Unit tests of src/protocol/messages/load-request.ts: every kind of document problem with its document and pointer (DOC-5), names (DOC-4). */
 import { describe, expect, it } from 'vitest';
-import { defaultHandlers } from '../../src/protocol/builtin-handlers.js';
+import { defaultHandlers } from '../../src/protocol/messages/builtin-handlers.js';
 import { type Problem, RequestError } from '../../src/protocol/errors.js';
-import { parseRequestText, requestName, validateRequest } from '../../src/protocol/load-request.js';
+import { parseRequestText, requestName, validateRequest } from '../../src/protocol/messages/load-request.js';
 import { MAX_NESTING_DEPTH } from '../../src/protocol/json.js';
 import type { RequestDocument } from '../../src/protocol/types.js';
 

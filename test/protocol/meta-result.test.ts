@@ -2,8 +2,8 @@
 import { describe, expect, it } from 'vitest';
 import { ReplayModel } from '../../src/models/replay.js';
 import { RequestError } from '../../src/protocol/errors.js';
-import { Runtime } from '../../src/protocol/runtime.js';
-import { Tracer, memorySink } from '../../src/protocol/trace.js';
+import { Runtime } from '../../src/protocol/run/runtime.js';
+import { Tracer, memorySink } from '../../src/protocol/trace/trace.js';
 import type { RequestDocument } from '../../src/protocol/types.js';
 
 const identity = { domain: 'reactor.ideas.services', path: '/games/321', version: '1.2.3', branches: ['main'] };

@@ -1,6 +1,6 @@
-/** Unit tests of src/protocol/normalize.ts: the shorthand of tools (TOOL-1, TOOL-3). */
+/** Unit tests of src/protocol/tools/normalize-tool.ts: the shorthand of tools (TOOL-1, TOOL-3). */
 import { describe, expect, it } from 'vitest';
-import { normalizeTool } from '../../src/protocol/normalize.js';
+import { normalizeTool } from '../../src/protocol/tools/normalize-tool.js';
 import type { ToolSchema } from '../../src/protocol/types.js';
 
 describe('normalizeTool (TOOL-1, TOOL-3)', () => {

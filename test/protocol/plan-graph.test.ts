@@ -1,8 +1,18 @@
-/** Unit tests of src/protocol/plan-graph.ts: what calls read and write, dependencies (VAR-17), cycles (PLAN-4). */
+/** Unit tests of src/protocol/variables/plan-graph.ts: what calls read and write, dependencies (VAR-17), cycles (PLAN-4). */
 import { describe, expect, it } from 'vitest';
-import { CycleSearch, callLabel, dependencyGraph, dependsOn, describeCycle, findCycle, overlaps, readsOf, writesOf } from '../../src/protocol/plan-graph.js';
+import {
+  CycleSearch,
+  callLabel,
+  dependencyGraph,
+  dependsOn,
+  describeCycle,
+  findCycle,
+  overlaps,
+  readsOf,
+  writesOf,
+} from '../../src/protocol/variables/plan-graph.js';
 import type { Call } from '../../src/protocol/types.js';
-import { parseReference, type Reference } from '../../src/protocol/references.js';
+import { parseReference, type Reference } from '../../src/protocol/variables/references.js';
 
 const texts = (references: Reference[]) => references.map((reference) => reference.text);
 const ref = (text: string) => parseReference(text) as Reference;

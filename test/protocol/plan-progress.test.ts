@@ -6,8 +6,9 @@
 import { describe, expect, it } from 'vitest';
 import type { ModelRequest } from '../../src/protocol/model.js';
 import { stepModel } from '../helpers/step-model.js';
-import { Runtime, type Activity, type ConfirmHook } from '../../src/protocol/runtime.js';
-import { Tracer, memorySink } from '../../src/protocol/trace.js';
+import { Runtime } from '../../src/protocol/run/runtime.js';
+import type { Activity, ConfirmHook } from '../../src/protocol/contracts.js';
+import { Tracer, memorySink } from '../../src/protocol/trace/trace.js';
 import type { Call } from '../../src/protocol/types.js';
 
 /** The prompt of a request, as one string. */

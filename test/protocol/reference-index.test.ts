@@ -1,7 +1,7 @@
-/** Unit tests of src/protocol/reference-index.ts: which registered references overlap a given one (VAR-17), by scope. */
+/** Unit tests of src/protocol/variables/reference-index.ts: which registered references overlap a given one (VAR-17), by scope. */
 import { describe, expect, it } from 'vitest';
-import { ReferenceIndex, ScopedReferenceIndex } from '../../src/protocol/reference-index.js';
-import { parseReference, type Reference } from '../../src/protocol/references.js';
+import { ReferenceIndex, ScopedReferenceIndex } from '../../src/protocol/variables/reference-index.js';
+import { parseReference, type Reference } from '../../src/protocol/variables/references.js';
 
 const ref = (text: string) => parseReference(text) as Reference;
 

@@ -12,7 +12,7 @@ import {
   parseReference,
   validateExpression,
   type Reference,
-} from '../../src/protocol/references.js';
+} from '../../src/protocol/variables/references.js';
 
 const ref = (text: string): Reference => {
   const parsed = parseReference(text);

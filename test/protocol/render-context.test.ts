@@ -1,12 +1,12 @@
-/** Unit tests of src/protocol/render-context.ts: the handler pipeline (MSG-9, MSG-10), data merged by identity at its first position (MSG-12, DATA-9). */
+/** Unit tests of src/protocol/messages/render-context.ts: the handler pipeline (MSG-9, MSG-10), data merged by identity at its first position (MSG-12, DATA-9). */
 import { describe, expect, it } from 'vitest';
-import { defaultHandlers } from '../../src/protocol/builtin-handlers.js';
-import { recordOf } from '../../src/protocol/data-messages.js';
+import { defaultHandlers } from '../../src/protocol/messages/builtin-handlers.js';
+import { recordOf } from '../../src/protocol/messages/data-messages.js';
 import { renderDataBlock } from '../../src/protocol/messages/render-blocks.js';
-import type { MessageHandler } from '../../src/protocol/handlers.js';
-import { mergedMessage as mergedWith, renderContext } from '../../src/protocol/render-context.js';
+import type { MessageHandler } from '../../src/protocol/messages/handlers.js';
+import { mergedMessage as mergedWith, renderContext } from '../../src/protocol/messages/render-context.js';
 import type { Message } from '../../src/protocol/types.js';
-import type { DataRecord } from '../../src/protocol/data-records.js';
+import type { DataRecord } from '../../src/protocol/variables/data-records.js';
 
 const builtins = defaultHandlers();
 const mergedMessage = (kind: string, instance: string | undefined, records: DataRecord[], members: Message[]) =>

@@ -1,10 +1,10 @@
 /** Unit tests of resolving references: call parameters with their references replaced by values. */
 import { describe, expect, it } from 'vitest';
-import { defaultHandlers } from '../../src/protocol/builtin-handlers.js';
-import { makeWrite, readAt, type DataRecord } from '../../src/protocol/data-records.js';
-import { recordOf } from '../../src/protocol/data-messages.js';
-import { parseReference, type Reference } from '../../src/protocol/references.js';
-import { createLookup, resolveValue, type ReferenceLookup } from '../../src/protocol/resolve-references.js';
+import { defaultHandlers } from '../../src/protocol/messages/builtin-handlers.js';
+import { makeWrite, readAt, type DataRecord } from '../../src/protocol/variables/data-records.js';
+import { recordOf } from '../../src/protocol/messages/data-messages.js';
+import { parseReference, type Reference } from '../../src/protocol/variables/references.js';
+import { createLookup, resolveValue, type ReferenceLookup } from '../../src/protocol/context/resolve-references.js';
 import type { Message } from '../../src/protocol/types.js';
 
 const ref = (text: string): Reference => {

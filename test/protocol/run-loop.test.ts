@@ -3,8 +3,9 @@ import type { Model, ModelRequest } from '../../src/protocol/model.js';
 import { zeroUsage } from '../../src/protocol/usage.js';
 import { ReplayModel } from '../../src/models/replay.js';
 import { MAX_NESTING_DEPTH } from '../../src/protocol/json.js';
-import { Runtime, type Activity } from '../../src/protocol/runtime.js';
-import { Tracer, memorySink } from '../../src/protocol/trace.js';
+import { Runtime } from '../../src/protocol/run/runtime.js';
+import type { Activity } from '../../src/protocol/contracts.js';
+import { Tracer, memorySink } from '../../src/protocol/trace/trace.js';
 import type { Call } from '../../src/protocol/types.js';
 import { readFileSync } from 'node:fs';
 

@@ -1,8 +1,8 @@
-/** Unit tests of src/protocol/scopes.ts: what parent context a call's `_scopes` allow (SCOPE-1 to SCOPE-7). */
+/** Unit tests of src/protocol/context/scopes.ts: what parent context a call's `_scopes` allow (SCOPE-1 to SCOPE-7). */
 import { describe, expect, it } from 'vitest';
-import { ContextStore } from '../../src/protocol/context-store.js';
+import { ContextStore } from '../../src/protocol/context/context-store.js';
 import { CallError } from '../../src/protocol/errors.js';
-import { parseScope, scopeContext } from '../../src/protocol/scopes.js';
+import { parseScope, scopeContext } from '../../src/protocol/context/scopes.js';
 import type { Message } from '../../src/protocol/types.js';
 
 const context: Message[] = [

@@ -1,8 +1,8 @@
-/** Unit tests of src/protocol/solution-schema-cache.ts: one Solution schema object per distinct composition (MSG-26). */
+/** Unit tests of src/protocol/run/solution-schema-cache.ts: one Solution schema object per distinct composition (MSG-26). */
 import { describe, expect, it } from 'vitest';
 import { memorySink, ReplayModel, Runtime, Tracer } from '../../src/index.js';
-import { SolutionSchemaCache, type SolutionInputs } from '../../src/protocol/solution-schema-cache.js';
-import { composeSolutionSchema } from '../../src/protocol/tools.js';
+import { SolutionSchemaCache, type SolutionInputs } from '../../src/protocol/run/solution-schema-cache.js';
+import { composeSolutionSchema } from '../../src/protocol/tools/tools.js';
 import type { ToolSchema } from '../../src/protocol/types.js';
 
 const none = () => false;

@@ -1,10 +1,10 @@
 /** Runs with a state that holds only its schema (MSG-19, act 012's schema-guided planning): it guides, holds no value, and writes fill it (DATA-10). */
 import { describe, expect, it } from 'vitest';
 import { ReplayModel } from '../../src/models/replay.js';
-import { ContextStore } from '../../src/protocol/context-store.js';
-import { parseReference } from '../../src/protocol/references.js';
-import { Runtime } from '../../src/protocol/runtime.js';
-import { Tracer, memorySink, type TraceEvent } from '../../src/protocol/trace.js';
+import { ContextStore } from '../../src/protocol/context/context-store.js';
+import { parseReference } from '../../src/protocol/variables/references.js';
+import { Runtime } from '../../src/protocol/run/runtime.js';
+import { Tracer, memorySink, type TraceEvent } from '../../src/protocol/trace/trace.js';
 
 const stateSchema = {
   type: 'object',

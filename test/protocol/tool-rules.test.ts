@@ -5,9 +5,9 @@ import { describe, expect, it } from 'vitest';
 import { createApprovalHook } from '../../src/approvals/approval-policy.js';
 import { createRuntime } from '../../src/create-runtime.js';
 import { RequestError } from '../../src/protocol/errors.js';
-import { Tracer, memorySink } from '../../src/protocol/trace.js';
+import { Tracer, memorySink } from '../../src/protocol/trace/trace.js';
 import type { Call } from '../../src/protocol/types.js';
-import { applyToolRules, ruleFor } from '../../src/protocol/tool-rules.js';
+import { applyToolRules, ruleFor } from '../../src/protocol/tools/tool-rules.js';
 import { folderWith } from '../helpers/cli.js';
 import { stepModel } from '../helpers/step-model.js';
 

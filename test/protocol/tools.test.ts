@@ -1,6 +1,6 @@
-/** Unit tests of src/protocol/tools.ts: collecting tools (TOOL-4), meta-properties (TOOL-3, TOOL-17), the model-facing schema (TOOL-6) and the Solution schema (TOOL-7). */
+/** Unit tests of src/protocol/tools/tools.ts: collecting tools (TOOL-4), meta-properties (TOOL-3, TOOL-17), the model-facing schema (TOOL-6) and the Solution schema (TOOL-7). */
 import { describe, expect, it } from 'vitest';
-import { normalizeTool } from '../../src/protocol/normalize.js';
+import { normalizeTool } from '../../src/protocol/tools/normalize-tool.js';
 import { compileSchema } from '../../src/protocol/schemas.js';
 import {
   TOOL_META_PROPERTIES,
@@ -15,7 +15,7 @@ import {
   metaSchema,
   metaValue,
   modelToolSchema,
-} from '../../src/protocol/tools.js';
+} from '../../src/protocol/tools/tools.js';
 import type { JsonSchema, Message, ToolSchema } from '../../src/protocol/types.js';
 
 type ObjectSchema = { [keyword: string]: unknown; properties: Record<string, JsonSchema>; required: string[] };

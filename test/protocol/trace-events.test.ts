@@ -1,12 +1,12 @@
-/** The trace's event map (src/protocol/trace-events.ts) against what runs really emit: every event the map names, with exactly its fields (spec/trace.md). */
+/** The trace's event map (src/protocol/trace/events.ts) against what runs really emit: every event the map names, with exactly its fields (spec/trace.md). */
 import { resolve } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createRuntime } from '../../src/create-runtime.js';
 import { ModelCatalog } from '../../src/models/model-catalog.js';
 import { ReplayModel } from '../../src/models/replay.js';
 import type { Model, ModelRequest, ModelResponse } from '../../src/protocol/model.js';
-import { TRACE_EVENT_NAMES, type TraceEventMap, type TraceEventName, knownTraceEvent } from '../../src/protocol/trace-events.js';
-import { type TraceEvent, Tracer, memorySink as keptEvents } from '../../src/protocol/trace.js';
+import { TRACE_EVENT_NAMES, type TraceEventMap, type TraceEventName, knownTraceEvent } from '../../src/protocol/trace/events.js';
+import { type TraceEvent, Tracer, memorySink as keptEvents } from '../../src/protocol/trace/trace.js';
 import type { RequestDocument } from '../../src/protocol/types.js';
 import { replayRun, tierRuntime } from '../helpers/tier-runtime.js';
 import { BOSS, TreeScript, journalRuntime, memoryJournal } from '../helpers/journal-tree.js';

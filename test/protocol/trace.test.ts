@@ -1,7 +1,7 @@
-/** Unit tests of src/protocol/trace.ts: common event fields (TRACE-1), listeners, events that are not JSON (TRACE-13). */
+/** Unit tests of src/protocol/trace/trace.ts: common event fields (TRACE-1), listeners, events that are not JSON (TRACE-13). */
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { MAX_JSON_DEPTH } from '../../src/protocol/json-data.js';
-import { RunTrace, type TraceEvent, Tracer, memorySink, traceLine } from '../../src/protocol/trace.js';
+import { RunTrace, type TraceEvent, Tracer, memorySink, traceLine } from '../../src/protocol/trace/trace.js';
 
 const event = (name: string): TraceEvent => ({ ts: new Date(0).toISOString(), event: name, run: 'run_1', parent: null, depth: 0 });
 const started = { request: '/requests/a.json', name: 'a', model: null, input: null };

@@ -1,4 +1,4 @@
-/** Tests of src/protocol/tree-bounds.ts: the run bound of a run tree (DEL-19) and its bound on model calls in flight (LOOP-16). */
+/** Tests of src/protocol/run/tree-bounds.ts: the run bound of a run tree (DEL-19) and its bound on model calls in flight (LOOP-16). */
 import { resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createRuntime } from '../../src/create-runtime.js';
@@ -6,8 +6,8 @@ import type { ModelRequest } from '../../src/protocol/model.js';
 import { ReplayModel } from '../../src/models/replay.js';
 import { DEFAULT_MAX_CONCURRENCY, DEFAULT_MAX_RUNS } from '../../src/protocol/constants.js';
 import { ProtocolError } from '../../src/protocol/errors.js';
-import { Tracer, memorySink } from '../../src/protocol/trace.js';
-import { Slots, TreeBounds, treeLimits } from '../../src/protocol/tree-bounds.js';
+import { Tracer, memorySink } from '../../src/protocol/trace/trace.js';
+import { Slots, TreeBounds, treeLimits } from '../../src/protocol/run/tree-bounds.js';
 import { TreeModel, TreeRuntime, fan, turns } from '../helpers/fan-out-tree.js';
 
 /** Settles `promise` and says how: `granted`, the error's code, or `pending` after a few turns. */

@@ -3,7 +3,7 @@ import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { KEPT_SECONDS, traceStreamKey } from '../../src/queue/queue-keys.js';
 import { TraceStreamReader, TraceStreamWriter } from '../../src/queue/trace-relay.js';
-import { type TraceEvent, Tracer } from '../../src/protocol/trace.js';
+import { type TraceEvent, Tracer } from '../../src/protocol/trace/trace.js';
 import { REDIS_SKIP_REASON, redisAvailable, startRedis, type TestRedis } from '../helpers/redis-server.js';
 
 const event = (name: string, extra: Record<string, unknown> = {}): TraceEvent => ({ ts: 'x', event: name, run: 'run_a', parent: null, depth: 1, ...extra });

@@ -1,8 +1,8 @@
 /** Delegate documents are parsed and validated once per exact text and location (spec/delegation.md DEL-29), and a changed file is read anew. */
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { builtinHandlers, defaultHandlers } from '../../src/protocol/builtin-handlers.js';
-import { HandlerRegistry } from '../../src/protocol/handlers.js';
+import { builtinHandlers, defaultHandlers } from '../../src/protocol/messages/builtin-handlers.js';
+import { HandlerRegistry } from '../../src/protocol/messages/handlers.js';
 import type { ToolSchema } from '../../src/protocol/types.js';
 import { FileResolver } from '../../src/resolvers/file-resolver.js';
 import { LOADED_REQUEST_CACHE_SIZE, loadRequestText } from '../../src/resolvers/loaded-request-cache.js';

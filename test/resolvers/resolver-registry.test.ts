@@ -1,7 +1,7 @@
 /** Unit tests of the resolver registry and the default resolver set. */
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { defaultHandlers } from '../../src/protocol/builtin-handlers.js';
+import { defaultHandlers } from '../../src/protocol/messages/builtin-handlers.js';
 import type { ToolSchema } from '../../src/protocol/types.js';
 import type { ResolveContext, ResolvedRequest, Resolver } from '../../src/resolvers/resolver.js';
 import { ResolverRegistry, createDefaultResolvers } from '../../src/resolvers/resolver-registry.js';

@@ -3,8 +3,8 @@ import { mkdir, mkdtemp, readFile, rename, rm, stat, utimes, writeFile } from 'n
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { builtinHandlers } from '../../src/protocol/builtin-handlers.js';
-import { HandlerRegistry } from '../../src/protocol/handlers.js';
+import { builtinHandlers } from '../../src/protocol/messages/builtin-handlers.js';
+import { HandlerRegistry } from '../../src/protocol/messages/handlers.js';
 import { createRequestHandler, type RequestHandler, type ConnectionInfo } from '../../src/server/handler.js';
 import { createServeFixture, DEEP, HELLO, HIDDEN, HIDDEN_DIR_DOC, PRODUCER, SECRET, type ServeFixture } from './serve-fixture.js';
 

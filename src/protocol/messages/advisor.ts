@@ -1,30 +1,14 @@
 /** The `advisor` message (ADV-1 to ADV-8): a lens the model adopts, writing a structured opinion before it acts. */
-import { CONSULT_ACTIVITY, CONSULT_TOOL, Council, opinionSchema } from '../advisors.js';
-import { instanceNames } from '../data-messages.js';
-import { defineHandler, type DocumentProblem, type MessageProblem } from '../handlers.js';
+import { CONSULT_ACTIVITY, CONSULT_TOOL, Council, opinionSchema } from './advisors.js';
+import { instanceNames } from './data-messages.js';
+import { defineHandler, type DocumentProblem } from './handlers.js';
+import type { MessageProblem } from '../errors.js';
 import { pointer } from '../json.js';
-import { parseReference } from '../references.js';
+import { parseReference } from '../variables/references.js';
 import { schemaProblem } from '../schemas.js';
-import { metaConst } from '../tools.js';
-import { isJsonObject, type BaseMessage, type JsonSchema, type ToolSchema } from '../types.js';
+import { metaConst } from '../tools/tools.js';
+import { isJsonObject, type BaseMessage, type JsonSchema, type ToolSchema, type AdvisorMessage } from '../types.js';
 import { messageSchema } from './message-schema.js';
-
-/** An advisor: a persona whose structured opinion the model writes before it acts (act 017). */
-export interface AdvisorMessage extends BaseMessage {
-  type: 'advisor';
-  /** Unique among the context's advisors (ADV-2). */
-  id: string;
-  /** The advisor's domain and perspective. */
-  role: string;
-  /** JSON Schema of its opinion, an object schema (ADV-3); default: a `thought` string. */
-  schema?: Record<string, unknown>;
-  /** When it speaks (ADV-4): `start`, `finish`, `request`, or on demand (`null` or absent). */
-  on?: 'start' | 'finish' | 'request' | null;
-  /** Context keys it focuses on: soft guidance, never a restriction (ADV-7). */
-  scopes?: string[];
-  /** One opinion per instance, each carrying `_instance` (ADV-4). */
-  isInstanced?: boolean;
-}
 
 /** Properties an opinion holds whatever the advisor's schema (ADV-3): its schema may not declare them. */
 const RESERVED_PROPERTIES = ['id', 'calls', '_instance'];

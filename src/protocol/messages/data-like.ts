@@ -1,6 +1,7 @@
 /** What the data-like types (data, input, state) share: the fields their shorthand keeps, a declared schema that must compile, and the handler of a type that holds one kind. */
-import { recordFor } from '../data-records.js';
-import { defineHandler, type DataSemantics, type MessageHandler, type MessageProblem } from '../handlers.js';
+import { recordFor } from '../variables/data-records.js';
+import { defineHandler, type DataSemantics, type MessageHandler } from './handlers.js';
+import type { MessageProblem } from '../errors.js';
 import { schemaProblem } from '../schemas.js';
 import type { BaseMessage } from '../types.js';
 import { foldFlat } from './flat-shorthand.js';

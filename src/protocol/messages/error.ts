@@ -1,17 +1,8 @@
 /** The `error` message (MSG-8, MSG-16): a failed call fed back to the model; it has no shorthand. */
-import { defineHandler } from '../handlers.js';
-import type { BaseMessage, Call } from '../types.js';
+import { defineHandler } from './handlers.js';
+import type { ErrorMessage } from '../types.js';
 import { messageSchema } from './message-schema.js';
 import { jsonLine, pushUser } from './render-blocks.js';
-
-/** A failed call, fed back to the model. */
-export interface ErrorMessage extends BaseMessage {
-  type: 'error';
-  call: { id?: string; _tool?: string; [field: string]: unknown };
-  /** The call as written, when a run wrote this message (PLAN-10). */
-  _call?: Call;
-  error: { code: string; message: string };
-}
 
 /** The handler of `error`. */
 export const errorHandler = defineHandler<ErrorMessage>({

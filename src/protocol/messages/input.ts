@@ -1,17 +1,8 @@
 /** The `input` message (MSG-6, MSG-13, DOC-6): the Request's structured prompt, data of kind `input`; one without `input` is a template slot declaring its schema. */
-import type { JsonSchema, Message, RequestDocument, BaseMessage } from '../types.js';
+import type { JsonSchema, Message, RequestDocument, InputMessage } from '../types.js';
 import { ANNOTATION_KEYWORDS, validateAgainst } from '../schemas.js';
 import { ownKindHandler } from './data-like.js';
 import { jsonLine, pushUser } from './render-blocks.js';
-
-/** The Request's structured prompt; a data message of kind `input`. No `input` = a template slot. */
-export interface InputMessage extends BaseMessage {
-  type: 'input';
-  input?: unknown;
-  schema?: JsonSchema;
-  description?: string;
-  _instance?: string;
-}
 
 /** What `annotated` found for each schema object asked about: a document's schemas are frozen (DEL-29), so each is walked once. */
 const annotatedSchemas = new WeakMap<object, boolean>();

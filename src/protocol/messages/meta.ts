@@ -1,20 +1,13 @@
 /** The `meta` message (MSG-6, MSG-17, MSG-23): the identity and version of what the answer updates, asked back as the Solution's `meta`. */
-import { defineHandler, type AnswerCheck, type MessageProblem, type RenderState } from '../handlers.js';
+import { defineHandler, type AnswerCheck, type RenderState } from './handlers.js';
+import type { MessageProblem } from '../errors.js';
 import { formatIssues, schemaProblem, validateAgainst } from '../schemas.js';
-import { embedSchema } from '../tools.js';
-import { isJsonObject, type BaseMessage, type JsonSchema } from '../types.js';
+import { embedSchema } from '../tools/tools.js';
+import { isJsonObject, type JsonSchema, type MetaMessage } from '../types.js';
 import { shapeOf } from '../value-shape.js';
 import { foldFlat } from './flat-shorthand.js';
 import { messageSchema } from './message-schema.js';
 import { jsonLine, pushUser } from './render-blocks.js';
-
-/** Identity/version of what is being updated. */
-export interface MetaMessage extends BaseMessage {
-  type: 'meta';
-  meta: Record<string, unknown>;
-  /** What a meta must look like (MSG-23); without it, the shape of `meta` (same keys, same types). */
-  schema?: Record<string, unknown>;
-}
 
 const DESCRIPTION =
   'The identity and version of what this answer produces: the meta in the context, updated (a new version for a new result). Required in the answer that ends the run.';

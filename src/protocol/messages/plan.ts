@@ -1,25 +1,14 @@
 /** The `plan` message (MSG-7, MSG-15, spec/plans.md): the strategy so far, a graph of calls shown with each call's progress; `lazy` asks the model for one. */
-import { forInstance, type CallStatus, type PlanStatusEntry } from '../call-ledger.js';
-import { defineHandler, type MessageProblem, type RenderState } from '../handlers.js';
+import type { CallStatus } from './handlers.js';
+import type { PlanMessage } from '../types.js';
+import { defineHandler, type RenderState } from './handlers.js';
+import type { MessageProblem } from '../errors.js';
 import { pointer } from '../json.js';
-import { describeCycle, findCycle } from '../plan-graph.js';
-import { validateExpression } from '../references.js';
+import { describeCycle, findCycle, forInstance } from '../variables/plan-graph.js';
+import { validateExpression } from '../variables/references.js';
 import type { Call, BaseMessage } from '../types.js';
 import { messageSchema } from './message-schema.js';
 import { jsonLine, pushUser } from './render-blocks.js';
-
-/** A graph of calls: the run's strategy (`eager`), or a request for one (`lazy`). */
-export interface PlanMessage extends BaseMessage {
-  type: 'plan';
-  mode: 'eager' | 'lazy';
-  calls: Call[];
-  /** A lazy plan only: run the answered plan once it passes its checks and is approved (PLAN-7). */
-  execute?: boolean;
-  /** What became of each call, one entry per call (per instance for a template), kept by the run (PLAN-11). */
-  _status?: PlanStatusEntry[];
-  /** The instance the plan's calls run on; without it the plan is a template over the instances (PLAN-12). */
-  _instance?: string;
-}
 
 /** The handler of `plan`. */
 export const planHandler = defineHandler<PlanMessage>({

@@ -1,6 +1,6 @@
 /** How messages read in the prompt: user turns holding headed blocks of JSON. */
-import type { RenderState } from '../handlers.js';
-import { formatReference } from '../references.js';
+import type { RenderState } from './handlers.js';
+import { formatReference } from '../variables/references.js';
 import { isJsonObject } from '../types.js';
 
 /**

@@ -1,16 +1,7 @@
 /** The `state` message (MSG-6, MSG-12, MSG-19): the workflow's scratchpad, data of kind `state`; one holding only a `schema` declares its intended shape. */
-import type { BaseMessage, JsonSchema } from '../types.js';
+import type { StateMessage } from '../types.js';
 import { ownKindHandler } from './data-like.js';
 import { pushUser, renderDataBlock, renderIntendedShape } from './render-blocks.js';
-
-/** The workflow's scratchpad; a data message of kind `state`. No `state` (only a `schema`) = its intended shape, no value yet. */
-export interface StateMessage extends BaseMessage {
-  type: 'state';
-  state?: unknown;
-  schema?: JsonSchema;
-  description?: string;
-  _instance?: string;
-}
 
 /** The handler of `state`. */
 export const stateHandler = ownKindHandler<StateMessage>('state', {

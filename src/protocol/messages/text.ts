@@ -1,15 +1,8 @@
 /** The `text` message (MSG-4): text with an optional role, rendered as a user turn when it has none. */
-import { defineHandler } from '../handlers.js';
-import type { BaseMessage } from '../types.js';
+import { defineHandler } from './handlers.js';
+import type { TextMessage } from '../types.js';
 import { messageSchema } from './message-schema.js';
 import { normalizeTurn } from './turn.js';
-
-/** Text with an optional role (`user` by default). */
-export interface TextMessage extends BaseMessage {
-  type: 'text';
-  text: string;
-  role?: 'system' | 'user' | 'assistant';
-}
 
 /** The handler of `text`. */
 export const textHandler = defineHandler<TextMessage>({

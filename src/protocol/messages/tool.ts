@@ -1,17 +1,12 @@
 /** The `tool` message (TOOL-1, TOOL-3, MSG-14): makes tools available; they reach the model through the Solution schema, never as text. */
-import { defineHandler, type MessageProblem } from '../handlers.js';
+import { defineHandler } from './handlers.js';
+import type { MessageProblem } from '../errors.js';
 import { pointer } from '../json.js';
-import { normalizeTool } from '../normalize.js';
+import { normalizeTool } from '../tools/normalize-tool.js';
 import { schemaProblem } from '../schemas.js';
-import { outputSchemaOf } from '../tools.js';
-import { isJsonObject, type BaseMessage, type ToolSchema } from '../types.js';
+import { outputSchemaOf } from '../tools/tools.js';
+import { isJsonObject, type ToolMessage } from '../types.js';
 import { messageSchema } from './message-schema.js';
-
-/** Makes tools available; a later definition of the same name wins. */
-export interface ToolMessage extends BaseMessage {
-  type: 'tool';
-  tool: Record<string, ToolSchema>;
-}
 
 /**
  * Names a document may not give a tool or a tool parameter (TOOL-1). `__proto__` is the one key a

@@ -1,8 +1,9 @@
 /** The `toolset` message (FILES-1 to FILES-3, MCP-1 to MCP-3): a built-in set of tools; `files` offers confined sandboxes, `mcp` an MCP server's tools. */
-import { fileTools, LIST_FILES_ACTIVITY, SANDBOXES_PROPERTY, type SandboxSpec } from '../file-tools.js';
-import { defineHandler, type MessageProblem } from '../handlers.js';
+import { fileTools, LIST_FILES_ACTIVITY, SANDBOXES_PROPERTY, type SandboxSpec } from '../tools/file-tools.js';
+import { defineHandler } from './handlers.js';
+import type { MessageProblem } from '../errors.js';
 import { pointer } from '../json.js';
-import { metaConst } from '../tools.js';
+import { metaConst } from '../tools/tools.js';
 import { isJsonObject, type BaseMessage, type Message, type ToolSchema } from '../types.js';
 import { messageSchema } from './message-schema.js';
 

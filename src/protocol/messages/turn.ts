@@ -1,14 +1,9 @@
 /** The plain turns `system`, `user` and `assistant` (MSG-3, MSG-11): `{type, text}`, also written with `message`, `content` or as `{role, content}`; a structured `content` is the message it holds (MSG-20). */
-import { defineHandler, type MessageHandler, type MessageProblem } from '../handlers.js';
+import { defineHandler, type MessageHandler } from './handlers.js';
+import type { MessageProblem } from '../errors.js';
 import { pointer } from '../json.js';
-import { isJsonObject, type BaseMessage } from '../types.js';
+import { isJsonObject, type BaseMessage, type TurnMessage } from '../types.js';
 import { messageSchema } from './message-schema.js';
-
-/** A plain text turn (`system`, `user`, `assistant`), canonical form `{type, text}`. */
-export interface TurnMessage extends BaseMessage {
-  type: 'system' | 'user' | 'assistant';
-  text: string;
-}
 
 const TURN_TYPES: ReadonlySet<string> = new Set<TurnMessage['type']>(['system', 'user', 'assistant']);
 

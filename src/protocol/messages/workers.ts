@@ -1,6 +1,7 @@
 /** The `workers` message (WRK-1 to WRK-6): a team of Requests in a folder or a served catalog, offered as tools by name. */
-import { compileGlob, firstMatches } from '../glob-match.js';
-import { defineHandler, type MessageProblem } from '../handlers.js';
+import { compileGlob, firstMatches } from '../tools/glob-match.js';
+import { defineHandler } from './handlers.js';
+import type { MessageProblem } from '../errors.js';
 import type { BaseMessage } from '../types.js';
 import { messageSchema } from './message-schema.js';
 

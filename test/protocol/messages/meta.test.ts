@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { toStrictSchema } from '../../../src/models/strict-schema.js';
 import { compileSchema } from '../../../src/protocol/schemas.js';
-import { composeSolutionSchema } from '../../../src/protocol/tools.js';
+import { composeSolutionSchema } from '../../../src/protocol/tools/tools.js';
 import type { JsonSchema } from '../../../src/protocol/types.js';
 import { builtins, freshState, normalize, render } from '../../helpers/builtin-messages.js';
 
