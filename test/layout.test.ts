@@ -1,5 +1,5 @@
 /**
- * The folder layout (docs/architecture.md): the core imports nothing from the folders built on it,
+ * The folder layout (docs/10-architecture.md): the core imports nothing from the folders built on it,
  * reads or writes no files, and stands in rooms that form a strict order.
  *
  * The rooms of src/protocol, from the ground up; a file imports values only from its own room or

@@ -9,7 +9,7 @@ import { isJsonObject, type RequestDocument, type ToolSchema } from '../protocol
 import { type AttachmentPlaces, callAttachments, handOver, takesAttachments } from './call-attachments.js';
 import { type ChildModelChooser, runDelegation } from './delegate.js';
 import { WORKER_NAME_PATTERN } from '../protocol/messages/workers.js';
-import { isReservedToolName, RESERVED_TOOL_NAMES } from '../protocol/reserved-tools.js';
+import { isReservedToolName, RESERVED_TOOL_NAMES } from '../protocol/tools/reserved-tools.js';
 
 /** The tool that creates a worker (WRK-7). */
 export const WORKER_CREATE_TOOL = 'worker_create';

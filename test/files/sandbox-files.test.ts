@@ -7,8 +7,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createFileActivities, LISTING_CUT, MAX_LIST_ENTRIES } from '../../src/files/file-toolset.js';
 import type { Pinning } from '../../src/files/pinned-folder.js';
 import { ProtocolError } from '../../src/protocol/errors.js';
-import { SANDBOXES_PROPERTY, type SandboxSpec } from '../../src/protocol/file-tools.js';
-import type { ActivityEnvironment } from '../../src/protocol/runtime.js';
+import { SANDBOXES_PROPERTY, type SandboxSpec } from '../../src/protocol/tools/file-tools.js';
+import type { ActivityEnvironment } from '../../src/protocol/contracts.js';
 import { tempDir } from '../helpers/cli.js';
 
 const SECRET = 'OUTSIDE-SECRET';

@@ -6,8 +6,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { readAttachmentFile } from '../../src/activities/attachment-path.js';
 import { createFileActivities } from '../../src/files/file-toolset.js';
 import type { Pinning } from '../../src/files/pinned-folder.js';
-import { SANDBOXES_PROPERTY } from '../../src/protocol/file-tools.js';
-import type { ActivityEnvironment } from '../../src/protocol/runtime.js';
+import { SANDBOXES_PROPERTY } from '../../src/protocol/tools/file-tools.js';
+import type { ActivityEnvironment } from '../../src/protocol/contracts.js';
 import { tempDir } from '../helpers/cli.js';
 
 const INSIDE = 'INSIDE';

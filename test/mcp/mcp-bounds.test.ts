@@ -6,7 +6,7 @@ import { createInterface } from 'node:readline';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createRuntime } from '../../src/create-runtime.js';
 import type { ModelRequest } from '../../src/protocol/model.js';
-import { Tracer, memorySink } from '../../src/protocol/trace.js';
+import { Tracer, memorySink } from '../../src/protocol/trace/trace.js';
 import type { Call, Message } from '../../src/protocol/types.js';
 import { tempDir } from '../helpers/cli.js';
 import { stepModel } from '../helpers/step-model.js';

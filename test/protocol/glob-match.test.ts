@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { RequestError } from '../../src/protocol/errors.js';
 import { compileGlob, firstMatches, GLOB_BUDGET_MS, GlobBudgetError } from '../../src/protocol/tools/glob-match.js';
 import { isAllowedWorker } from '../../src/protocol/messages/workers.js';
-import { ruleFor } from '../../src/protocol/tool-rules.js';
+import { ruleFor } from '../../src/protocol/tools/tool-rules.js';
 
 /** The probe's pattern: `**a*a…*ab` with 25 stars, which backtracks for minutes on a 60-character name. */
 const HOSTILE_PATH_GLOB = `**${'a*'.repeat(24)}ab`;

@@ -1,8 +1,9 @@
 /** Waiting for Activities (spec/tools-and-activities.md TOOL-24, spec/errors.md ERR-8): the activity timeout, and Activities nothing can settle failed on demand. */
 import { describe, expect, it } from 'vitest';
 import { ReplayModel } from '../../src/models/replay.js';
-import { type Activity, Runtime } from '../../src/protocol/runtime.js';
-import { Tracer, memorySink } from '../../src/protocol/trace.js';
+import type { Activity } from '../../src/protocol/contracts.js';
+import { Runtime } from '../../src/protocol/run/runtime.js';
+import { Tracer, memorySink } from '../../src/protocol/trace/trace.js';
 import type { RequestDocument } from '../../src/protocol/types.js';
 import { waitFor } from '../helpers/cli.js';
 

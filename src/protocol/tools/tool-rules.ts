@@ -1,6 +1,6 @@
 /** Tool rules (TOOL-21): `config.toolRules` forbids tools or sets their approval by glob on the tool's name, first match wins. */
 import { compileGlob, firstMatches, GlobBudgetError, type GlobMatcher } from './glob-match.js';
-import { RequestError } from './errors.js';
+import { RequestError } from '../errors.js';
 import { metaConst } from './tools.js';
 import type { ToolRule, ToolSchema } from '../types.js';
 
