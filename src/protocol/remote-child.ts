@@ -3,6 +3,7 @@ import { BudgetMeter, type Budget } from './budget.js';
 import { JournalReplay } from './journal.js';
 import type { LoadedRequest } from './load-request.js';
 import type { Model, ProviderFile } from './model.js';
+import type { Message } from './types.js';
 import { runRequest } from './run-loop.js';
 import type { ConfirmHook, RunOptions, RunResult, Runtime } from './runtime.js';
 import type { TraceEvent, Tracer } from './trace.js';
@@ -26,6 +27,12 @@ export interface RemoteChild {
   /** The live model a replayed model stands for (CAS-15), when known. */
   standsFor?: string;
   trusted: boolean;
+  /**
+   * The messages the child's context has after its document's own (DEL-9): the scoped parent
+   * messages and the attachments' messages, when `request` is a document resolved from a
+   * reference, so a queue can send the reference and these instead of the document (QUEUE-23).
+   */
+  scoped?: Message[];
   /** A worker of the built-in `delegate` tool (DEL-24). */
   worker?: boolean;
   /** Native attachment parts (ATT-6), their bytes as base64. */

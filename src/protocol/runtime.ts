@@ -63,6 +63,12 @@ export interface ChildRunRequest {
   model?: Model;
   /** Whether it may run local Activities. */
   trusted: boolean;
+  /**
+   * The messages `request.document.context` ends with that are not the resolved document's own (DEL-9):
+   * the scoped parent messages and the attachments' messages. The Delegation Activity gives them, so a
+   * child run elsewhere is sent as its reference and these (QUEUE-23).
+   */
+  scoped?: Message[];
   /** Says, in a refusal, what was being started: `Delegating "x" to ./y.json`. */
   description: string;
   /** Told the child's run id once the child is admitted, before it starts (for `delegate.started`). */
