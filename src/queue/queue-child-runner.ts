@@ -1,5 +1,5 @@
 /** The parent side of the queue (QUEUE-1): every child run becomes a BullMQ job, and the caller waits for its result. */
-import { type Job, Queue, QueueEvents } from 'bullmq';
+import { Job, Queue, QueueEvents } from 'bullmq';
 import { Redis } from 'ioredis';
 import { abortable, onAbort } from '../protocol/cancellation.js';
 import { DelegateError, UsageError, cancelled, type ProtocolError } from '../protocol/errors.js';
@@ -14,7 +14,10 @@ import {
   cassetteClaimsKey,
   jobCancelChannel,
   jobCancelledKey,
+  jobHashKey,
   jobIdOf,
+  KEPT_SECONDS,
+  queueWideKeys,
   runsKey,
   traceStreamKey,
   treeKey,
@@ -26,6 +29,9 @@ import { RedisTreeBounds } from './redis-tree-bounds.js';
 import { connectionFor, DEFAULT_QUEUE_NAME } from './redis-url.js';
 import { failedResult, resultFromJson, type RunResultJson } from './run-result-json.js';
 import { TraceStreamReader } from './trace-relay.js';
+import { JobWaits } from './job-waits.js';
+import { DEFAULT_HEARTBEAT_MS, DEFAULT_KEEP_SECONDS, keepAtLeast, keepUnlessSet, MAX_KEEP_SECONDS, TreeHeartbeats } from './key-lifetimes.js';
+import { jobOf } from './queue-job.js';
 
 /** How long a child's job may take before its caller gives up on it (QUEUE-10): one hour. */
 export const DEFAULT_JOB_TIMEOUT_MS = 3_600_000;
@@ -53,6 +59,14 @@ export interface QueueChildRunnerOptions {
    * to the tree's stream.
    */
   relay: boolean;
+  /** The folder file delegates are confined to (`--root`, default the working directory): a job names its document by its path relative to it (QUEUE-23). */
+  root?: string;
+  /** The key jobs are signed with (`DELEGATE_QUEUE_KEY`, QUEUE-24); unsigned without one. */
+  key?: string;
+  /** How long a tree's heartbeat lasts unrefreshed (`--queue-heartbeat`, default 30 s, QUEUE-25); only the top process (`relay`) beats. */
+  heartbeatMs?: number;
+  /** How long a finished job is kept (`--queue-keep`, default an hour, at most a day, QUEUE-26). */
+  keepSeconds?: number;
 }
 
 /** What a job's return value holds: the child's result and the id of its last trace event in the tree's stream. */
@@ -79,6 +93,7 @@ export class QueueChildRunner implements RemoteChildRunner {
     private readonly command: Redis,
     private readonly reader: TraceStreamReader | undefined,
     private readonly timeoutMs: number,
+    private readonly setting: { root: string; key: string | undefined; keepSeconds: number; heartbeats: TreeHeartbeats | undefined; waits: JobWaits },
   ) {
     // A connection that gave up reconnecting fails every waiting child instead of leaving it hanging (QUEUE-9).
     this.lost = new Promise((lose) => command.once('end', () => lose(`Lost the connection to Redis at ${url}.`)));
@@ -111,7 +126,16 @@ export class QueueChildRunner implements RemoteChildRunner {
     events.on('error', () => undefined);
     await events.waitUntilReady();
     const reader = options.relay ? new TraceStreamReader(command.duplicate({ maxRetriesPerRequest: null, enableOfflineQueue: true }), queueName) : undefined;
-    return new QueueChildRunner(queueName, options.url, queue, events, command, reader, options.timeoutMs ?? DEFAULT_JOB_TIMEOUT_MS);
+    // One listener per kind of end for all the jobs waited on, not one per job (QUEUE-10).
+    const waits = new JobWaits(events);
+    const heartbeats = options.relay ? new TreeHeartbeats(command, queueName, options.heartbeatMs ?? DEFAULT_HEARTBEAT_MS) : undefined;
+    return new QueueChildRunner(queueName, options.url, queue, events, command, reader, options.timeoutMs ?? DEFAULT_JOB_TIMEOUT_MS, {
+      root: options.root ?? process.cwd(),
+      key: options.key,
+      keepSeconds: Math.min(options.keepSeconds ?? DEFAULT_KEEP_SECONDS, MAX_KEEP_SECONDS),
+      heartbeats,
+      waits,
+    });
   }
 
   /** Queues the child as a job, relays its events, and resolves to its result (QUEUE-3); never throws. */
@@ -122,17 +146,27 @@ export class QueueChildRunner implements RemoteChildRunner {
     const session = child.journal?.session ?? 0;
     if (this.reader && session > 0) await this.supersede(child.parent.root, session);
     let job: Awaited<ReturnType<Queue['add']>>;
+    // The tree is kept alive while its child is queued, so workers end its jobs once this process is gone (QUEUE-25).
+    let release = (): void => undefined;
     try {
+      if (this.setting.heartbeats) release = await this.setting.heartbeats.hold(tree);
+      const keep = this.setting.keepSeconds;
       // A resumed tree's jobs are its session's: a job its killed session left behind is not answered for it (QUEUE-12).
       job = await answered(
-        this.queue.add('child', child, {
+        this.queue.add('child', jobOf(child, this.setting.root, this.setting.key), {
           jobId: jobIdOf(child),
           attempts: 1,
-          removeOnComplete: { age: 3600 },
-          removeOnFail: { age: 3600 },
+          removeOnComplete: { age: keep },
+          removeOnFail: { age: keep },
         }),
       );
+      // A job no worker ever takes lives no longer than its wait; the queue's own keys a day (QUEUE-26).
+      // Not waited for: the job is queued either way.
+      void keepUnlessSet(this.command, jobHashKey(this.queueName, job.id as string), Math.ceil(this.timeoutMs / 1000) + keep)
+        .then(() => keepAtLeast(this.command, queueWideKeys(this.queueName), KEPT_SECONDS))
+        .catch(() => undefined);
     } catch (error) {
+      release();
       return failedResult(
         child.id,
         new DelegateError('worker_error', `Cannot queue the child run on ${this.url}: ${(error as Error).message}`, { queue: this.queueName }),
@@ -151,10 +185,12 @@ export class QueueChildRunner implements RemoteChildRunner {
     });
     try {
       const outcome = await Promise.race([
-        job.waitUntilFinished(this.events, this.timeoutMs).then(
-          (value: JobReturn) => ({ value }),
-          (error: Error) => ({ error }),
-        ),
+        this.setting.waits
+          .finished<JobReturn>(job, this.timeoutMs, (queued) => this.ended(queued))
+          .then(
+            (value: JobReturn) => ({ value }),
+            (error: Error) => ({ error }),
+          ),
         abandoned.then((result) => ({ result })),
         this.lost.then((message) => ({ lost: message })),
       ]);
@@ -174,7 +210,17 @@ export class QueueChildRunner implements RemoteChildRunner {
     } finally {
       unfollow();
       clearTimeout(grace);
+      release();
     }
+  }
+
+  /** How a job that ended before its wait began ended, read from Redis once; undefined while it has not (QUEUE-10). */
+  private async ended(job: Job): Promise<{ value: JobReturn } | { error: Error } | undefined> {
+    const state = await answered(job.getState());
+    if (state !== 'completed' && state !== 'failed') return undefined;
+    const finished = await answered(Job.fromId<unknown, JobReturn>(this.queue, job.id as string));
+    if (!finished) return undefined;
+    return state === 'completed' ? { value: finished.returnvalue } : { error: new Error(finished.failedReason) };
   }
 
   /** The tree's budget meter shared through Redis with every process of the tree (QUEUE-6): one per tree session (QUEUE-12) in this process. */
@@ -274,6 +320,8 @@ export class QueueChildRunner implements RemoteChildRunner {
 
   /** Stops relaying, deletes the streams of the trees it relayed and closes every connection. */
   async close(): Promise<void> {
+    this.setting.waits.close();
+    await this.setting.heartbeats?.close();
     if (this.reader) {
       await this.reader.forget(this.command);
       await this.reader.close();
