@@ -1,7 +1,7 @@
 /** A child run's job on the queue (QUEUE-2, QUEUE-23, QUEUE-24): built by the caller from what a caller may decide, signed, and checked by the worker before anything runs. */
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { isAbsolute, relative, sep } from 'node:path';
-import { DelegateError, RequestError, type ProtocolError } from '../protocol/errors.js';
+import { DelegateError, formatProblem, RequestError, type ProtocolError } from '../protocol/errors.js';
 import type { HandlerRegistry } from '../protocol/handlers.js';
 import { validateRequest } from '../protocol/load-request.js';
 import type { RemoteChild } from '../protocol/remote-child.js';
@@ -117,7 +117,11 @@ export function readJob(data: unknown, key: string | undefined, jobId: string): 
   const validate = compileSchema(JOB_SCHEMA);
   if (!validate(data)) {
     const problems = describeErrors(validate.errors).map((issue) => ({ document: `job ${jobId}`, pointer: issue.pointer, message: issue.message }));
-    return { ok: false, error: new RequestError(problems) };
+    const listed = problems.map((problem) => `  ${formatProblem(problem)}`).join('\n');
+    return {
+      ok: false,
+      error: new DelegateError('invalid_request', `The job ${jobId} is not a child run's job (spec/queue.md QUEUE-2):\n${listed}`, { job: jobId, problems }),
+    };
   }
   const { child, signature } = data as JobData;
   if (key !== undefined) {
