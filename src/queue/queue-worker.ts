@@ -87,8 +87,9 @@ export async function startQueueWorker(options: QueueWorkerOptions): Promise<Que
   const subscriber = new Redis({ ...connection, maxRetriesPerRequest: null });
   subscriber.on('error', () => undefined);
   const active = new Map<string, Set<AbortController>>();
-  // The jobs running here by id, so one its caller gave up on can be ended alone (QUEUE-22), with how long each is kept finished (QUEUE-26).
+  // The jobs running here by id, so one its caller gave up on can be ended alone (QUEUE-22).
   const jobs = new Map<string, AbortController>();
+  // How long each job running here is kept once finished, by its hash's id (QUEUE-26).
   const kept = new Map<string, number>();
   await subscriber.subscribe(cancelChannel(queueName), jobCancelChannel(queueName));
   subscriber.on('message', (channel: string, name: string) => {
@@ -111,7 +112,9 @@ export async function startQueueWorker(options: QueueWorkerOptions): Promise<Que
     active.set(tree, running);
     const jobId = jobIdOf(described);
     jobs.set(jobId, controller);
-    kept.set(jobId, keptSeconds(job));
+    // By BullMQ's own id: the hash renewed is the one this worker runs, whatever id its data claims.
+    const hash = job.id ?? jobId;
+    kept.set(hash, keptSeconds(job));
     // A tree or job cancelled before this job was taken up ends it at once (QUEUE-7, QUEUE-22), and so does a tree whose top process is gone (QUEUE-25).
     if ((await runner.cancelled(tree, jobId)) || !(await alive(tree))) controller.abort();
     const writer = new TraceStreamWriter(publisher, traceStreamKey(queueName, tree));
@@ -151,10 +154,8 @@ export async function startQueueWorker(options: QueueWorkerOptions): Promise<Que
       });
       return { result: resultToJson(result), trace: await writer.flushed() };
     } finally {
-      if (jobs.get(jobId) === controller) {
-        jobs.delete(jobId);
-        kept.delete(jobId);
-      }
+      if (jobs.get(jobId) === controller) jobs.delete(jobId);
+      kept.delete(hash);
       running.delete(controller);
       if (running.size === 0) {
         active.delete(tree);
