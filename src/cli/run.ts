@@ -444,15 +444,14 @@ function keepSeconds(value: string): number {
 
 /**
  * The queue options of the `--queue…` flags (CLI-24): this process relays its tree's remote events
- * and keeps its trees alive (QUEUE-25); its jobs name documents relative to `root` and are signed
- * with `DELEGATE_QUEUE_KEY` when it is set (QUEUE-23, QUEUE-24).
+ * and keeps its trees alive (QUEUE-25); its jobs are signed with `DELEGATE_QUEUE_KEY` when it is set
+ * (QUEUE-24).
  */
-function queueOptions(args: ParsedArguments, root: string, env: CliIo['env']): QueueChildRunnerOptions {
+function queueOptions(args: ParsedArguments, env: CliIo['env']): QueueChildRunnerOptions {
   const key = env[QUEUE_KEY_VARIABLE] || undefined;
   return {
     url: args.queue as string,
     relay: true,
-    root,
     ...(key === undefined ? {} : { key }),
     ...(args.queueName === undefined ? {} : { queueName: args.queueName }),
     ...(args.queueTimeoutMs === undefined ? {} : { timeoutMs: args.queueTimeoutMs }),
@@ -518,8 +517,7 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
     stopIdle = io.onIdle?.(() => pending.failStalled().length > 0);
     // Every delegation becomes a job for delegate-worker processes (CLI-24, QUEUE-1); Redis is reached now or never.
     // Loaded only then: BullMQ and its Redis client cost every other run nothing.
-    queue =
-      args.queue === undefined ? undefined : await (await import('../queue/queue-child-runner.js')).QueueChildRunner.connect(queueOptions(args, root, io.env));
+    queue = args.queue === undefined ? undefined : await (await import('../queue/queue-child-runner.js')).QueueChildRunner.connect(queueOptions(args, io.env));
     runtime.useChildRunner(queue);
     const loaded = await loadEntry(runtime, requestPath);
     const { model, runId } = queuedTop(queue, resumed, chooseModel(args, loaded.loaded, runtime.models as ModelChooser, io, say));

@@ -59,8 +59,6 @@ export interface QueueChildRunnerOptions {
    * to the tree's stream.
    */
   relay: boolean;
-  /** The folder file delegates are confined to (`--root`, default the working directory): a job names its document by its path relative to it (QUEUE-23). */
-  root?: string;
   /** The key jobs are signed with (`DELEGATE_QUEUE_KEY`, QUEUE-24); unsigned without one. */
   key?: string;
   /** How long a tree's heartbeat lasts unrefreshed (`--queue-heartbeat`, default 30 s, QUEUE-25); only the top process (`relay`) beats. */
@@ -93,7 +91,7 @@ export class QueueChildRunner implements RemoteChildRunner {
     private readonly command: Redis,
     private readonly reader: TraceStreamReader | undefined,
     private readonly timeoutMs: number,
-    private readonly setting: { root: string; key: string | undefined; keepSeconds: number; heartbeats: TreeHeartbeats | undefined; waits: JobWaits },
+    private readonly setting: { key: string | undefined; keepSeconds: number; heartbeats: TreeHeartbeats | undefined; waits: JobWaits },
   ) {
     // A connection that gave up reconnecting fails every waiting child instead of leaving it hanging (QUEUE-9).
     this.lost = new Promise((lose) => command.once('end', () => lose(`Lost the connection to Redis at ${url}.`)));
@@ -130,7 +128,6 @@ export class QueueChildRunner implements RemoteChildRunner {
     const waits = new JobWaits(events);
     const heartbeats = options.relay ? new TreeHeartbeats(command, queueName, options.heartbeatMs ?? DEFAULT_HEARTBEAT_MS) : undefined;
     return new QueueChildRunner(queueName, options.url, queue, events, command, reader, options.timeoutMs ?? DEFAULT_JOB_TIMEOUT_MS, {
-      root: options.root ?? process.cwd(),
       key: options.key,
       keepSeconds: Math.min(options.keepSeconds ?? DEFAULT_KEEP_SECONDS, MAX_KEEP_SECONDS),
       heartbeats,
@@ -153,7 +150,7 @@ export class QueueChildRunner implements RemoteChildRunner {
       const keep = this.setting.keepSeconds;
       // A resumed tree's jobs are its session's: a job its killed session left behind is not answered for it (QUEUE-12).
       job = await answered(
-        this.queue.add('child', jobOf(child, this.setting.root, this.setting.key), {
+        this.queue.add('child', jobOf(child, this.setting.key), {
           jobId: jobIdOf(child),
           attempts: 1,
           removeOnComplete: { age: keep },

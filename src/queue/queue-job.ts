@@ -15,7 +15,7 @@ export const QUEUE_KEY_VARIABLE = 'DELEGATE_QUEUE_KEY';
 
 /**
  * The child's document as a job carries it (QUEUE-23): a reference the worker resolves with its own
- * resolvers (a path relative to the root, or a URL) and the messages its context has after the
+ * resolvers (the file's absolute path, which must be under the worker's root, or a URL) and the messages its context has after the
  * document's own (DEL-9); or, for a document that lives at no reference (an anonymous delegate, a
  * `delegate` tool's worker, DEL-6, DEL-24), the document itself, which a worker runs untrusted.
  */
@@ -81,26 +81,18 @@ const JOB_SCHEMA = object(
 ) as JsonSchema;
 
 /**
- * The job of a child run (QUEUE-2, QUEUE-23): a document resolved from a file under `root` or a URL
- * travels as its reference (a path relative to `root`) and the messages added to its context; any
+ * The job of a child run (QUEUE-2, QUEUE-23): a document resolved from a file or a URL travels as
+ * its reference (the file's absolute path, or the URL) and the messages added to its context; any
  * other document travels whole. Signed with `key` when there is one (QUEUE-24).
  */
-export function jobOf(child: RemoteChild, root: string, key: string | undefined): JobData {
+export function jobOf(child: RemoteChild, key: string | undefined): JobData {
   const { request, trusted: _trusted, scoped, ...rest } = child;
-  const reference = scoped === undefined ? undefined : referenceOf(request.location, root);
+  const reference = scoped !== undefined && (isHttpUrl(request.location) || isAbsolute(request.location)) ? request.location : undefined;
   const carried: JobChild = {
     ...rest,
     request: reference === undefined ? { document: request.document, location: request.location, name: request.name } : { reference, context: scoped ?? [] },
   };
   return key === undefined ? { child: carried } : { child: carried, signature: signatureOf(carried, key) };
-}
-
-/** A location as a reference the worker resolves again: a URL as is, a file under `root` by its path relative to it. */
-function referenceOf(location: string, root: string): string | undefined {
-  if (isHttpUrl(location)) return location;
-  if (!isAbsolute(location) || !isInside(root, location)) return undefined;
-  const path = relative(root, location);
-  return path === '' ? undefined : path.split(sep).join('/');
 }
 
 /** The HMAC-SHA256 of the child's JSON under `key`, in hex (QUEUE-24). */
@@ -148,7 +140,10 @@ const TOOL_TYPES = new Set(['tool', 'toolset']);
  * (DEL-7), unless the messages the job adds hold tools; a document carried whole, untrusted. The
  * document is validated as any document is (DEL-8). Throws the resolver's or validation's error.
  */
-export async function childOfJob(job: JobChild, setting: { resolvers: JobResolver; handlers: HandlerRegistry; signal?: AbortSignal }): Promise<RemoteChild> {
+export async function childOfJob(
+  job: JobChild,
+  setting: { resolvers: JobResolver; handlers: HandlerRegistry; root: string; signal?: AbortSignal },
+): Promise<RemoteChild> {
   const { request, ...rest } = job;
   if ('document' in request) {
     if (!hasScheme(request.location) || isHttpUrl(request.location) || request.location.startsWith('file:')) {
@@ -168,14 +163,35 @@ export async function childOfJob(job: JobChild, setting: { resolvers: JobResolve
       {
         document: `job ${job.id}`,
         pointer: '/child/request/reference',
-        message: `A job's reference is a path relative to the worker's root or an http(s) URL; got "${request.reference}".`,
+        message: `A job's reference is a file's path under the worker's root or an http(s) URL; got "${request.reference}".`,
       },
     ]);
   }
-  const resolved = await setting.resolvers.resolve(request.reference, { toolName: '(job)', tool: {}, ...(setting.signal ? { signal: setting.signal } : {}) });
+  const resolved = await setting.resolvers.resolve(underRoot(request.reference, setting.root, job.id), {
+    toolName: '(job)',
+    tool: {},
+    ...(setting.signal ? { signal: setting.signal } : {}),
+  });
   const document = { ...resolved.document, context: [...resolved.document.context, ...request.context] };
   // The added messages are validated with the document they join, as in process (DEL-8).
   const loaded = request.context.length === 0 ? { document } : validateRequest(document, resolved.location, setting.handlers);
   const lendsTools = request.context.some((message) => TOOL_TYPES.has(message.type));
   return { ...rest, request: { document: loaded.document, location: resolved.location, name: resolved.name }, trusted: resolved.trusted && !lendsTools };
+}
+
+/**
+ * A job's reference as the worker's file resolver takes it (QUEUE-23): an absolute path under the
+ * worker's root as the path relative to the root (the resolver confines it again, links
+ * included); an absolute path elsewhere is refused before anything is read; a URL as is.
+ */
+function underRoot(reference: string, root: string, jobId: string): string {
+  if (isHttpUrl(reference) || !isAbsolute(reference)) return reference;
+  if (!isInside(root, reference) || reference === root) {
+    throw new DelegateError(
+      'delegate_forbidden',
+      `The job ${jobId} names the document ${reference}, outside this worker's root ${root}: a worker runs only the documents under its --root.`,
+      { reference, root },
+    );
+  }
+  return relative(root, reference).split(sep).join('/');
 }

@@ -38,8 +38,8 @@ export interface QueueWorkerOptions {
   model: (spec: string, standsFor: string | undefined) => Model;
   /** Resolves a job's reference with the worker's own resolvers, confined to its root and hosts (QUEUE-23). */
   resolvers: JobResolver;
-  /** The folder this worker's file delegates are confined to: its own children's jobs name their documents relative to it (QUEUE-23). */
-  root?: string;
+  /** The folder this worker's file delegates are confined to (`--root`): a job's document must be under it (QUEUE-23). */
+  root: string;
   /** The key jobs must be signed with (`DELEGATE_QUEUE_KEY`, QUEUE-24); without one, unsigned jobs run too. */
   key?: string;
   /** Told of each job refused before it ran: malformed, or not signed with the key (QUEUE-23, QUEUE-24). */
@@ -67,7 +67,6 @@ export async function startQueueWorker(options: QueueWorkerOptions): Promise<Que
     url: options.url,
     queueName,
     relay: false,
-    ...(options.root === undefined ? {} : { root: options.root }),
     ...(options.key === undefined ? {} : { key: options.key }),
   });
   options.runtime.useChildRunner(runner);
@@ -132,7 +131,7 @@ export async function startQueueWorker(options: QueueWorkerOptions): Promise<Que
       try {
         // The document is the worker's own resolvers' answer, and so is its trust (QUEUE-23). Not cut short by a
         // cancellation (the resolvers bound their own reads, DEL-5): a child cancelled now is traced as run and cancelled, as before.
-        child = await childOfJob(described, { resolvers: options.resolvers, handlers: options.runtime.handlers });
+        child = await childOfJob(described, { resolvers: options.resolvers, handlers: options.runtime.handlers, root: options.root });
         // The cassette of a replayed model is the tree's, its entries used once across processes (QUEUE-17).
         model = child.model === null ? undefined : shareCassette(options.model(child.model, child.standsFor), runner.cassetteClaims(tree));
       } catch (error) {

@@ -116,27 +116,28 @@ describe.skipIf(!redisAvailable)(redisAvailable ? 'a worker that trusts no job, 
           },
           scoped: undefined,
         }),
-        folder,
         undefined,
       ),
     );
     expect(whole.result).toMatchObject({ ok: true, output: 'done' });
     // Nor does a toolset added to a document of the worker's own make it trusted.
-    const lent = await answerOf(jobOf(taskChild({ scoped: [evilToolset as never] }), folder, undefined));
+    const lent = await answerOf(jobOf(taskChild({ scoped: [evilToolset as never] }), undefined));
     expect(lent.result).toMatchObject({ ok: true, output: 'done' });
     expect(existsSync(marker)).toBe(false);
 
     // A cassette the job names is never opened: the answer says nothing of the file.
-    const replay = await answerOf(jobOf(taskChild({ model: `replay:${secret}` }), folder, undefined));
+    const replay = await answerOf(jobOf(taskChild({ model: `replay:${secret}` }), undefined));
     expect(replay.result).toMatchObject({ ok: false, error: { code: 'usage_error' } });
     const message = (replay.result as { error: { message: string } }).error.message;
     expect(message).toContain(`The job asks for the model "replay:${secret}", which this worker was not given`);
     expect(message.replace(secret, '')).not.toMatch(/Xsecret|'X'|Unexpected|ENOENT|valid JSON/);
-    // Nor a document outside the worker's root.
-    const outside = await answerOf({
-      child: { ...jobOf(taskChild(), folder, undefined).child, request: { reference: `../${secretFolder.split('/').pop()}/secret.json`, context: [] } },
-    });
-    expect(outside.result).toMatchObject({ ok: false, error: { code: 'delegate_forbidden' } });
+    // Nor a document outside the worker's root, by a path that climbs out or by an absolute one.
+    const base = jobOf(taskChild(), undefined).child;
+    for (const reference of [`../${secretFolder.split('/').pop()}/secret.json`, secret]) {
+      const outside = await answerOf({ child: { ...base, id: nextId(), request: { reference, context: [] } } });
+      expect(outside.result).toMatchObject({ ok: false, error: { code: 'delegate_forbidden' } });
+      expect(JSON.stringify(outside.result)).not.toContain('Xsecret');
+    }
   }, 60_000);
 
   it('fails a malformed job with invalid_request naming the pointer, then runs a good one', async () => {
@@ -145,25 +146,25 @@ describe.skipIf(!redisAvailable)(redisAvailable ? 'a worker that trusts no job, 
     expect((missing.result as { error: { message: string } }).error.message).toMatch(
       /^The job (run_[0-9a-f]{12}) is not a child run's job \(spec\/queue\.md QUEUE-2\):\n {2}job \1#\/child: Expected property "parent" to be present\./,
     );
-    const wrongType = await answerOf({ child: { ...jobOf(taskChild(), folder, undefined).child, parent: { ...parent, depth: 'deep' } } });
+    const wrongType = await answerOf({ child: { ...jobOf(taskChild(), undefined).child, parent: { ...parent, depth: 'deep' } } });
     expect((wrongType.result as { error: { message: string } }).error.message).toMatch(/#\/child\/parent\/depth: .*integer/);
     const nothing = await answerOf(undefined);
     expect(nothing.result).toMatchObject({ ok: false, error: { code: 'invalid_request' } });
-    const good = await answerOf(jobOf(taskChild(), folder, undefined));
+    const good = await answerOf(jobOf(taskChild(), undefined));
     expect(good.result).toMatchObject({ ok: true, output: 'done' });
     expect(workers[0]?.stderr()).toContain('refused job');
   }, 60_000);
 
   it('refuses unsigned and badly signed jobs when it holds a key, and runs one signed with it', async () => {
-    const unsigned = await answerOf(jobOf(taskChild(), folder, undefined), 'signed');
+    const unsigned = await answerOf(jobOf(taskChild(), undefined), 'signed');
     expect(unsigned.result).toMatchObject({ ok: false, error: { code: 'delegate_forbidden' } });
     expect((unsigned.result as { error: { message: string } }).error.message).toContain('it is not signed');
-    const forged = await answerOf(jobOf(taskChild(), folder, 'another key'), 'signed');
+    const forged = await answerOf(jobOf(taskChild(), 'another key'), 'signed');
     expect((forged.result as { error: { message: string } }).error.message).toContain("its signature is not that of the queue's key");
-    const signed = jobOf(taskChild(), folder, 'the key');
+    const signed = jobOf(taskChild(), 'the key');
     const tampered = await answerOf({ ...signed, child: { ...signed.child, input: { n: 2 } } }, 'signed');
     expect((tampered.result as { error: { message: string } }).error.message).toContain("its signature is not that of the queue's key");
-    const good = await answerOf(jobOf(taskChild(), folder, 'the key'), 'signed');
+    const good = await answerOf(jobOf(taskChild(), 'the key'), 'signed');
     expect(good.result).toMatchObject({ ok: true, output: 'done' });
     // Only the keyless worker warned at start.
     expect(workers[0]?.stderr()).toContain('DELEGATE_QUEUE_KEY is not set');
