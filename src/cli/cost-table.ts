@@ -47,7 +47,8 @@ export interface RunTableOptions {
 /**
  * One row per run, indented by depth under its parent, with model, tier, steps, tokens and cost;
  * after each parent's delegations, its subtotal (itself and its whole subtree); last the total.
- * A run that failed, was cancelled or never ended is marked and says why in the last column.
+ * A run that failed, was cancelled or never ended is marked and says why in the last column, where a
+ * queued child whose job took more than one attempt says how many.
  */
 export function formatRunTable(report: CostReport, options: RunTableOptions = {}): string[] {
   const maxChildren = options.maxChildren ?? Number.POSITIVE_INFINITY;
@@ -56,7 +57,9 @@ export function formatRunTable(report: CostReport, options: RunTableOptions = {}
   const soleRoot = report.roots.length === 1 ? report.roots[0] : undefined;
   const visit = (cost: RunCost) => {
     const indent = '  '.repeat(cost.run.depth - top);
-    const why = cost.run.status === 'unfinished' ? 'unfinished' : (cost.run.code ?? '');
+    const ended = cost.run.status === 'unfinished' ? 'unfinished' : (cost.run.code ?? '');
+    // A queued child whose job was taken over paid for every attempt's answers (QUEUE-32): said, so the figures add up.
+    const why = [ended, cost.run.attempts === undefined ? '' : `retried: ${cost.run.attempts} attempts`].filter(Boolean).join(', ');
     const model = cost.models.length > 0 ? cost.models.map(formatModel).join(', ') : formatModel(cost.model);
     rows.push([`${indent}${STATUS_MARKS[cost.run.status]}${cost.run.name}`, model, cost.tier ?? '-', ...figureCells(cost.own), why]);
     // A delegation that did not end well is always shown, whatever its place.

@@ -36,6 +36,8 @@ export interface CostRun {
   answers: CostAnswer[];
   /** Child run ids, in the order they first appear. */
   children: string[];
+  /** How many attempts a queued child's job took, when more than one (`queue.job`, TRACE-22): its answers are every attempt's (QUEUE-32). */
+  attempts?: number;
 }
 
 /** The model an answer is labelled and priced as: the one a replayed answer stands for, else the one that answered (CAS-14). */
@@ -51,7 +53,8 @@ export function isReplayed(answer: CostAnswer): boolean {
 /**
  * The runs of a trace and their answers. Feed it events in trace order with `apply`; it reads
  * `model.response` for tokens and cost, `run.started` and `delegate.started` for names, parents,
- * depth, models and tiers, and the end events for each run's status. Anything else is ignored, so
+ * depth, models and tiers, `queue.job` for a queued child's attempts, and the end events for each
+ * run's status. Anything else is ignored, so
  * traces with more fields or more events than it knows read the same.
  */
 export class CostTree {
@@ -82,6 +85,12 @@ export class CostTree {
         const answer: CostAnswer = { step: known.step, model: known.model, usage: tokensOf(known.usage), costUsd: known.costUsd };
         if (known.replayOf !== undefined) answer.replayOf = known.replayOf;
         run.answers.push(answer);
+        return;
+      }
+      case 'queue.job': {
+        // A job taken over shows each attempt (QUEUE-8); the abandoned attempts' answers are the run's too, paid all the same.
+        const run = this.ensure(known.run, known.parent, known.depth);
+        if (known.attempt > (run.attempts ?? 1)) run.attempts = known.attempt;
         return;
       }
       case 'run.completed':

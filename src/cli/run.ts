@@ -28,7 +28,9 @@ import { APPROVAL_MODES, createApprovalHook, type ApprovalMode } from '../approv
 import { terminalPrompt } from './approval-prompt.js';
 import { isEntryPoint } from './entry.js';
 import { checkOutputPaths, type RunInput } from './output-paths.js';
+import { jsonUsage } from './cost-report.js';
 import { createProgress, type Progress } from './progress.js';
+import { TreeCosts } from './tree-costs.js';
 import { REPORT_COMMAND, reportMain } from './report.js';
 import type { QueueChildRunner, QueueChildRunnerOptions } from '../queue/queue-child-runner.js';
 import { connectionFor } from '../queue/redis-url.js';
@@ -447,11 +449,13 @@ function keepSeconds(value: string): number {
  * and keeps its trees alive (QUEUE-25); its jobs are signed with `DELEGATE_QUEUE_KEY` when it is set
  * (QUEUE-24).
  */
-function queueOptions(args: ParsedArguments, env: CliIo['env']): QueueChildRunnerOptions {
+function queueOptions(args: ParsedArguments, env: CliIo['env'], say: (line: string) => void): QueueChildRunnerOptions {
   const key = env[QUEUE_KEY_VARIABLE] || undefined;
   return {
     url: args.queue as string,
     relay: true,
+    // A Redis outage is said once, whatever --quiet says: it explains the failed calls that follow (QUEUE-34).
+    say: (line) => say(`delegate-run: ${line}`),
     ...(key === undefined ? {} : { key }),
     ...(args.queueName === undefined ? {} : { queueName: args.queueName }),
     ...(args.queueTimeoutMs === undefined ? {} : { timeoutMs: args.queueTimeoutMs }),
@@ -492,7 +496,10 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
   const tracer = new Tracer();
   // Loaded once, below: it prices the answers, chooses the models and names the summary's tiers.
   let catalog: ModelCatalog | undefined;
-  const progress = createProgress(tracer, io.stderr, { env: io.env, quiet: args.quiet, tierOf: (model) => catalog?.tierOf(model) });
+  // The figures of the whole tree, a resume's included the journal's earlier work (JOURNAL-12): the summary's and --json's.
+  const costs = new TreeCosts(resumed?.store.events);
+  costs.follow(tracer);
+  const progress = createProgress(tracer, io.stderr, { env: io.env, quiet: args.quiet, tierOf: (model) => catalog?.tierOf(model), costs });
   // Said through the progress view, so a live tree on screen stays intact.
   io.signal?.addEventListener('abort', () => progress.log('Cancelling… (press Ctrl-C again to quit at once)'), { once: true });
   let result: RunResult | undefined;
@@ -517,7 +524,8 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
     stopIdle = io.onIdle?.(() => pending.failStalled().length > 0);
     // Every delegation becomes a job for delegate-worker processes (CLI-24, QUEUE-1); Redis is reached now or never.
     // Loaded only then: BullMQ and its Redis client cost every other run nothing.
-    queue = args.queue === undefined ? undefined : await (await import('../queue/queue-child-runner.js')).QueueChildRunner.connect(queueOptions(args, io.env));
+    queue =
+      args.queue === undefined ? undefined : await (await import('../queue/queue-child-runner.js')).QueueChildRunner.connect(queueOptions(args, io.env, say));
     runtime.useChildRunner(queue);
     const loaded = await loadEntry(runtime, requestPath);
     const { model, runId } = queuedTop(queue, resumed, chooseModel(args, loaded.loaded, runtime.models as ModelChooser, io, say));
@@ -564,7 +572,7 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
   progress.finish(result);
   // A resume says what it took from the journal instead of paying for it again (CLI-23).
   if (resumed && !args.quiet && !args.json) say(replayedSentence(resumed.path, replayed));
-  return reportResult(result, args, io, { sink, journal, ...(resumed ? { replayed } : {}) }, say);
+  return reportResult(result, args, io, { sink, journal, runs: costs.report().total.runs, ...(resumed ? { replayed } : {}) }, say);
 }
 
 /**
@@ -624,6 +632,8 @@ interface Written {
   sink: JsonlFileSink | undefined;
   journal: JournalStore | undefined;
   replayed?: { modelCalls: number; calls: number };
+  /** Runs in the tree, as the summary and `delegate-run report` count them (CLI-4). */
+  runs: number;
 }
 
 /** Prints a finished run's result (CLI-4) and says its exit status; a trace or journal that failed to write fails the command (TRACE-14, CLI-22). */
@@ -643,7 +653,9 @@ function reportResult(result: RunResult, args: ParsedArguments, io: CliIo, writt
     const output = printable(result.output);
     // `meta` only when the Request had a meta message (MSG-23, CLI-4).
     const meta = result.meta === undefined ? {} : { meta: printable(result.meta) };
-    if (args.json) io.stdout.write(`${JSON.stringify({ ok: true, output, ...meta, usage: result.usageTotal, run: result.run, ...traceField })}\n`);
+    // Money rounded as every JSON output rounds it (CLI-28); runs counted as the summary counts them (CLI-4).
+    const usage = jsonUsage(result.usageTotal, written.runs);
+    if (args.json) io.stdout.write(`${JSON.stringify({ ok: true, output, ...meta, usage, run: result.run, ...traceField })}\n`);
     else io.stdout.write(`${typeof output === 'string' ? output : JSON.stringify(output, null, 2)}\n`);
     return traceError || journalError ? EXIT.failed : EXIT.ok;
   }

@@ -1,5 +1,5 @@
 /** Builds the viewer's data from a trace, event by event: the report's cost tree for the figures, and the bars, model calls, calls and approvals beside it (spec/viewer.md). */
-import { type CostReport, type GroupCost, type RunCost, type Tally, costReport, tallyFigures } from './cost-report.js';
+import { type CostReport, type GroupCost, type RunCost, type Tally, costReport, jsonCost, tallyFigures } from './cost-report.js';
 import { CostTree, type CostRunStatus } from './cost-tree.js';
 import type { BadTraceLine } from './read-trace.js';
 import { formatModel } from './tree-renderer.js';
@@ -285,7 +285,7 @@ function usageFigures(value: unknown, runs: number): ViewFigures {
     outputTokens: numberField(usage, 'outputTokens'),
     cacheReadTokens: numberField(usage, 'cacheReadTokens'),
     cacheWriteTokens: numberField(usage, 'cacheWriteTokens'),
-    costUsd: usage.costUsd === null ? null : numberField(usage, 'costUsd'),
+    costUsd: usage.costUsd === null ? null : jsonCost(numberField(usage, 'costUsd')),
   };
 }
 

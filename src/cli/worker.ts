@@ -33,7 +33,8 @@ Options:
   --model <spec>               a model jobs may ask for, such as openai:gpt-4.1-mini or replay:<cassette> (repeatable)
   --tier <tier>=<spec>         the model of a tier (repeatable; also DELEGATE_MODELS); jobs may ask for it too
   --approve strict|approve_all how calls of tools with _approval "required" in the jobs are answered (default strict)
-  --lock-seconds <n>           how long a job's lock lasts unrenewed before another worker takes it over (default 30)
+  --lock-seconds <n>           how long a job's lock lasts unrenewed before another worker takes it over (default 30);
+                               a thread renews it while the job runs, even when an Activity blocks
   --help                       this text
 
 Jobs are checked before they run: a job names its document by a path under --root or a URL, and
@@ -201,6 +202,7 @@ export async function workerMain(argv: string[], io: CliIo, started?: (worker: Q
       root,
       ...(key === undefined ? {} : { key }),
       onRefused: (job, error) => say(`delegate-worker: refused job ${job}: ${error.message}`),
+      say: (line) => say(`delegate-worker: ${line}`),
     });
   } catch (error) {
     say(`delegate-worker: ${(error as Error).message}`);

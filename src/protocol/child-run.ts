@@ -11,7 +11,7 @@ import { BoundError } from './errors.js';
 import type { CallScope } from './execute-call.js';
 import { createHash } from 'node:crypto';
 import type { JournalReplay, JournalStore } from './journal.js';
-import { filesToJson, type RemoteChild } from './remote-child.js';
+import { filesToJson, type RemoteChild, type StartedCallLog } from './remote-child.js';
 import { runRequest } from './run-loop.js';
 import { childTurn } from './child-turns.js';
 import type { ChildRunRequest, RunOptions, RunResult } from './runtime.js';
@@ -23,6 +23,8 @@ export interface TreeShares {
   bounds: TreeBounds;
   /** When the tree has a journal (JOURNAL-1): what it replays from it, empty for a tree that starts afresh. */
   journal?: JournalReplay;
+  /** On a queue's worker: where a non-idempotent call is recorded before its Activity runs (QUEUE-31). */
+  startedCalls?: StartedCallLog;
 }
 
 /** The journal of a top run: where its events go and, on resume, what it replays (JOURNAL-1). */

@@ -144,7 +144,9 @@ export async function executeCall(scope: CallScope, entry: BatchEntry, prepared:
     const journaled = scope.tree.journal?.takeCall(scope.run.id, entry.id, paramsOf(call));
     if (journaled && journaled.state !== 'started') return replayCall(scope, entry, call, journaled);
     scope.trace.emit('call.started', { call: entry.id, tool: toolName, params: paramsOf(call), instance: call._instance ?? null });
-    if (journaled && activityName !== undefined) await confirmRerun(scope, entry, call, tool, activityName);
+    // Started before and not finished: in an interrupted run (JOURNAL-5), or in an abandoned attempt at a queued job (QUEUE-31).
+    const startedBefore = journaled !== undefined || scope.tree.startedCalls?.startedBefore({ run: scope.run.id, call: entry.id, tool: toolName }) === true;
+    if (startedBefore && activityName !== undefined) await confirmRerun(scope, entry, call, tool, activityName);
     call = await confirm(scope, entry, call, tool);
     scope.counters.toolCalls++;
     let result: unknown;
@@ -152,6 +154,7 @@ export async function executeCall(scope: CallScope, entry: BatchEntry, prepared:
       result = call._output;
       checkOutput(tool, result, toolName);
     } else {
+      await recordStart(scope, entry, call, activityName);
       result = await runActivity(scope, entry, call, tool, activityName);
       if (metaSchema(tool, '_output') !== undefined && !isMessageResult(scope.runtime, result)) checkOutput(tool, result, toolName);
     }
@@ -234,8 +237,7 @@ function replayCall(scope: CallScope, entry: BatchEntry, call: Call, journaled: 
  * the tool, and the call fails as rejected without one or when it says no.
  */
 async function confirmRerun(scope: CallScope, entry: BatchEntry, call: Call, tool: ToolSchema, activityName: string): Promise<void> {
-  const activity = scope.runtime.activities.get(activityName) as (Activity & { idempotent?: unknown }) | undefined;
-  if (activity?.idempotent !== false) return;
+  if (!notIdempotent(scope.runtime, activityName)) return;
   const unsure = `The call to "${call._tool}" (${entry.id}) had started when the run was interrupted, and its Activity "${activityName}" is not idempotent: it may have taken effect already`;
   const hook = scope.options.confirm;
   if (!hook)
@@ -247,9 +249,31 @@ async function confirmRerun(scope: CallScope, entry: BatchEntry, call: Call, too
   scope.trace.emit('approval.requested', { call: entry.id, tool: call._tool, params: paramsOf(call) });
   const decision = await abortable(Promise.resolve(hook(request)), scope.signal, cancelled);
   const reason = 'reason' in decision ? (decision.reason ?? null) : null;
-  scope.trace.emit('approval.decided', { call: entry.id, tool: call._tool, decision: decision.decision, reason });
+  scope.trace.emit('approval.decided', {
+    call: entry.id,
+    tool: call._tool,
+    decision: decision.decision,
+    reason,
+    ...(decision.by === undefined ? {} : { by: decision.by }),
+  });
   if (decision.decision === 'rejected')
     throw new UserError('rejected_by_user', `${unsure}; running it again was refused${reason ? `: ${reason}` : '.'}`, { toolName: call._tool, rerun: true });
+}
+
+/**
+ * A call of an Activity that is not idempotent, run by a queued job, is recorded as started before
+ * the Activity begins (QUEUE-31): an attempt that takes the job over then treats it as a resumed
+ * journal's started call (JOURNAL-5). A record that cannot be made leaves the call unrun.
+ */
+async function recordStart(scope: CallScope, entry: BatchEntry, call: Call, activityName: string): Promise<void> {
+  const log = scope.tree.startedCalls;
+  if (!log || !notIdempotent(scope.runtime, activityName)) return;
+  await log.record({ run: scope.run.id, call: entry.id, tool: call._tool, params: paramsOf(call) });
+}
+
+/** True when the Activity says its effects must not be repeated (`idempotent: false`, JOURNAL-5). */
+function notIdempotent(runtime: Runtime, activityName: string): boolean {
+  return (runtime.activities.get(activityName) as (Activity & { idempotent?: unknown }) | undefined)?.idempotent === false;
 }
 
 function paramsOf(call: Call): Record<string, unknown> {

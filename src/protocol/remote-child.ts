@@ -77,6 +77,26 @@ export interface RemoteChildRunner {
   bounds?(root: string, limits: TreeLimits, session?: number): TreeBounds;
 }
 
+/** A call of a non-idempotent Activity as a queued job records it before the Activity runs (QUEUE-31). */
+export interface StartedCall {
+  run: string;
+  call: string;
+  tool: string;
+  params: Record<string, unknown>;
+}
+
+/**
+ * Where a queued job's non-idempotent calls are recorded as they start (QUEUE-31), and what earlier
+ * attempts at the job recorded: an attempt that took the job over treats those as a resumed
+ * journal's started calls (JOURNAL-5), so such a call is asked about before it runs again.
+ */
+export interface StartedCallLog {
+  /** True when an earlier attempt at the job started this call: the same run, call id and tool, whatever its parameters. */
+  startedBefore(call: Omit<StartedCall, 'params'>): boolean;
+  /** Records a call before its Activity runs; rejects when the record cannot be made, and the call is then not run. */
+  record(call: StartedCall): Promise<void>;
+}
+
 /** The native parts a remote child carries, as JSON (QUEUE-2). */
 export function filesToJson(files: readonly ProviderFile[]): NonNullable<RemoteChild['files']> {
   return files.map((file) => ({ path: file.path, mediaType: file.mediaType, base64: Buffer.from(file.data).toString('base64') }));
@@ -93,6 +113,8 @@ export interface RemoteChildSetting {
   tracer: Tracer;
   /** Decides the child's approvals (QUEUE-11): no one can be asked across processes, so a worker gives its own policy. */
   confirm?: ConfirmHook;
+  /** The job's record of started non-idempotent calls (QUEUE-31). */
+  startedCalls?: StartedCallLog;
 }
 
 /**
@@ -116,9 +138,11 @@ export function runRemoteChild(runtime: Runtime, child: RemoteChild, setting: Re
   const files = (child.files ?? []).map((file) => ({ path: file.path, mediaType: file.mediaType, data: Buffer.from(file.base64, 'base64') }));
   // A journaled tree's child replays its subtree's journaled answers and calls by place (QUEUE-13).
   const journal = child.journal ? { journal: new JournalReplay(child.journal.events, child.journal.session) } : {};
+  // A job taken over asks before it repeats a non-idempotent call an earlier attempt started (QUEUE-31).
+  const startedCalls = setting.startedCalls ? { startedCalls: setting.startedCalls } : {};
   return runRequest(runtime, child.request, options, {
     parent: child.parent,
-    tree: { meter, bounds: setting.bounds ?? new TreeBounds(child.limits), ...journal },
+    tree: { meter, bounds: setting.bounds ?? new TreeBounds(child.limits), ...journal, ...startedCalls },
     ...(child.worker ? { worker: true } : {}),
     ...(files.length === 0 ? {} : { files }),
   });

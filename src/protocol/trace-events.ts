@@ -212,10 +212,19 @@ export interface TraceEventMap {
     /** 1 for the first attempt; more when a worker died and another took the job over. */
     attempt: number;
   };
+  /** TRACE-24: the result of a queued child run came from a later attempt; what the earlier attempts paid is added to its usage (QUEUE-32). */
+  'queue.retried': {
+    /** The BullMQ job id. */
+    job: string;
+    /** The earlier attempts whose usage was added: 1, 2, … */
+    attempts: number[];
+    /** What they paid for their own model answers, tokens and dollars (`null` when a price is unknown). */
+    usage: Usage & { costUsd: number | null };
+  };
   /** TRACE-20: an `mcp` toolset's server was started or reached, and listed these tools (MCP-4). */
   'mcp.connected': { server: string; tools: string[] };
-  /** TRACE-20: an `mcp` toolset's server could not be started or reached; the run goes on (MCP-6). */
-  'mcp.failed': { server: string; message: string };
+  /** TRACE-20: an `mcp` toolset's server could not be started or reached (MCP-6), or one of its tools (`tool`) is left out (MCP-21); the run goes on. */
+  'mcp.failed': { server: string; tool?: string; message: string };
   /** TRACE-16: one per opinion an advisor gave, in an answer or through a consultation. */
   'advisor.opinion': {
     /** The step whose answer held it, or `null` for a consultation (then `call` says which). */
@@ -292,6 +301,7 @@ export const TRACE_EVENT_NAMES: readonly TraceEventName[] = Object.keys({
   'mcp.connected': true,
   'mcp.failed': true,
   'queue.job': true,
+  'queue.retried': true,
   'run.completed': true,
   'run.failed': true,
 } satisfies Record<TraceEventName, true>) as TraceEventName[];

@@ -5,6 +5,8 @@ import { abortable, onAbort } from '../protocol/cancellation.js';
 import { DelegateError, UsageError, cancelled, type ProtocolError } from '../protocol/errors.js';
 import type { RemoteChild, RemoteChildHooks, RemoteChildRunner } from '../protocol/remote-child.js';
 import type { RunResult } from '../protocol/runtime.js';
+import { RunTrace } from '../protocol/trace.js';
+import { addCost, addUsage, type UsageSummary } from '../protocol/usage.js';
 import type { Budget } from '../protocol/budget.js';
 import type { TreeLimits } from '../protocol/tree-bounds.js';
 import {
@@ -32,6 +34,8 @@ import { TraceStreamReader } from './trace-relay.js';
 import { JobWaits } from './job-waits.js';
 import { DEFAULT_HEARTBEAT_MS, DEFAULT_KEEP_SECONDS, keepAtLeast, keepUnlessSet, MAX_KEEP_SECONDS, TreeHeartbeats } from './key-lifetimes.js';
 import { jobOf } from './queue-job.js';
+import { earlierAttempts } from './job-attempt.js';
+import { type ErrorEmitter, RedisOutage } from './redis-outage.js';
 
 /** How long a child's job may take before its caller gives up on it (QUEUE-10): one hour. */
 export const DEFAULT_JOB_TIMEOUT_MS = 3_600_000;
@@ -44,6 +48,9 @@ const COMMAND_TIMEOUT_MS = 5000;
 
 /** How long Redis may not answer at start before the queue is refused (QUEUE-9). */
 const CONNECT_TIMEOUT_MS = 3000;
+
+/** How often a caller looks whether the jobs it waits for are still in Redis (QUEUE-33); it looks too whenever its connection is ready again. */
+export const JOB_CHECK_INTERVAL_MS = 10_000;
 
 /** Options of {@link QueueChildRunner.connect}. */
 export interface QueueChildRunnerOptions {
@@ -65,12 +72,16 @@ export interface QueueChildRunnerOptions {
   heartbeatMs?: number;
   /** How long a finished job is kept (`--queue-keep`, default an hour, at most a day, QUEUE-26). */
   keepSeconds?: number;
+  /** Says a line to the operator (the CLI: stderr): a Redis outage, once (QUEUE-34). */
+  say?: (line: string) => void;
 }
 
 /** What a job's return value holds: the child's result and the id of its last trace event in the tree's stream. */
 export interface JobReturn {
   result: RunResultJson;
   trace: string | null;
+  /** Which attempt at the job the result is (QUEUE-8): the caller adds what the earlier ones paid (QUEUE-32). */
+  attempt?: number;
 }
 
 /** Sends child runs to a BullMQ queue on Redis and waits for their results (QUEUE-1, QUEUE-3). */
@@ -82,6 +93,9 @@ export class QueueChildRunner implements RemoteChildRunner {
   private readonly claims = new Map<string, RedisCassetteClaims>();
   /** The resumed trees whose earlier sessions this process has ended (QUEUE-14), by tree session. */
   private readonly superseded = new Map<string, Promise<void>>();
+  /** The jobs waited for here, by id, each with the way to fail its wait when the job is gone from Redis (QUEUE-33). */
+  private readonly waiting = new Map<string, (message: string) => void>();
+  private readonly checker: ReturnType<typeof setInterval>;
 
   private constructor(
     readonly queueName: string,
@@ -92,9 +106,19 @@ export class QueueChildRunner implements RemoteChildRunner {
     private readonly reader: TraceStreamReader | undefined,
     private readonly timeoutMs: number,
     private readonly setting: { key: string | undefined; keepSeconds: number; heartbeats: TreeHeartbeats | undefined; waits: JobWaits },
+    private readonly outage: RedisOutage,
   ) {
     // A connection that gave up reconnecting fails every waiting child instead of leaving it hanging (QUEUE-9).
     this.lost = new Promise((lose) => command.once('end', () => lose(`Lost the connection to Redis at ${url}.`)));
+    // A Redis back after an outage may have come back empty: the jobs waited for are looked for at once, and every 10 s besides (QUEUE-33).
+    outage.follow(command, () => void this.checkJobs());
+    this.checker = setInterval(() => void this.checkJobs(), JOB_CHECK_INTERVAL_MS);
+    this.checker.unref();
+  }
+
+  /** Handles the errors of another connection of this process as the runner's own: said once per outage (QUEUE-34). */
+  watch<T extends ErrorEmitter>(emitter: T): T {
+    return this.outage.watch(emitter);
   }
 
   /** Connects to Redis and the queue; throws a UsageError naming the URL when Redis cannot be reached (QUEUE-9). */
@@ -104,6 +128,7 @@ export class QueueChildRunner implements RemoteChildRunner {
     // A Redis that stays connected but stops answering fails each command after 5 s instead of hanging the run (QUEUE-9);
     // only this connection: BullMQ's blocking ones wait by design.
     const command = new Redis({ ...connection, lazyConnect: true, enableOfflineQueue: false, maxRetriesPerRequest: 1, commandTimeout: COMMAND_TIMEOUT_MS });
+    // Refused at start, Redis is the usage error below, not an outage (QUEUE-9).
     command.on('error', () => undefined);
     try {
       await abortable(
@@ -117,22 +142,29 @@ export class QueueChildRunner implements RemoteChildRunner {
         queue: options.url,
       });
     }
+    // Every connection's errors are handled from now on, and an outage said once (QUEUE-34).
+    const outage = new RedisOutage(options.url, options.say);
     // Its own commands are bounded one by one (`answered`): adding a job, looking at or removing one, closing (QUEUE-9).
-    const queue = new Queue(queueName, { connection: { ...connection, enableOfflineQueue: false, maxRetriesPerRequest: 1 } });
-    queue.on('error', () => undefined);
-    const events = new QueueEvents(queueName, { connection });
-    events.on('error', () => undefined);
+    const queue = outage.watch(new Queue(queueName, { connection: { ...connection, enableOfflineQueue: false, maxRetriesPerRequest: 1 } }));
+    const events = outage.watch(new QueueEvents(queueName, { connection }));
     await events.waitUntilReady();
-    const reader = options.relay ? new TraceStreamReader(command.duplicate({ maxRetriesPerRequest: null, enableOfflineQueue: true }), queueName) : undefined;
+    const reader = options.relay
+      ? new TraceStreamReader(outage.watch(command.duplicate({ maxRetriesPerRequest: null, enableOfflineQueue: true })), queueName)
+      : undefined;
     // One listener per kind of end for all the jobs waited on, not one per job (QUEUE-10).
     const waits = new JobWaits(events);
     const heartbeats = options.relay ? new TreeHeartbeats(command, queueName, options.heartbeatMs ?? DEFAULT_HEARTBEAT_MS) : undefined;
-    return new QueueChildRunner(queueName, options.url, queue, events, command, reader, options.timeoutMs ?? DEFAULT_JOB_TIMEOUT_MS, {
-      key: options.key,
-      keepSeconds: Math.min(options.keepSeconds ?? DEFAULT_KEEP_SECONDS, MAX_KEEP_SECONDS),
-      heartbeats,
-      waits,
-    });
+    return new QueueChildRunner(
+      queueName,
+      options.url,
+      queue,
+      events,
+      command,
+      reader,
+      options.timeoutMs ?? DEFAULT_JOB_TIMEOUT_MS,
+      { key: options.key, keepSeconds: Math.min(options.keepSeconds ?? DEFAULT_KEEP_SECONDS, MAX_KEEP_SECONDS), heartbeats, waits },
+      outage,
+    );
   }
 
   /** Queues the child as a job, relays its events, and resolves to its result (QUEUE-3); never throws. */
@@ -171,9 +203,13 @@ export class QueueChildRunner implements RemoteChildRunner {
     }
     let grace: ReturnType<typeof setTimeout> | undefined;
     let unfollow = (): void => undefined;
+    const jobId = job.id ?? jobIdOf(child);
+    const gone = new Promise<string>((settle) => this.waiting.set(jobId, settle));
     const abandoned = new Promise<RunResult>((settle) => {
       // Followed only while this child is waited for: a finished child has nothing to cancel.
       unfollow = onAbort(hooks.signal, () => {
+        // Removed by its cancellation, the job is not gone from Redis for the check (QUEUE-33).
+        this.waiting.delete(jobId);
         // The top process's run cancelled is the whole tree cancelled (QUEUE-7); a job's run
         // cancelled on a worker ends only the jobs it waits for, which end theirs (QUEUE-22).
         void (this.reader ? this.cancelTree(tree).then(() => removeIfWaiting(job)) : this.cancelJob(job));
@@ -190,6 +226,7 @@ export class QueueChildRunner implements RemoteChildRunner {
           ),
         abandoned.then((result) => ({ result })),
         this.lost.then((message) => ({ lost: message })),
+        gone.then((message) => ({ lost: message })),
       ]);
       if ('result' in outcome) return outcome.result;
       if ('lost' in outcome) return failedResult(child.id, new DelegateError('worker_error', outcome.lost, { queue: this.queueName }));
@@ -197,14 +234,18 @@ export class QueueChildRunner implements RemoteChildRunner {
         const error = this.jobError(outcome.error);
         // A job no one waits for any more is ended where it is: removed while waiting, aborted on its worker (QUEUE-22).
         if (error.data.timeoutMs !== undefined) await this.cancelJob(job);
-        return failedResult(child.id, error);
+        // Every attempt that was abandoned paid for its answers all the same (QUEUE-32).
+        return this.withEarlierAttempts(failedResult(child.id, error), child, hooks, jobId, undefined);
       }
       await this.reader?.reached(tree, outcome.value.trace);
       // What the child spent counts before the caller's next model call checks the budget (QUEUE-6).
       // So does a refusal of a run below it (QUEUE-20).
       await Promise.all([this.meters.get(tree)?.sync(), this.counts.get(tree)?.sync()]);
-      return resultFromJson(outcome.value.result);
+      const result = resultFromJson(outcome.value.result);
+      const attempt = outcome.value.attempt ?? 1;
+      return attempt > 1 ? await this.withEarlierAttempts(result, child, hooks, jobId, attempt) : result;
     } finally {
+      this.waiting.delete(jobId);
       unfollow();
       clearTimeout(grace);
       release();
@@ -218,6 +259,56 @@ export class QueueChildRunner implements RemoteChildRunner {
     const finished = await answered(Job.fromId<unknown, JobReturn>(this.queue, job.id as string));
     if (!finished) return undefined;
     return state === 'completed' ? { value: finished.returnvalue } : { error: new Error(finished.failedReason) };
+  }
+
+  /**
+   * The child's result with what the attempts at its job before `before` (all, when undefined) paid
+   * added to its usage, and traced as `queue.retried` (QUEUE-32, TRACE-24); the result as it is when
+   * none paid anything or Redis cannot say.
+   */
+  private async withEarlierAttempts(
+    result: RunResult,
+    child: RemoteChild,
+    hooks: RemoteChildHooks,
+    jobId: string,
+    before: number | undefined,
+  ): Promise<RunResult> {
+    const earlier = await earlierAttempts(this.command, this.queueName, jobId, before).catch(() => undefined);
+    if (!earlier) return result;
+    if (hooks.tracer) {
+      new RunTrace(hooks.tracer, child.id, child.parent.run, child.parent.depth + 1).emit('queue.retried', {
+        job: jobId,
+        attempts: earlier.attempts,
+        usage: earlier.usage,
+      });
+    }
+    const add = (usage: UsageSummary): UsageSummary => ({
+      ...usage,
+      ...addUsage(usage, earlier.usage),
+      costUsd: addCost(usage.costUsd, earlier.usage.costUsd),
+    });
+    return { ...result, usage: add(result.usage), usageTotal: add(result.usageTotal) };
+  }
+
+  /**
+   * Fails the wait of every job that is gone from Redis (QUEUE-33): a Redis restarted empty, or one
+   * that evicted the job's keys, would otherwise leave it waiting until --queue-timeout. A look that
+   * Redis does not answer decides nothing; the next one, or the connection's end (QUEUE-9), does.
+   */
+  private async checkJobs(): Promise<void> {
+    const ids = [...this.waiting.keys()];
+    if (ids.length === 0) return;
+    const replies = await this.command
+      .pipeline(ids.map((id) => ['exists', this.queue.toKey(id)]))
+      .exec()
+      .catch(() => null);
+    ids.forEach((id, index) => {
+      const [error, exists] = replies?.[index] ?? [null, 1];
+      if (error || exists !== 0) return;
+      this.waiting.get(id)?.(
+        `The child run's job ${id} is gone from Redis at ${this.url} (Redis restarted empty, or evicted the job's keys); its result will never come.`,
+      );
+    });
   }
 
   /** The tree's budget meter shared through Redis with every process of the tree (QUEUE-6): one per tree session (QUEUE-12) in this process. */
@@ -319,6 +410,8 @@ export class QueueChildRunner implements RemoteChildRunner {
   async close(): Promise<void> {
     this.setting.waits.close();
     await this.setting.heartbeats?.close();
+    clearInterval(this.checker);
+    this.outage.close();
     if (this.reader) {
       await this.reader.forget(this.command);
       await this.reader.close();

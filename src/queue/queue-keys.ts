@@ -1,4 +1,4 @@
-/** The Redis keys a queue's run trees use besides BullMQ's own (QUEUE-5, QUEUE-6, QUEUE-7, QUEUE-12, QUEUE-17, QUEUE-20, QUEUE-22). */
+/** The Redis keys a queue's run trees use besides BullMQ's own (QUEUE-5, QUEUE-6, QUEUE-7, QUEUE-12, QUEUE-17, QUEUE-20, QUEUE-22, QUEUE-31, QUEUE-32). */
 import type { RemoteChild } from '../protocol/remote-child.js';
 
 /**
@@ -84,4 +84,14 @@ export function jobHashKey(queueName: string, job: string): string {
 export function queueWideKeys(queueName: string): string[] {
   const names = ['meta', 'id', 'events', 'wait', 'paused', 'active', 'completed', 'failed', 'delayed', 'prioritized', 'pc', 'marker', 'stalled', 'limiter'];
   return names.map((name) => `bull:${queueName}:${name}`);
+}
+
+/** The list of a job's non-idempotent calls, each recorded before its Activity ran (QUEUE-31), that a later attempt at the job replays as started. */
+export function startedCallsKey(queueName: string, job: string): string {
+  return `delegate-run:${queueName}:started-calls:${job}`;
+}
+
+/** The hash of what each attempt at a job paid for its own model answers so far, by attempt number (QUEUE-32). */
+export function attemptUsageKey(queueName: string, job: string): string {
+  return `delegate-run:${queueName}:attempt-usage:${job}`;
 }

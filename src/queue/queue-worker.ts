@@ -2,11 +2,11 @@
 import { hostname } from 'node:os';
 import { Worker, type Job } from 'bullmq';
 import { Redis } from 'ioredis';
-import { type ProtocolError, toProtocolError } from '../protocol/errors.js';
+import { DelegateError, type ProtocolError, toProtocolError } from '../protocol/errors.js';
 import type { Model } from '../protocol/model.js';
 import { shareCassette } from '../models/shared-cassette.js';
 import { runRemoteChild } from '../protocol/remote-child.js';
-import type { ConfirmHook, Runtime } from '../protocol/runtime.js';
+import type { ConfirmHook, RunResult, Runtime } from '../protocol/runtime.js';
 import { RunTrace, Tracer } from '../protocol/trace.js';
 import { QueueChildRunner, type JobReturn } from './queue-child-runner.js';
 import { aliveKey, cancelChannel, jobCancelChannel, jobHashKey, jobIdOf, KEPT_SECONDS, queueWideKeys, traceStreamKey, treeOf } from './queue-keys.js';
@@ -15,6 +15,8 @@ import { childOfJob, type JobResolver, readJob } from './queue-job.js';
 import { connectionFor, DEFAULT_QUEUE_NAME } from './redis-url.js';
 import { failedResult, resultToJson } from './run-result-json.js';
 import { TraceStreamWriter } from './trace-relay.js';
+import { JobAttempt } from './job-attempt.js';
+import { LockKeeper } from './lock-keeper.js';
 
 /** How long a running job's hash lives past its worker's last check (QUEUE-26): five minutes, or its keep when longer. */
 const RUNNING_SECONDS = 300;
@@ -50,6 +52,8 @@ export interface QueueWorkerOptions {
   confirm?: ConfirmHook;
   /** How long a job's lock lasts without renewal before another worker may take it (default 30 s, QUEUE-8). */
   lockMs?: number;
+  /** Says a line to the operator (the CLI: stderr): a Redis outage, once (QUEUE-34). */
+  say?: (line: string) => void;
 }
 
 /** A running worker: close it to stop taking jobs (running ones finish first). */
@@ -67,24 +71,23 @@ export async function startQueueWorker(options: QueueWorkerOptions): Promise<Que
     url: options.url,
     queueName,
     relay: false,
+    ...(options.say ? { say: options.say } : {}),
     ...(options.key === undefined ? {} : { key: options.key }),
   });
   options.runtime.useChildRunner(runner);
   const id = `${hostname()}:${process.pid}`;
-  const publisher = new Redis({ ...connection, maxRetriesPerRequest: 1 });
-  publisher.on('error', () => undefined);
+  // Every connection's errors are handled with the runner's, an outage said once (QUEUE-34).
+  const publisher = runner.watch(new Redis({ ...connection, maxRetriesPerRequest: 1 }));
+  const subscriber = runner.watch(new Redis({ ...connection, maxRetriesPerRequest: null }));
   // Heartbeats and lifetimes on a connection of their own whose commands give up after 5 s: a Redis that stops answering holds no job's start (QUEUE-9, QUEUE-25).
-  const keeper = new Redis({ ...connection, maxRetriesPerRequest: 1, commandTimeout: 5000 });
-  keeper.on('error', () => undefined);
+  const lifetimes = runner.watch(new Redis({ ...connection, maxRetriesPerRequest: 1, commandTimeout: 5000 }));
   /** True while the tree's top process keeps it alive (QUEUE-25). */
   const alive = (tree: string): Promise<boolean> =>
-    keeper.exists(aliveKey(queueName, tree)).then(
+    lifetimes.exists(aliveKey(queueName, tree)).then(
       (count) => count > 0,
       // A Redis that cannot answer ends no job: its own faults are QUEUE-9's.
       () => true,
     );
-  const subscriber = new Redis({ ...connection, maxRetriesPerRequest: null });
-  subscriber.on('error', () => undefined);
   const active = new Map<string, Set<AbortController>>();
   // The jobs running here by id, so one its caller gave up on can be ended alone (QUEUE-22).
   const jobs = new Map<string, AbortController>();
@@ -95,7 +98,10 @@ export async function startQueueWorker(options: QueueWorkerOptions): Promise<Que
     if (channel === jobCancelChannel(queueName)) jobs.get(name)?.abort();
     else for (const controller of active.get(name) ?? []) controller.abort();
   });
-  const processJob = async (job: Job<unknown, JobReturn>): Promise<JobReturn> => {
+  const lockMs = options.lockMs ?? 30_000;
+  // Locks renewed off this event loop, so a busy Activity does not hand its job to another worker (QUEUE-30).
+  const keeper = new LockKeeper(options.url, lockMs);
+  const processJob = async (job: Job<unknown, JobReturn>, token?: string): Promise<JobReturn> => {
     // Nothing of a job is used before its data is checked: shape, then signature (QUEUE-23, QUEUE-24).
     const read = readJob(job.data, options.key, job.id ?? '(no id)');
     if (!read.ok) {
@@ -114,18 +120,34 @@ export async function startQueueWorker(options: QueueWorkerOptions): Promise<Que
     // By BullMQ's own id: the hash renewed is the one this worker runs, whatever id its data claims.
     const hash = job.id ?? jobId;
     kept.set(hash, keptSeconds(job));
+    const lock = `${worker.opts.prefix ?? 'bull'}:${queueName}:${job.id ?? jobId}:lock`;
+    if (token !== undefined) keeper.hold(lock, token);
     // A tree or job cancelled before this job was taken up ends it at once (QUEUE-7, QUEUE-22), and so does a tree whose top process is gone (QUEUE-25).
     if ((await runner.cancelled(tree, jobId)) || !(await alive(tree))) controller.abort();
     const writer = new TraceStreamWriter(publisher, traceStreamKey(queueName, tree));
-    const tracer = new Tracer([(event) => writer.append(event)]);
+    let attempt: JobAttempt | undefined;
+    const tracer = new Tracer([(event) => writer.append(event), (event) => attempt?.observe(event)]);
+    const attemptNumber = job.attemptsStarted;
+    const done = async (result: RunResult): Promise<JobReturn> => ({ result: resultToJson(result), trace: await writer.flushed(), attempt: attemptNumber });
     try {
       // Each attempt at a job is traced, so a job another worker took over shows twice (QUEUE-8).
       new RunTrace(tracer, described.id, described.parent.run, described.parent.depth + 1).emit('queue.job', {
         job: job.id ?? described.id,
         queue: queueName,
         worker: id,
-        attempt: job.attemptsStarted,
+        attempt: attemptNumber,
       });
+      // The calls earlier attempts started and the usage of this one go to Redis (QUEUE-31, QUEUE-32).
+      try {
+        attempt = await JobAttempt.begin(
+          publisher,
+          { queueName, url: options.url },
+          { id: job.id ?? jobId, run: described.id, attempt: attemptNumber, lock: { key: lock, token: token ?? '' } },
+        );
+      } catch (error) {
+        const problem = `Cannot read from Redis at ${options.url} which calls earlier attempts at the job started: ${(error as Error).message}`;
+        return done(failedResult(described.id, new DelegateError('worker_error', problem, { queue: queueName })));
+      }
       let model: Model | undefined;
       let child: Awaited<ReturnType<typeof childOfJob>>;
       try {
@@ -135,8 +157,7 @@ export async function startQueueWorker(options: QueueWorkerOptions): Promise<Que
         // The cassette of a replayed model is the tree's, its entries used once across processes (QUEUE-17).
         model = child.model === null ? undefined : shareCassette(options.model(child.model, child.standsFor), runner.cassetteClaims(tree));
       } catch (error) {
-        const problem = toProtocolError(error, 'usage_error');
-        return { result: resultToJson(failedResult(described.id, problem)), trace: await writer.flushed() };
+        return done(failedResult(described.id, toProtocolError(error, 'usage_error')));
       }
       // The tree's spending so far, as every process of the tree shares it (QUEUE-6).
       const meter = child.budget === undefined ? undefined : runner.meter(child.parent.root, child.budget, child.journal?.session);
@@ -150,9 +171,11 @@ export async function startQueueWorker(options: QueueWorkerOptions): Promise<Que
         signal: controller.signal,
         tracer,
         ...(options.confirm ? { confirm: options.confirm } : {}),
+        startedCalls: attempt,
       });
-      return { result: resultToJson(result), trace: await writer.flushed() };
+      return await done(result);
     } finally {
+      keeper.drop(lock);
       if (jobs.get(jobId) === controller) jobs.delete(jobId);
       kept.delete(hash);
       running.delete(controller);
@@ -162,7 +185,6 @@ export async function startQueueWorker(options: QueueWorkerOptions): Promise<Que
       }
     }
   };
-  const lockMs = options.lockMs ?? 30_000;
   const worker = new Worker<unknown, JobReturn>(queueName, processJob, {
     connection: { ...connection, maxRetriesPerRequest: null },
     concurrency: options.concurrency ?? DEFAULT_WORKER_CONCURRENCY,
@@ -170,14 +192,14 @@ export async function startQueueWorker(options: QueueWorkerOptions): Promise<Que
     stalledInterval: Math.max(500, Math.round(lockMs / 2)),
     maxStalledCount: 3,
   });
-  worker.on('error', () => undefined);
+  runner.watch(worker);
   // A finished job is removed when its time is up, whatever the queue's traffic after it; so are the sets listing it (QUEUE-26).
   // Once BullMQ has written its end: a lifetime given before could lapse before it, and BullMQ would write the job anew without one.
   const finished = (job: Job | undefined) => {
     if (job?.id === undefined) return;
-    void keeper
+    void lifetimes
       .expire(jobHashKey(queueName, job.id), keptSeconds(job))
-      .then(() => keepAtLeast(keeper, queueWideKeys(queueName), KEPT_SECONDS))
+      .then(() => keepAtLeast(lifetimes, queueWideKeys(queueName), KEPT_SECONDS))
       .catch(() => undefined);
   };
   worker.on('completed', finished);
@@ -193,8 +215,8 @@ export async function startQueueWorker(options: QueueWorkerOptions): Promise<Que
       const gone = await Promise.all(trees.map(async (tree) => ((await alive(tree)) ? undefined : tree)));
       for (const tree of gone) for (const controller of tree === undefined ? [] : (active.get(tree) ?? [])) controller.abort();
       // Running jobs and the queue's own keys live on while this worker does (QUEUE-26).
-      await Promise.all([...kept].map(([job, seconds]) => keeper.expire(jobHashKey(queueName, job), Math.max(seconds, RUNNING_SECONDS))));
-      await keepAtLeast(keeper, queueWideKeys(queueName), KEPT_SECONDS);
+      await Promise.all([...kept].map(([job, seconds]) => lifetimes.expire(jobHashKey(queueName, job), Math.max(seconds, RUNNING_SECONDS))));
+      await keepAtLeast(lifetimes, queueWideKeys(queueName), KEPT_SECONDS);
     })()
       .catch(() => undefined)
       .finally(() => {
@@ -207,10 +229,11 @@ export async function startQueueWorker(options: QueueWorkerOptions): Promise<Que
     async close() {
       clearInterval(check);
       await worker.close();
+      await keeper.close();
       await runner.close();
       subscriber.disconnect();
       publisher.disconnect();
-      keeper.disconnect();
+      lifetimes.disconnect();
     },
   };
 }

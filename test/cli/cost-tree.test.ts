@@ -1,6 +1,7 @@
 /** Tests of the cost tree and its report (src/cli/cost-tree.ts, src/cli/cost-report.ts): what they read of a trace, and what they leave alone. */
 import { describe, expect, it } from 'vitest';
 import { costReport } from '../../src/cli/cost-report.js';
+import { formatRunTable } from '../../src/cli/cost-table.js';
 import { CostTree } from '../../src/cli/cost-tree.js';
 import type { TraceEventBase } from '../../src/protocol/trace-events.js';
 
@@ -30,6 +31,28 @@ describe('the cost tree', () => {
       ['c', 'done', 'fast', 5, 2, 2],
     ]);
     expect([report.total.inputTokens, report.total.costUsd, report.unfinished]).toEqual([15, 3, []]);
+  });
+
+  it('counts every attempt of a queued child whose job was taken over, and says how many there were (QUEUE-8, QUEUE-32)', () => {
+    const job = (attempt: number) => ({ event: 'queue.job', run: 'c', parent: 'p', depth: 1, job: 'c', queue: 'q', worker: `h:${attempt}`, attempt });
+    const tree = treeOf([
+      { event: 'run.started', run: 'p', parent: null, depth: 0, request: '/p.json', name: 'p', model: 'm:a' },
+      { event: 'delegate.started', run: 'p', parent: null, depth: 0, call: '0.0', child: 'c', name: 'c', model: 'm:a', tier: null },
+      job(1),
+      { event: 'model.response', run: 'c', parent: 'p', depth: 1, step: 0, model: 'm:a', usage: usage(100), costUsd: 1 },
+      job(2),
+      { event: 'model.response', run: 'c', parent: 'p', depth: 1, step: 0, model: 'm:a', usage: usage(100), costUsd: 1 },
+      { event: 'run.completed', run: 'c', parent: 'p', depth: 1 },
+      { event: 'run.completed', run: 'p', parent: null, depth: 0 },
+    ]);
+    const report = costReport(tree, { price: (answer) => answer.costUsd });
+    expect(report.runs.map((cost) => [cost.run.name, cost.run.attempts, cost.own.inputTokens, cost.own.costUsd])).toEqual([
+      ['p', undefined, 0, 0],
+      ['c', 2, 200, 2],
+    ]);
+    const child = formatRunTable(report).find((line) => line.trimStart().startsWith('c '));
+    expect(child).toContain('retried: 2 attempts');
+    expect(formatRunTable(report).find((line) => line.startsWith('p '))).not.toContain('retried');
   });
 
   it("attaches a child that starts before its delegate.started, keeps run.started's name and model, and names a run after its file when the trace gives no name", () => {

@@ -69,7 +69,8 @@ const FIELDS: { [E in TraceEventName]: Record<keyof TraceEventMap[E], 'required'
   'advisor.opinion': { step: 'required', call: 'required', advisor: 'required', instance: 'required', opinion: 'required', votes: 'required' },
   'mcp.connected': { server: 'required', tools: 'required' },
   'queue.job': { job: 'required', queue: 'required', worker: 'required', attempt: 'required' },
-  'mcp.failed': { server: 'required', message: 'required' },
+  'queue.retried': { job: 'required', attempts: 'required', usage: 'required' },
+  'mcp.failed': { server: 'required', tool: 'optional', message: 'required' },
   'run.completed': { output: 'required', meta: 'optional', usage: 'required', usageTotal: 'required' },
   'run.failed': { code: 'required', message: 'required', error: 'required', usage: 'optional', usageTotal: 'optional' },
 };
@@ -193,7 +194,7 @@ describe('the trace event map', () => {
     // Emitted by the successful runs above, and a skipped call and advisors' opinions by the tests below; MCP servers' by test/mcp.
     const music = ['run.completed', 'delegate.completed', 'call.completed', 'call.skipped', 'advisor.opinion', 'mcp.connected', 'mcp.failed'];
     // Emitted by queued child runs on a worker, in test/queue (with exactly its fields there).
-    music.push('queue.job');
+    music.push('queue.job', 'queue.retried');
     // Emitted by a journaled run and its resume, below.
     music.push('journal.started', 'journal.resumed', 'run.resumed', 'model.replayed', 'call.replayed');
     expect(TRACE_EVENT_NAMES.filter((name) => !names.has(name) && !music.includes(name))).toEqual([]);

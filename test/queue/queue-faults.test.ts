@@ -32,7 +32,10 @@ const freshQueue = () => `q${process.pid}-${++queues}`;
  * is taken, `fault` is done to Redis; both delegations must fail with `worker_error` saying
  * `message`, and the parent, whose model sees the failed calls and answers, exits 0 within `withinMs`.
  */
-async function delegationsOutlive(fault: (redis: TestRedis) => unknown, options: { flags?: string[]; message: string; withinMs: number }): Promise<void> {
+async function delegationsOutlive(
+  fault: (redis: TestRedis) => unknown,
+  options: { flags?: string[]; message: string; withinMs: number },
+): Promise<{ stderr: string; workers: string[] }> {
   const own = await startRedis();
   let started: WorkerProcess[] = [];
   try {
@@ -51,6 +54,7 @@ async function delegationsOutlive(fault: (redis: TestRedis) => unknown, options:
       expect(String(event.message)).toContain(options.message);
     }
     expect(result.code).toBe(0);
+    return { stderr: result.stderr, workers: started.map((worker) => worker.stderr()) };
   } finally {
     own.process.kill('SIGCONT');
     await stopWorkers(started);
@@ -125,6 +129,28 @@ describe.skipIf(!redisAvailable)(redisAvailable ? 'the queue under load and faul
     // Bounded by the connection giving up (about 4 s, QUEUE-9) plus the run's own end; the margin is for a loaded machine.
     await delegationsOutlive((redis) => redis.stop(), { message: 'Lost the connection to Redis', withinMs: 30_000 });
   }, 60_000);
+
+  it('fails the waiting delegations with worker_error when Redis restarts empty within the reconnect window, and says the outage once, with no unhandled error stack (QUEUE-33, QUEUE-34)', async () => {
+    let again: TestRedis | undefined;
+    try {
+      // Killed and started again on the same port at once: every connection comes back, to a Redis without the jobs.
+      const { stderr, workers } = await delegationsOutlive(
+        async (redis) => {
+          await redis.stop();
+          again = await startRedis(redis.port);
+        },
+        // Noticed when the connection is ready again, else within the 10 s check; the margin is for a loaded machine.
+        { message: 'is gone from Redis', withinMs: 40_000 },
+      );
+      for (const text of [stderr, ...workers]) {
+        expect(text).not.toContain('Unhandled error event');
+        expect(text.split('\n').filter((line) => line.includes('is not answering')).length).toBeLessThanOrEqual(1);
+      }
+      expect(stderr).toContain('is not answering');
+    } finally {
+      await again?.stop();
+    }
+  }, 90_000);
 
   it('ends the run when Redis stays connected but stops answering: each wait ends by --queue-timeout, and nothing after it hangs (QUEUE-9, QUEUE-10)', async () => {
     // Stopped, not killed: every connection stays open and no command is answered, as behind a dead link.
