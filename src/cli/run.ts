@@ -32,6 +32,7 @@ import { jsonUsage } from './cost-report.js';
 import { createProgress, type Progress } from './progress.js';
 import { TreeCosts } from './tree-costs.js';
 import { REPORT_COMMAND, reportMain } from './report.js';
+import { EXAMPLES_FLAG, exampleArguments, examplesText } from './examples.js';
 import type { QueueChildRunner, QueueChildRunnerOptions } from '../queue/queue-child-runner.js';
 import { connectionFor } from '../queue/redis-url.js';
 import { treeKey } from '../queue/queue-keys.js';
@@ -66,6 +67,8 @@ const USAGE = `Usage: delegate-run <request.json | http(s)://host/path.json> [op
          (where the dollars went; a request file named "report" runs as ./report)
        delegate-run view <trace.jsonl> [--out <file.html>] [--open]
          (the trace as one self-contained HTML page; a request file named "view" runs as ./view)
+       delegate-run --example <name> [options]
+         (runs an example shipped with the package, offline; --examples lists them)
 
 Options:
   --input <json> | --input @file.json   values for the Request's input message
@@ -469,6 +472,18 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
   // A subcommand is its exact name as the first argument (CLI-17); a file of that name is `./report`.
   if (argv[0] === REPORT_COMMAND) return reportMain(argv.slice(1), io);
   if (argv[0] === VIEW_COMMAND) return viewMain(argv.slice(1), io);
+  // The shipped examples (CLI-29): `--examples` lists them, `--example <name>` stands for the command line that runs one.
+  if (argv.includes(EXAMPLES_FLAG)) {
+    io.stdout.write(examplesText());
+    return EXIT.ok;
+  }
+  let example: string[] | undefined;
+  try {
+    example = exampleArguments(argv);
+  } catch (error) {
+    return reportSetupError(error, argv.includes('--json'), io, (line) => io.stderr.write(`${line}\n`));
+  }
+  if (example) return main(example, io);
   const say = (line: string) => io.stderr.write(`${line}\n`);
   let args: ParsedArguments | 'help';
   let resumed: ReturnType<typeof openResumed> | undefined;
