@@ -77,7 +77,11 @@ function run(args) {
 
 function startWorker(url, queue) {
   return new Promise((ready) => {
-    const child = spawn(process.execPath, [WORKER, '--queue', url, '--queue-name', queue, '--concurrency', '256'], { stdio: ['ignore', 'ignore', 'pipe'] });
+    // The tree's folder as its root, and the tree's cassette as its model: a worker runs no model or document a job brings (QUEUE-23).
+    const flags = ['--root', root, '--model', `replay:${join(root, 'boss.cassette.json')}`];
+    const child = spawn(process.execPath, [WORKER, '--queue', url, '--queue-name', queue, '--concurrency', '256', ...flags], {
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
     child.stderr.on('data', (chunk) => String(chunk).includes('taking jobs') && ready(child));
   });
 }

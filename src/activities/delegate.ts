@@ -55,7 +55,8 @@ export function createDelegateActivity(options: DelegateActivityOptions): Activi
       ...(environment.run.delegates === undefined ? {} : { delegates: environment.run.delegates }),
     });
     const attached = handOver(await callAttachments(call, tool, resolved.document, environment, options));
-    const document: RequestDocument = Object.assign({}, resolved.document, { context: [...isolatedContext(resolved.document, context), ...attached.messages] });
+    const scoped = [...context, ...attached.messages];
+    const document: RequestDocument = Object.assign({}, resolved.document, { context: isolatedContext(resolved.document, scoped) });
     const model = options.chooseModel ? options.chooseModel(resolved.document, environment.run.model, environment) : environment.run.model;
     const scopes = metaValue(call, tool, '_scopes');
     const { child, result } = await runDelegation(
@@ -66,6 +67,8 @@ export function createDelegateActivity(options: DelegateActivityOptions): Activi
         ...(attached.files === undefined ? {} : { files: attached.files }),
         ...(model === undefined ? {} : { model }),
         trusted: resolved.trusted,
+        // What the child has besides its resolved document: a queued child travels as its reference and these (QUEUE-23).
+        scoped,
         description: `Delegating "${call._tool}" to ${resolved.location}`,
       },
       {

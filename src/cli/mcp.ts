@@ -68,6 +68,8 @@ const REFUSED_OPTIONS = {
   queue: 'its tools run in this process (QUEUE-1 is for delegate-run)',
   'queue-name': 'its tools run in this process (QUEUE-1 is for delegate-run)',
   'queue-timeout': 'its tools run in this process (QUEUE-1 is for delegate-run)',
+  'queue-heartbeat': 'its tools run in this process (QUEUE-1 is for delegate-run)',
+  'queue-keep': 'its tools run in this process (QUEUE-1 is for delegate-run)',
 } as const;
 
 /** The command line of delegate-mcp: delegate-run's run options, the source as the request, `--http` and its session bounds. */

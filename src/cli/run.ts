@@ -36,6 +36,8 @@ import { EXAMPLES_FLAG, exampleArguments, examplesText } from './examples.js';
 import type { QueueChildRunner, QueueChildRunnerOptions } from '../queue/queue-child-runner.js';
 import { connectionFor } from '../queue/redis-url.js';
 import { treeKey } from '../queue/queue-keys.js';
+import { MAX_KEEP_SECONDS } from '../queue/key-lifetimes.js';
+import { QUEUE_KEY_VARIABLE } from '../queue/queue-job.js';
 import { VIEW_COMMAND, viewMain } from './view.js';
 import { onePositional, parseOrUsageError } from './command-line.js';
 
@@ -102,6 +104,8 @@ Options:
   --queue <redis://...>        run every delegation as a BullMQ job on this Redis, for delegate-worker processes
   --queue-name <name>          the queue's name (default delegate-run)
   --queue-timeout <seconds>    how long one delegation's job may take (default 3600)
+  --queue-heartbeat <seconds>  how long the tree outlives this process on the workers if it is killed (default 30)
+  --queue-keep <seconds>       how long finished jobs are kept on the queue (default 3600, at most 86400)
   --quiet                      no progress on stderr
   --help                       this text
 `;
@@ -155,6 +159,10 @@ export interface ParsedArguments {
   queueName?: string;
   /** `--queue-timeout`, in ms. */
   queueTimeoutMs?: number;
+  /** `--queue-heartbeat`, in ms (QUEUE-25). */
+  queueHeartbeatMs?: number;
+  /** `--queue-keep`, in seconds (QUEUE-26). */
+  queueKeepSeconds?: number;
 }
 
 /** Reads a flag's whole number of at least `minimum`; throws a UsageError naming the flag otherwise. */
@@ -237,6 +245,8 @@ export function parseWithOptions(argv: string[]) {
       queue: { type: 'string' },
       'queue-name': { type: 'string' },
       'queue-timeout': { type: 'string' },
+      'queue-heartbeat': { type: 'string' },
+      'queue-keep': { type: 'string' },
       quiet: { type: 'boolean' },
       help: { type: 'boolean' },
     },
@@ -251,9 +261,8 @@ export function parseArguments(argv: string[], cwd: string): ParsedArguments | '
   const request =
     values.resume === undefined ? onePositional(positionals, 'Expected a request: a .json file or an http(s) URL.', 'request') : positionals.join(' ');
   if (values['resume-changed'] && values.resume === undefined) throw new UsageError('--resume-changed is only for --resume <journal>.');
-  if (values.queue === undefined && (values['queue-name'] !== undefined || values['queue-timeout'] !== undefined)) {
-    throw new UsageError(`--${values['queue-name'] === undefined ? 'queue-timeout' : 'queue-name'} is only for --queue <redis://...>.`);
-  }
+  const queueOnly = (['queue-name', 'queue-timeout', 'queue-heartbeat', 'queue-keep'] as const).find((flag) => values[flag] !== undefined);
+  if (values.queue === undefined && queueOnly !== undefined) throw new UsageError(`--${queueOnly} is only for --queue <redis://...>.`);
   if (values.queue !== undefined) connectionFor(values.queue);
   if (values.resolve !== undefined && values.resolve !== 'runtime' && values.resolve !== 'upfront') {
     throw new UsageError(`--resolve expects runtime or upfront, got "${values.resolve}".`);
@@ -294,6 +303,8 @@ export function parseArguments(argv: string[], cwd: string): ParsedArguments | '
     ...(values.queue === undefined ? {} : { queue: values.queue }),
     ...(values['queue-name'] === undefined ? {} : { queueName: values['queue-name'] }),
     ...(values['queue-timeout'] === undefined ? {} : { queueTimeoutMs: parseTimeoutSeconds(values['queue-timeout'], '--queue-timeout') }),
+    ...(values['queue-heartbeat'] === undefined ? {} : { queueHeartbeatMs: parseTimeoutSeconds(values['queue-heartbeat'], '--queue-heartbeat') }),
+    ...(values['queue-keep'] === undefined ? {} : { queueKeepSeconds: keepSeconds(values['queue-keep']) }),
   };
 }
 
@@ -429,15 +440,30 @@ export function runOptionsFor(args: ParsedArguments, io: CliIo): RunOptions {
   };
 }
 
-/** The queue options of `--queue`, `--queue-name` and `--queue-timeout` (CLI-24): this process relays its tree's remote events. */
-function queueOptions(args: ParsedArguments, say: (line: string) => void): QueueChildRunnerOptions {
+/** `--queue-keep`: whole seconds from 1 to a day (QUEUE-26). */
+function keepSeconds(value: string): number {
+  const seconds = wholeNumber(value, '--queue-keep', 1) as number;
+  if (seconds > MAX_KEEP_SECONDS) throw new UsageError(`--queue-keep expects at most ${MAX_KEEP_SECONDS} seconds (a day), got "${value}".`);
+  return seconds;
+}
+
+/**
+ * The queue options of the `--queue…` flags (CLI-24): this process relays its tree's remote events
+ * and keeps its trees alive (QUEUE-25); its jobs are signed with `DELEGATE_QUEUE_KEY` when it is set
+ * (QUEUE-24).
+ */
+function queueOptions(args: ParsedArguments, env: CliIo['env'], say: (line: string) => void): QueueChildRunnerOptions {
+  const key = env[QUEUE_KEY_VARIABLE] || undefined;
   return {
     url: args.queue as string,
     relay: true,
     // A Redis outage is said once, whatever --quiet says: it explains the failed calls that follow (QUEUE-34).
     say: (line) => say(`delegate-run: ${line}`),
+    ...(key === undefined ? {} : { key }),
     ...(args.queueName === undefined ? {} : { queueName: args.queueName }),
     ...(args.queueTimeoutMs === undefined ? {} : { timeoutMs: args.queueTimeoutMs }),
+    ...(args.queueHeartbeatMs === undefined ? {} : { heartbeatMs: args.queueHeartbeatMs }),
+    ...(args.queueKeepSeconds === undefined ? {} : { keepSeconds: args.queueKeepSeconds }),
   };
 }
 
@@ -513,7 +539,8 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
     stopIdle = io.onIdle?.(() => pending.failStalled().length > 0);
     // Every delegation becomes a job for delegate-worker processes (CLI-24, QUEUE-1); Redis is reached now or never.
     // Loaded only then: BullMQ and its Redis client cost every other run nothing.
-    queue = args.queue === undefined ? undefined : await (await import('../queue/queue-child-runner.js')).QueueChildRunner.connect(queueOptions(args, say));
+    queue =
+      args.queue === undefined ? undefined : await (await import('../queue/queue-child-runner.js')).QueueChildRunner.connect(queueOptions(args, io.env, say));
     runtime.useChildRunner(queue);
     const loaded = await loadEntry(runtime, requestPath);
     const { model, runId } = queuedTop(queue, resumed, chooseModel(args, loaded.loaded, runtime.models as ModelChooser, io, say));

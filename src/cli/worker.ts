@@ -10,6 +10,7 @@ import { UsageError } from '../protocol/errors.js';
 import { createApprovalHook } from '../approvals/approval-policy.js';
 import { DEFAULT_WORKER_CONCURRENCY, startQueueWorker, type QueueWorker } from '../queue/queue-worker.js';
 import { connectionFor, DEFAULT_QUEUE_NAME } from '../queue/redis-url.js';
+import { QUEUE_KEY_VARIABLE } from '../queue/queue-job.js';
 import { parseOrUsageError } from './command-line.js';
 import { isEntryPoint } from './entry.js';
 import { EXIT, loadActivities, runtimeFor, tierModels, type CliIo, type ParsedArguments } from './run.js';
@@ -29,11 +30,16 @@ Options:
   --allow-host <host[:port]>   hosts URL delegates may be fetched from (repeatable)
   --trust-host <host[:port]>   URL delegates from this host may run local Activities (repeatable)
   --base-url <url>             an OpenAI-compatible server (also OPENAI_BASE_URL)
-  --tier <tier>=<spec>         the model of a tier (repeatable; also DELEGATE_MODELS)
+  --model <spec>               a model jobs may ask for, such as openai:gpt-4.1-mini or replay:<cassette> (repeatable)
+  --tier <tier>=<spec>         the model of a tier (repeatable; also DELEGATE_MODELS); jobs may ask for it too
   --approve strict|approve_all how calls of tools with _approval "required" in the jobs are answered (default strict)
   --lock-seconds <n>           how long a job's lock lasts unrenewed before another worker takes it over (default 30);
                                a thread renews it while the job runs, even when an Activity blocks
   --help                       this text
+
+Jobs are checked before they run: a job names its document by a path under --root or a URL, and
+asks for a model, which must be one of --model or --tier. With DELEGATE_QUEUE_KEY set (the same on
+every delegate-run --queue), only jobs signed with it run (spec/queue.md QUEUE-23, QUEUE-24).
 `;
 
 /** The command line of `delegate-worker`, parsed. */
@@ -47,6 +53,8 @@ export interface WorkerArguments {
   trustHosts: string[];
   baseUrl?: string;
   tiers: ReturnType<typeof tierModels>;
+  /** `--model`: the models jobs may ask for, besides the `--tier` ones (QUEUE-23). */
+  models: string[];
   lockMs?: number;
   approve: 'strict' | 'approve_all';
 }
@@ -74,6 +82,7 @@ export function parseWorkerArguments(argv: string[]): WorkerArguments | 'help' {
         'trust-host': { type: 'string', multiple: true },
         'base-url': { type: 'string' },
         tier: { type: 'string', multiple: true },
+        model: { type: 'string', multiple: true },
         'lock-seconds': { type: 'string' },
         approve: { type: 'string' },
         help: { type: 'boolean' },
@@ -98,6 +107,7 @@ export function parseWorkerArguments(argv: string[]): WorkerArguments | 'help' {
     trustHosts: values['trust-host'] ?? [],
     ...(values['base-url'] === undefined ? {} : { baseUrl: values['base-url'] }),
     tiers: tierModels(values.tier ?? []),
+    models: values.model ?? [],
     ...(lockSeconds === undefined ? {} : { lockMs: lockSeconds * 1000 }),
     approve: values.approve === 'approve_all' ? 'approve_all' : 'strict',
   };
@@ -115,6 +125,41 @@ function runArguments(args: WorkerArguments): ParsedArguments {
     tiers: args.tiers,
     quiet: true,
     ...(args.baseUrl === undefined ? {} : { baseUrl: args.baseUrl }),
+  };
+}
+
+/**
+ * The models of the worker's own command line (QUEUE-23): each `--model` and `--tier` spec, created
+ * now (a cassette is read now, and a bad one is a usage error at start). Returns the chooser of a
+ * job's model: the spec of the worker's model a job's spec names (by spec or by the model's id), or
+ * a UsageError naming the ones there are. The `replay:` provider opens no cassette but these, so
+ * a spec in a job, or in a document a job brings, never opens a file the worker did not name.
+ */
+function ownModels(args: WorkerArguments, models: ModelChooser, cwd: string): (spec: string) => string {
+  const own = new Map<string, string>();
+  const specs = [...args.models, ...Object.values(args.tiers)].filter((spec): spec is string => typeof spec === 'string');
+  const replay = models.providers.get('replay');
+  const cassettes = new Set(specs.filter((spec) => spec.startsWith('replay:')).map((spec) => resolve(cwd, spec.slice('replay:'.length))));
+  if (replay) {
+    models.providers.register('replay', (name, options) => {
+      if (!cassettes.has(resolve(options.cwd, name)))
+        throw new UsageError(`This worker opens no cassette but those its command line names (--model replay:<file>); "replay:${name}" is not one of them.`);
+      return replay(name, options);
+    });
+  }
+  for (const spec of specs) {
+    own.set(spec, spec);
+    // Only --model is created now: a --tier model may need a key only its own jobs use.
+    if (args.models.includes(spec)) own.set(models.create(spec).id, spec);
+  }
+  return (spec) => {
+    const found = own.get(spec);
+    if (found !== undefined) return found;
+    const listed = [...new Set(own.values())];
+    throw new UsageError(
+      `The job asks for the model "${spec}", which this worker was not given: it runs its jobs only on the models of its own command line (${listed.length === 0 ? 'none: give --model <spec>' : listed.join(', ')}).`,
+      { available: listed },
+    );
   };
 }
 
@@ -138,6 +183,13 @@ export async function workerMain(argv: string[], io: CliIo, started?: (worker: Q
     const catalog = ModelCatalog.load({ env: io.env, cwd: io.cwd });
     const runtime = runtimeFor(runArguments(args), io, { root, allowHosts: args.allowHosts, activities, catalog });
     const models = runtime.models as ModelChooser;
+    const chosen = ownModels(args, models, io.cwd);
+    const key = io.env[QUEUE_KEY_VARIABLE] || undefined;
+    // Said once at start: without a key, the queue's Redis is the worker's door (QUEUE-24).
+    if (key === undefined)
+      say(
+        `delegate-worker: ${QUEUE_KEY_VARIABLE} is not set, so jobs are not signed: anyone who can write to ${args.queue} can have this worker run the documents under its --root and its hosts, with inputs of their choosing, on its models (spec/queue.md QUEUE-24).`,
+      );
     worker = await startQueueWorker({
       url: args.queue,
       ...(args.queueName === undefined ? {} : { queueName: args.queueName }),
@@ -145,7 +197,11 @@ export async function workerMain(argv: string[], io: CliIo, started?: (worker: Q
       ...(args.lockMs === undefined ? {} : { lockMs: args.lockMs }),
       runtime,
       confirm: createApprovalHook({ mode: args.approve }),
-      model: (spec, standsFor) => ReplayStandIn.of(models.create(spec), standsFor),
+      model: (spec, standsFor) => ReplayStandIn.of(models.create(chosen(spec)), standsFor),
+      resolvers: runtime.resolvers,
+      root,
+      ...(key === undefined ? {} : { key }),
+      onRefused: (job, error) => say(`delegate-worker: refused job ${job}: ${error.message}`),
       say: (line) => say(`delegate-worker: ${line}`),
     });
   } catch (error) {

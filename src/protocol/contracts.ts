@@ -58,6 +58,12 @@ export interface ChildRunRequest {
   model?: Model;
   /** Whether it may run local Activities. */
   trusted: boolean;
+  /**
+   * The messages `request.document.context` ends with that are not the resolved document's own (DEL-9):
+   * the scoped parent messages and the attachments' messages. The Delegation Activity gives them, so a
+   * child run elsewhere is sent as its reference and these (QUEUE-23).
+   */
+  scoped?: Message[];
   /** Says, in a refusal, what was being started: `Delegating "x" to ./y.json`. */
   description: string;
   /** Told the child's run id once the child is admitted, before it starts (for `delegate.started`). */
@@ -287,6 +293,12 @@ export interface RemoteChild {
   /** The live model a replayed model stands for (CAS-15), when known. */
   standsFor?: string;
   trusted: boolean;
+  /**
+   * The messages the child's context has after its document's own (DEL-9): the scoped parent
+   * messages and the attachments' messages, when `request` is a document resolved from a
+   * reference, so a queue can send the reference and these instead of the document (QUEUE-23).
+   */
+  scoped?: Message[];
   /** A worker of the built-in `delegate` tool (DEL-24). */
   worker?: boolean;
   /** Native attachment parts (ATT-6), their bytes as base64. */

@@ -1,5 +1,5 @@
 /** The parent side of the queue (QUEUE-1): every child run becomes a BullMQ job, and the caller waits for its result. */
-import { type Job, Queue, QueueEvents } from 'bullmq';
+import { Job, Queue, QueueEvents } from 'bullmq';
 import { Redis } from 'ioredis';
 import { abortable, onAbort } from '../protocol/cancellation.js';
 import { DelegateError, UsageError, cancelled, type ProtocolError } from '../protocol/errors.js';
@@ -15,7 +15,10 @@ import {
   cassetteClaimsKey,
   jobCancelChannel,
   jobCancelledKey,
+  jobHashKey,
   jobIdOf,
+  KEPT_SECONDS,
+  queueWideKeys,
   runsKey,
   traceStreamKey,
   treeKey,
@@ -27,6 +30,9 @@ import { RedisTreeBounds } from './redis-tree-bounds.js';
 import { connectionFor, DEFAULT_QUEUE_NAME } from './redis-url.js';
 import { failedResult, resultFromJson, type RunResultJson } from './run-result-json.js';
 import { TraceStreamReader } from './trace-relay.js';
+import { JobWaits } from './job-waits.js';
+import { DEFAULT_HEARTBEAT_MS, DEFAULT_KEEP_SECONDS, keepAtLeast, keepUnlessSet, MAX_KEEP_SECONDS, TreeHeartbeats } from './key-lifetimes.js';
+import { jobOf } from './queue-job.js';
 import { earlierAttempts } from './job-attempt.js';
 import { type ErrorEmitter, RedisOutage } from './redis-outage.js';
 
@@ -59,6 +65,12 @@ export interface QueueChildRunnerOptions {
    * to the tree's stream.
    */
   relay: boolean;
+  /** The key jobs are signed with (`DELEGATE_QUEUE_KEY`, QUEUE-24); unsigned without one. */
+  key?: string;
+  /** How long a tree's heartbeat lasts unrefreshed (`--queue-heartbeat`, default 30 s, QUEUE-25); only the top process (`relay`) beats. */
+  heartbeatMs?: number;
+  /** How long a finished job is kept (`--queue-keep`, default an hour, at most a day, QUEUE-26). */
+  keepSeconds?: number;
   /** Says a line to the operator (the CLI: stderr): a Redis outage, once (QUEUE-34). */
   say?: (line: string) => void;
 }
@@ -92,6 +104,7 @@ export class QueueChildRunner implements RemoteChildRunner {
     private readonly command: Redis,
     private readonly reader: TraceStreamReader | undefined,
     private readonly timeoutMs: number,
+    private readonly setting: { key: string | undefined; keepSeconds: number; heartbeats: TreeHeartbeats | undefined; waits: JobWaits },
     private readonly outage: RedisOutage,
   ) {
     // A connection that gave up reconnecting fails every waiting child instead of leaving it hanging (QUEUE-9).
@@ -137,7 +150,20 @@ export class QueueChildRunner implements RemoteChildRunner {
     const reader = options.relay
       ? new TraceStreamReader(outage.watch(command.duplicate({ maxRetriesPerRequest: null, enableOfflineQueue: true })), queueName)
       : undefined;
-    return new QueueChildRunner(queueName, options.url, queue, events, command, reader, options.timeoutMs ?? DEFAULT_JOB_TIMEOUT_MS, outage);
+    // One listener per kind of end for all the jobs waited on, not one per job (QUEUE-10).
+    const waits = new JobWaits(events);
+    const heartbeats = options.relay ? new TreeHeartbeats(command, queueName, options.heartbeatMs ?? DEFAULT_HEARTBEAT_MS) : undefined;
+    return new QueueChildRunner(
+      queueName,
+      options.url,
+      queue,
+      events,
+      command,
+      reader,
+      options.timeoutMs ?? DEFAULT_JOB_TIMEOUT_MS,
+      { key: options.key, keepSeconds: Math.min(options.keepSeconds ?? DEFAULT_KEEP_SECONDS, MAX_KEEP_SECONDS), heartbeats, waits },
+      outage,
+    );
   }
 
   /** Queues the child as a job, relays its events, and resolves to its result (QUEUE-3); never throws. */
@@ -148,17 +174,27 @@ export class QueueChildRunner implements RemoteChildRunner {
     const session = child.journal?.session ?? 0;
     if (this.reader && session > 0) await this.supersede(child.parent.root, session);
     let job: Awaited<ReturnType<Queue['add']>>;
+    // The tree is kept alive while its child is queued, so workers end its jobs once this process is gone (QUEUE-25).
+    let release = (): void => undefined;
     try {
+      if (this.setting.heartbeats) release = await this.setting.heartbeats.hold(tree);
+      const keep = this.setting.keepSeconds;
       // A resumed tree's jobs are its session's: a job its killed session left behind is not answered for it (QUEUE-12).
       job = await answered(
-        this.queue.add('child', child, {
+        this.queue.add('child', jobOf(child, this.setting.key), {
           jobId: jobIdOf(child),
           attempts: 1,
-          removeOnComplete: { age: 3600 },
-          removeOnFail: { age: 3600 },
+          removeOnComplete: { age: keep },
+          removeOnFail: { age: keep },
         }),
       );
+      // A job no worker ever takes lives no longer than its wait; the queue's own keys a day (QUEUE-26).
+      // Not waited for: the job is queued either way.
+      void keepUnlessSet(this.command, jobHashKey(this.queueName, job.id as string), Math.ceil(this.timeoutMs / 1000) + keep)
+        .then(() => keepAtLeast(this.command, queueWideKeys(this.queueName), KEPT_SECONDS))
+        .catch(() => undefined);
     } catch (error) {
+      release();
       return failedResult(
         child.id,
         new DelegateError('worker_error', `Cannot queue the child run on ${this.url}: ${(error as Error).message}`, { queue: this.queueName }),
@@ -181,10 +217,12 @@ export class QueueChildRunner implements RemoteChildRunner {
     });
     try {
       const outcome = await Promise.race([
-        job.waitUntilFinished(this.events, this.timeoutMs).then(
-          (value: JobReturn) => ({ value }),
-          (error: Error) => ({ error }),
-        ),
+        this.setting.waits
+          .finished<JobReturn>(job, this.timeoutMs, (queued) => this.ended(queued))
+          .then(
+            (value: JobReturn) => ({ value }),
+            (error: Error) => ({ error }),
+          ),
         abandoned.then((result) => ({ result })),
         this.lost.then((message) => ({ lost: message })),
         gone.then((message) => ({ lost: message })),
@@ -209,7 +247,17 @@ export class QueueChildRunner implements RemoteChildRunner {
       this.waiting.delete(jobId);
       unfollow();
       clearTimeout(grace);
+      release();
     }
+  }
+
+  /** How a job that ended before its wait began ended, read from Redis once; undefined while it has not (QUEUE-10). */
+  private async ended(job: Job): Promise<{ value: JobReturn } | { error: Error } | undefined> {
+    const state = await answered(job.getState());
+    if (state !== 'completed' && state !== 'failed') return undefined;
+    const finished = await answered(Job.fromId<unknown, JobReturn>(this.queue, job.id as string));
+    if (!finished) return undefined;
+    return state === 'completed' ? { value: finished.returnvalue } : { error: new Error(finished.failedReason) };
   }
 
   /**
@@ -359,6 +407,8 @@ export class QueueChildRunner implements RemoteChildRunner {
 
   /** Stops relaying, deletes the streams of the trees it relayed and closes every connection. */
   async close(): Promise<void> {
+    this.setting.waits.close();
+    await this.setting.heartbeats?.close();
     clearInterval(this.checker);
     this.outage.close();
     if (this.reader) {

@@ -70,6 +70,22 @@ export function streamIdReached(a: string, b: string): boolean {
   return aMs > bMs || (aMs === bMs && aSeq >= bSeq);
 }
 
+/** The key whose life says the tree's top process is alive: it refreshes it, and workers end the jobs of a tree whose key is gone (QUEUE-25). */
+export function aliveKey(queueName: string, tree: string): string {
+  return `delegate-run:${queueName}:alive:${tree}`;
+}
+
+/** BullMQ's hash of a job, holding its data and result (QUEUE-26). */
+export function jobHashKey(queueName: string, job: string): string {
+  return `bull:${queueName}:${job}`;
+}
+
+/** BullMQ's keys of the queue as a whole, which the queue mode gives a lifetime as well (QUEUE-26). */
+export function queueWideKeys(queueName: string): string[] {
+  const names = ['meta', 'id', 'events', 'wait', 'paused', 'active', 'completed', 'failed', 'delayed', 'prioritized', 'pc', 'marker', 'stalled', 'limiter'];
+  return names.map((name) => `bull:${queueName}:${name}`);
+}
+
 /** The list of a job's non-idempotent calls, each recorded before its Activity ran (QUEUE-31), that a later attempt at the job replays as started. */
 export function startedCallsKey(queueName: string, job: string): string {
   return `delegate-run:${queueName}:started-calls:${job}`;

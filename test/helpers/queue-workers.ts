@@ -1,6 +1,6 @@
 // Starts and stops delegate-worker processes for the queue tests.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import { offlineEnv } from './cli.js';
 
 /** The built worker binary. */
@@ -55,4 +55,9 @@ export async function stopWorkers(workers: readonly WorkerProcess[]): Promise<vo
         }),
     ),
   );
+}
+
+/** The flags a worker needs to run the jobs of a tree whose Requests are in `folder`: that folder as its root, and the cassette its jobs ask for (QUEUE-23). */
+export function folderFlags(folder: string, cassette = 'boss.cassette.json'): string[] {
+  return ['--root', folder, '--model', `replay:${join(folder, cassette)}`];
 }

@@ -58,7 +58,9 @@ describe.skipIf(!redisAvailable)(
     it("gives a child on a worker the attached PDF's bytes as a native part and the text file as a message", async () => {
       const root = deckRoot({ policy: { maxCount: 2, allowSuffixes: ['.pdf', '.txt'] }, pdf: PDF });
       const queue = `att${process.pid}-1`;
-      const [worker] = (await queues.start(1, queue, ['--root', root, '--base-url', `${server.url}/v1`], ENV)) as [WorkerProcess];
+      const [worker] = (await queues.start(1, queue, ['--root', root, '--base-url', `${server.url}/v1`, '--model', 'openai:gpt-4.1-mini'], ENV)) as [
+        WorkerProcess,
+      ];
       attachments = ['input/deck.pdf', 'input/notes.txt'];
       const { result, events } = await run(root, queue);
       expect(result.code, result.stderr + result.stdout).toBe(0);

@@ -5,7 +5,7 @@ import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readTrace, runCli, tempDir } from '../helpers/cli.js';
 import { fanOutFolder } from '../helpers/queue-fixture.js';
-import { startWorkers, stopWorkers, type WorkerProcess } from '../helpers/queue-workers.js';
+import { folderFlags, startWorkers, stopWorkers, type WorkerProcess } from '../helpers/queue-workers.js';
 import { REDIS_SKIP_REASON, redisAvailable, startRedis, type TestRedis } from '../helpers/redis-server.js';
 import { RedisCassetteClaims } from '../../src/queue/redis-cassette-claims.js';
 
@@ -49,12 +49,16 @@ function childOutputs(trace: string): unknown[] {
 
 describe.skipIf(!redisAvailable)(redisAvailable ? 'a cassette shared by the processes of a queued tree' : `queue cassette tests, ${REDIS_SKIP_REASON}`, () => {
   let redis: TestRedis;
-  let workers: WorkerProcess[] = [];
+  const workers: WorkerProcess[] = [];
 
   beforeAll(async () => {
     redis = await startRedis();
-    workers = await startWorkers(redis.url, 2, ['--queue-name', QUEUE, '--concurrency', '1']);
   });
+
+  /** Two workers, one job at a time each, for the tree in `folder`, on a queue of its own (QUEUE-23: a worker runs the cassette its command line names). */
+  const workersFor = async (folder: string, queue: string) => {
+    workers.push(...(await startWorkers(redis.url, 2, ['--queue-name', queue, '--concurrency', '1', ...folderFlags(folder)])));
+  };
 
   afterAll(async () => {
     await stopWorkers(workers);
@@ -63,6 +67,7 @@ describe.skipIf(!redisAvailable)(redisAvailable ? 'a cassette shared by the proc
 
   it('answers three children over two workers with the three entries, each once, as in process', async () => {
     const folder = threeAnswersFolder();
+    await workersFor(folder, `${QUEUE}-three`);
     const localTrace = join(tempDir(), 'local.jsonl');
     const local = await runCli([join(folder, 'boss.json'), '--json', '--quiet', '--trace', localTrace]);
     expect(local.code, local.stderr).toBe(0);
@@ -70,7 +75,7 @@ describe.skipIf(!redisAvailable)(redisAvailable ? 'a cassette shared by the proc
     // Twice on the queue: a second tree has entries of its own, not those the first used up.
     for (const round of [1, 2]) {
       const trace = join(tempDir(), `queued-${round}.jsonl`);
-      const queued = await runCli([join(folder, 'boss.json'), '--json', '--quiet', '--trace', trace, '--queue', redis.url, '--queue-name', QUEUE]);
+      const queued = await runCli([join(folder, 'boss.json'), '--json', '--quiet', '--trace', trace, '--queue', redis.url, '--queue-name', `${QUEUE}-three`]);
       expect(queued.code, queued.stderr).toBe(0);
       expect(JSON.parse(queued.stdout).output).toEqual({ done: 3 });
       expect(childOutputs(trace)).toEqual(['first', 'second', 'third']);
@@ -86,10 +91,11 @@ describe.skipIf(!redisAvailable)(redisAvailable ? 'a cassette shared by the proc
     // The task answers with an object too, so that one entry fits both Requests.
     const task = JSON.parse(readFileSync(join(folder, 'task.json'), 'utf8'));
     writeFileSync(join(folder, 'task.json'), JSON.stringify({ ...task, schema: { type: 'object' } }));
+    await workersFor(folder, `${QUEUE}-shared`);
     const local = await runCli([join(folder, 'boss.json'), '--json', '--quiet']);
     expect(JSON.parse(local.stdout).output).toEqual({ done: 2 });
     const trace = join(tempDir(), 'queued.jsonl');
-    const queued = await runCli([join(folder, 'boss.json'), '--json', '--quiet', '--trace', trace, '--queue', redis.url, '--queue-name', QUEUE]);
+    const queued = await runCli([join(folder, 'boss.json'), '--json', '--quiet', '--trace', trace, '--queue', redis.url, '--queue-name', `${QUEUE}-shared`]);
     expect(queued.code, queued.stderr).toBe(0);
     expect(childOutputs(trace)).toEqual([{ done: 1 }]);
     expect(JSON.parse(queued.stdout).output).toEqual({ done: 2 });

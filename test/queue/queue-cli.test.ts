@@ -1,6 +1,7 @@
 // The command lines of the queue without Redis: delegate-worker's usage errors and help, and delegate-mcp refusing --queue (CLI-24, CLI-25, MCP-8).
 import { describe, expect, it } from 'vitest';
 import { parseMcpArguments } from '../../src/cli/mcp.js';
+import { parseArguments } from '../../src/cli/run.js';
 import { parseWorkerArguments } from '../../src/cli/worker.js';
 import { connectionFor } from '../../src/queue/redis-url.js';
 import { runCli } from '../helpers/cli.js';
@@ -23,7 +24,10 @@ describe('delegate-worker and --queue on the command line', () => {
       lockMs: 2000,
       approve: 'approve_all',
     });
-    expect(parseWorkerArguments(['--queue', 'redis://h:1/0'])).toMatchObject({ approve: 'strict', activities: [] });
+    expect(parseWorkerArguments(['--queue', 'redis://h:1/0'])).toMatchObject({ approve: 'strict', activities: [], models: [] });
+    expect(parseWorkerArguments(['--queue', 'redis://h:1/0', '--model', 'replay:a.json', '--model', 'openai:gpt-4.1-mini'])).toMatchObject({
+      models: ['replay:a.json', 'openai:gpt-4.1-mini'],
+    });
     expect(() => parseWorkerArguments([])).toThrow('--queue <redis://host:port/db> is required');
     expect(() => parseWorkerArguments(['--queue', 'redis://h:1/0', '--concurrency', '0'])).toThrow(
       '--concurrency expects a whole number of at least 1, got "0".',
@@ -39,6 +43,23 @@ describe('delegate-worker and --queue on the command line', () => {
     const help = await runCli(['--help'], { bin: WORKER_BIN });
     expect(help.code).toBe(0);
     expect(help.stdout).toContain('Usage: delegate-worker --queue');
+  });
+
+  it('reads --queue-heartbeat and --queue-keep only with --queue, the keep at most a day (QUEUE-25, QUEUE-26)', () => {
+    expect(parseArguments(['r.json', '--queue', 'redis://h:1/0', '--queue-heartbeat', '5', '--queue-keep', '60'], '/')).toMatchObject({
+      queueHeartbeatMs: 5000,
+      queueKeepSeconds: 60,
+    });
+    expect(() => parseArguments(['r.json', '--queue-heartbeat', '5'], '/')).toThrow('--queue-heartbeat is only for --queue <redis://...>.');
+    expect(() => parseArguments(['r.json', '--queue', 'redis://h:1/0', '--queue-keep', '90000'], '/')).toThrow(
+      '--queue-keep expects at most 86400 seconds (a day), got "90000".',
+    );
+  });
+
+  it('exits 2 at start for a --model cassette it cannot read, before taking any job (QUEUE-23)', async () => {
+    const worker = await runCli(['--queue', 'redis://127.0.0.1:1/0', '--model', 'replay:/nonexistent/cassette.json'], { bin: WORKER_BIN });
+    expect(worker.code).toBe(2);
+    expect(worker.stderr).toContain('/nonexistent/cassette.json');
   });
 
   it('is refused by delegate-mcp, whose tools run in its own process (MCP-8)', () => {

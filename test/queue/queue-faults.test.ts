@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { exited, readTrace, runCli, startCli, tempDir, waitFor } from '../helpers/cli.js';
 import { bossOf, fanOutFolder, jobCounts } from '../helpers/queue-fixture.js';
 import { useQueuePool } from '../helpers/queue-pool.js';
-import { startWorkers, stopWorkers, type WorkerProcess } from '../helpers/queue-workers.js';
+import { folderFlags, startWorkers, stopWorkers, type WorkerProcess } from '../helpers/queue-workers.js';
 import { REDIS_SKIP_REASON, redisAvailable, startRedis, type TestRedis } from '../helpers/redis-server.js';
 
 /** The command line of a queued boss run: `--json --quiet` on the queue `queue` of `url`, with `extra` flags. */
@@ -40,8 +40,8 @@ async function delegationsOutlive(
   let started: WorkerProcess[] = [];
   try {
     const queue = freshQueue();
-    started = await startWorkers(own.url, 1, ['--queue-name', queue]);
     const folder = fanOutFolder(2, { delayMs: 60_000 });
+    started = await startWorkers(own.url, 1, ['--queue-name', queue, ...folderFlags(folder)]);
     const trace = join(tempDir(), 'trace.jsonl');
     const { done } = startCli(queuedRun(folder, own.url, queue, ...(options.flags ?? []), '--trace', trace));
     await waitFor(() => traced(trace, 'queue.job'), 20_000);
@@ -68,8 +68,8 @@ describe.skipIf(!redisAvailable)(redisAvailable ? 'the queue under load and faul
 
   it('fans 200 delegations out over 3 worker processes with the output and usage of the same run in process', async () => {
     const queue = freshQueue();
-    const started = await pool(3, queue, ['--concurrency', '100']);
     const folder = fanOutFolder(200);
+    const started = await pool(3, queue, ['--concurrency', '100', ...folderFlags(folder)]);
     const local = await runCli([bossOf(folder), '--json', '--quiet']);
     expect(local.code).toBe(0);
     const trace = join(tempDir(), 'trace.jsonl');
@@ -89,8 +89,8 @@ describe.skipIf(!redisAvailable)(redisAvailable ? 'the queue under load and faul
 
   it('cancels the tree on SIGINT: the parent exits 130, no job is left active or waiting 2 s later', async () => {
     const queue = freshQueue();
-    const [worker] = await pool(1, queue);
     const folder = fanOutFolder(3, { delayMs: 60_000 });
+    const [worker] = await pool(1, queue, folderFlags(folder));
     const trace = join(tempDir(), 'trace.jsonl');
     const { child, done } = startCli(queuedRun(folder, queues.redis.url, queue, '--trace', trace, '--max-concurrency', '2'));
     await waitFor(() => traced(trace, 'queue.job'), 20_000);
@@ -107,14 +107,14 @@ describe.skipIf(!redisAvailable)(redisAvailable ? 'the queue under load and faul
 
   it('hands the job of a SIGKILLed worker to another: the parent completes, each attempt traced', async () => {
     const queue = freshQueue();
-    const [doomed] = await pool(1, queue, ['--lock-seconds', '1']);
     const folder = fanOutFolder(1, { delayMs: 3000 });
+    const [doomed] = await pool(1, queue, ['--lock-seconds', '1', ...folderFlags(folder)]);
     const trace = join(tempDir(), 'trace.jsonl');
     const { done } = startCli(queuedRun(folder, queues.redis.url, queue, '--trace', trace));
     await waitFor(() => traced(trace, 'queue.job'), 20_000);
     doomed?.child.kill('SIGKILL');
     // The rescuer's own lock is long, so a loaded machine cannot make it miss a renewal and stall the job a second time.
-    const [rescuer] = await pool(1, queue, ['--lock-seconds', '10']);
+    const [rescuer] = await pool(1, queue, ['--lock-seconds', '10', ...folderFlags(folder)]);
     if (!rescuer) throw new Error('no rescuer started');
     const result = await exited(done, 'the parent of a killed worker').catch(async () => done);
     expect(result.code).toBe(0);
@@ -164,8 +164,8 @@ describe.skipIf(!redisAvailable)(redisAvailable ? 'the queue under load and faul
 
   it('bounds a job whose result never comes by --queue-timeout', async () => {
     const queue = freshQueue();
-    await pool(1, queue);
     const folder = fanOutFolder(1, { delayMs: 30_000 });
+    await pool(1, queue, folderFlags(folder));
     const trace = join(tempDir(), 'trace.jsonl');
     const result = await runCli(queuedRun(folder, queues.redis.url, queue, '--queue-timeout', '1', '--trace', trace));
     expect(result.code).toBe(0);
@@ -176,8 +176,8 @@ describe.skipIf(!redisAvailable)(redisAvailable ? 'the queue under load and faul
 
   it("stops the tree at the budget across workers: the parent's next model call sees what the workers spent", async () => {
     const queue = freshQueue();
-    await pool(2, queue);
     const folder = fanOutFolder(4, { taskTokens: 1000 });
+    await pool(2, queue, folderFlags(folder));
     const local = await runCli([bossOf(folder), '--json', '--quiet', '--budget-tokens', '2000']);
     const queued = await runCli(queuedRun(folder, queues.redis.url, queue, '--budget-tokens', '2000'));
     expect(JSON.parse(local.stdout)).toMatchObject({ ok: false, error: { code: 'budget_exceeded' } });
@@ -187,8 +187,8 @@ describe.skipIf(!redisAvailable)(redisAvailable ? 'the queue under load and faul
 
   it('answers approvals on a worker by its --approve policy, strict by default', async () => {
     const queue = freshQueue();
-    await pool(1, queue);
     const folder = fanOutFolder(1, { approval: true });
+    await pool(1, queue, folderFlags(folder));
     const trace = join(tempDir(), 'trace.jsonl');
     const result = await runCli(queuedRun(folder, queues.redis.url, queue, '--approve', 'approve_all', '--trace', trace));
     expect(result.code).toBe(0);

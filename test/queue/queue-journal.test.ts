@@ -1,5 +1,5 @@
 // A journaled tree on the queue (QUEUE-12 to QUEUE-16): the journal holds the workers' events, and a parent SIGKILLed mid-tree resumes with --queue, the children in flight replaying their journaled answers on the workers; on a real redis-server with two delegate-worker processes and a loopback model.
-import { copyFileSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -49,6 +49,7 @@ describe.skipIf(!redisAvailable)(redisAvailable ? 'a journaled tree on the queue
   /** Every answer the loopback model gave, as its JSON: what was paid for. */
   const paid: string[] = [];
   const env = { OPENAI_API_KEY: 'sk-test' };
+  const root = tempDir();
 
   beforeAll(async () => {
     server = await startServer([
@@ -64,7 +65,13 @@ describe.skipIf(!redisAvailable)(redisAvailable ? 'a journaled tree on the queue
       },
     ]);
     redis = await startRedis();
-    workers = await startWorkers(redis.url, 2, ['--queue-name', QUEUE, '--concurrency', '2', '--base-url', `${server.url}/v1`], env);
+    // The trees' folders are under one root, the workers' own, and their jobs ask for the one model the workers are given (QUEUE-23).
+    workers = await startWorkers(
+      redis.url,
+      2,
+      ['--queue-name', QUEUE, '--concurrency', '2', '--base-url', `${server.url}/v1`, '--root', root, '--model', 'openai:gpt-4.1-mini'],
+      env,
+    );
   });
 
   afterAll(async () => {
@@ -74,10 +81,14 @@ describe.skipIf(!redisAvailable)(redisAvailable ? 'a journaled tree on the queue
   });
 
   function setUp(): { folder: string; boss: string; flags: string[] } {
-    const folder = tempDir();
+    const folder = mkdtempSync(join(root, 'tree-'));
     writeFileSync(join(folder, 'boss.json'), JSON.stringify(BOSS));
     writeFileSync(join(folder, 'helper.json'), JSON.stringify(HELPER));
-    return { folder, boss: join(folder, 'boss.json'), flags: ['--model', 'openai:gpt-4.1-mini', '--base-url', `${server.url}/v1`, '--json', '--quiet'] };
+    return {
+      folder,
+      boss: join(folder, 'boss.json'),
+      flags: ['--model', 'openai:gpt-4.1-mini', '--base-url', `${server.url}/v1`, '--root', root, '--json', '--quiet'],
+    };
   }
 
   const queued = ['--queue', '', '--queue-name', QUEUE];

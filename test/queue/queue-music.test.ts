@@ -13,7 +13,8 @@ describe.skipIf(!redisAvailable)(redisAvailable ? 'delegations as BullMQ jobs on
 
   beforeAll(async () => {
     redis = await startRedis();
-    workers = await startWorkers(redis.url, 2);
+    // The music folder is the workers' root, and its cassette the model they are given (QUEUE-23).
+    workers = await startWorkers(redis.url, 2, ['--root', 'requests/music', '--model', 'replay:requests/music/producer.cassette.json']);
   });
 
   afterAll(async () => {

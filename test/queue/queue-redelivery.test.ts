@@ -6,6 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { exited, folderWith, readTrace, startCli, tempDir, waitFor } from '../helpers/cli.js';
 import { bossOf } from '../helpers/queue-fixture.js';
 import { useQueuePool } from '../helpers/queue-pool.js';
+import { folderFlags } from '../helpers/queue-workers.js';
 import { REDIS_SKIP_REASON, redisAvailable } from '../helpers/redis-server.js';
 
 /** What the task's answers cost: step 0 asks for the charge, step 1 ends the run. */
@@ -101,7 +102,7 @@ describe.skipIf(!redisAvailable)(redisAvailable ? 'a job redelivered, on a real 
     const queue = freshQueue();
     const folder = chargeFolder();
     // Two workers with a lock of 1 s, each checking for stalled jobs every 0.5 s; the charge blocks its worker's event loop for 4 s.
-    await pool.start(2, queue, ['--lock-seconds', '1', '--activities', join(folder, 'charge.mjs')], { CHARGE_BUSY_MS: '4000' });
+    await pool.start(2, queue, ['--lock-seconds', '1', '--activities', join(folder, 'charge.mjs'), ...folderFlags(folder)], { CHARGE_BUSY_MS: '4000' });
     const trace = join(tempDir(), 'trace.jsonl');
     const { done } = startCli([bossOf(folder), '--json', '--quiet', '--queue', pool.redis.url, '--queue-name', queue, '--trace', trace]);
     const result = await exited(done, 'the parent of a busy worker', 45_000);
@@ -114,7 +115,7 @@ describe.skipIf(!redisAvailable)(redisAvailable ? 'a job redelivered, on a real 
   it('does not run the non-idempotent Activity of a SIGKILLed worker again unasked, and counts what both attempts paid, marked retried (QUEUE-31, QUEUE-32)', async () => {
     const queue = freshQueue();
     const folder = chargeFolder();
-    const flags = ['--activities', join(folder, 'charge.mjs')];
+    const flags = ['--activities', join(folder, 'charge.mjs'), ...folderFlags(folder)];
     const [doomed] = await pool.start(1, queue, ['--lock-seconds', '1', ...flags], { CHARGE_SLEEP_MS: '60000' });
     const trace = join(tempDir(), 'trace.jsonl');
     const { done } = startCli([bossOf(folder), '--json', '--quiet', '--queue', pool.redis.url, '--queue-name', queue, '--trace', trace]);
@@ -154,7 +155,7 @@ describe.skipIf(!redisAvailable)(redisAvailable ? 'a job redelivered, on a real 
   it('lets a worker stopped mid-job, whose job was taken over, run no non-idempotent call when it goes on: its record needs the lock (QUEUE-31)', async () => {
     const queue = freshQueue();
     const folder = chargeFolder({ pauseFirst: true });
-    const flags = ['--activities', join(folder, 'charge.mjs')];
+    const flags = ['--activities', join(folder, 'charge.mjs'), ...folderFlags(folder)];
     const [stopped] = await pool.start(1, queue, ['--lock-seconds', '1', ...flags], { PAUSE_MS: '3000' });
     if (!stopped) throw new Error('no worker started');
     const trace = join(tempDir(), 'trace.jsonl');

@@ -6,6 +6,7 @@ import { readTrace, runCli, tempDir } from '../helpers/cli.js';
 import { bossOf, fanOutFolder, jobCounts } from '../helpers/queue-fixture.js';
 import { jobsOf, nestedTreeFolder } from '../helpers/queue-tree-fixture.js';
 import { useQueuePool } from '../helpers/queue-pool.js';
+import { folderFlags } from '../helpers/queue-workers.js';
 import { REDIS_SKIP_REASON, redisAvailable } from '../helpers/redis-server.js';
 
 let queues = 0;
@@ -17,8 +18,8 @@ describe.skipIf(!redisAvailable)(
   () => {
     const queues = useQueuePool();
 
-    /** `count` workers on `queue` whose resolvers are confined to `folder`, where the tree's documents are. */
-    const pool = (count: number, queue: string, folder: string, extra: string[] = []) => queues.start(count, queue, ['--root', folder, ...extra]);
+    /** `count` workers on `queue` whose resolvers are confined to `folder`, where the tree's documents are, with its cassette as their model (QUEUE-23). */
+    const pool = (count: number, queue: string, folder: string, extra: string[] = []) => queues.start(count, queue, [...folderFlags(folder), ...extra]);
 
     /** delegate-run on the boss of `folder` with `flags`, its children queued on `queue`, traced to `trace`. */
     const runQueued = (folder: string, queue: string, trace: string, ...flags: string[]) =>

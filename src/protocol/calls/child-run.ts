@@ -103,6 +103,7 @@ function remoteChild(scope: CallScope, id: string, parent: RemoteChild['parent']
     model: model?.id ?? null,
     ...(standsFor === undefined ? {} : { standsFor }),
     trusted: child.trusted,
+    ...(child.scoped === undefined ? {} : { scoped: child.scoped }),
     ...(child.worker ? { worker: true } : {}),
     ...(child.files === undefined || child.files.length === 0 ? {} : { files: filesToJson(child.files) }),
     options: {
