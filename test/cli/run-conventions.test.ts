@@ -1,0 +1,64 @@
+// The command-line conventions every executable keeps (CLI-28): --version, -h per subcommand, and one line with the nearest name for an unknown one.
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { runCli } from '../helpers/cli.js';
+
+const VERSION = (JSON.parse(readFileSync('package.json', 'utf8')) as { version: string }).version;
+const BINARIES = ['run', 'serve', 'mcp', 'worker'].map((name) => resolve(`dist/cli/${name}.js`));
+
+describe('the command-line conventions of every executable (CLI-28)', () => {
+  it('prints the package version with --version and exits 0, on every executable', async () => {
+    for (const bin of BINARIES) {
+      const result = await runCli(['--version'], { bin });
+      expect(result.code, bin).toBe(0);
+      expect(result.stdout, bin).toBe(`${VERSION}\n`);
+    }
+  });
+
+  it('prints only the usage of the subcommand asked with -h or --help', async () => {
+    for (const [subcommand, usage] of [
+      ['report', 'Usage: delegate-run report <trace.jsonl>'],
+      ['view', 'Usage: delegate-run view <trace.jsonl>'],
+    ]) {
+      for (const flag of ['-h', '--help']) {
+        const result = await runCli([subcommand as string, flag]);
+        expect(result.code).toBe(0);
+        expect(result.stdout.startsWith(usage as string)).toBe(true);
+        expect(result.stdout).not.toContain('--max-steps');
+      }
+    }
+    const top = await runCli(['-h']);
+    expect(top.code).toBe(0);
+    expect(top.stdout).toContain('--max-steps');
+  });
+
+  it('names an unknown option and the nearest one in one line, exit 2, on every executable', async () => {
+    const cases: Array<[string, string[], string]> = [
+      ['run', ['requests/plan/welcome.json', '--max-step', '3'], 'delegate-run: unknown option --max-step; did you mean --max-steps?\n'],
+      ['run', ['requests/plan/welcome.json', '--max-step=3'], 'delegate-run: unknown option --max-step; did you mean --max-steps?\n'],
+      ['run', ['view', 'trace.jsonl', '--oput', 'x.html'], 'delegate-run view: unknown option --oput; did you mean --out?\n'],
+      ['serve', ['--prot', '0'], 'delegate-serve: unknown option --prot; did you mean --port?\n'],
+      ['mcp', ['--htpp', '0'], 'delegate-mcp: unknown option --htpp; did you mean --http?\n'],
+      ['worker', ['--queu', 'redis://127.0.0.1:1'], 'delegate-worker: unknown option --queu; did you mean --queue?\n'],
+    ];
+    for (const [name, args, line] of cases) {
+      const result = await runCli(args, { bin: resolve(`dist/cli/${name}.js`) });
+      expect(result.code, args.join(' ')).toBe(2);
+      expect(result.stderr, args.join(' ')).toBe(line);
+    }
+    const far = await runCli(['requests/plan/welcome.json', '--frobnicate']);
+    expect(far.code).toBe(2);
+    expect(far.stderr).toBe('delegate-run: unknown option --frobnicate (--help lists them)\n');
+  });
+
+  it('names a mistyped subcommand and the nearest one, while a file of any name still runs', async () => {
+    const result = await runCli(['reprot', 'trace.jsonl']);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toBe('delegate-run: unknown subcommand reprot; did you mean report?\n');
+    // A word far from every subcommand is taken as a request, as before.
+    const missing = await runCli(['welcome']);
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).not.toContain('subcommand');
+  });
+});
