@@ -2,7 +2,7 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { runCli } from '../helpers/cli.js';
+import { folderWith, runCli } from '../helpers/cli.js';
 
 const VERSION = (JSON.parse(readFileSync('package.json', 'utf8')) as { version: string }).version;
 const BINARIES = ['run', 'serve', 'mcp', 'worker'].map((name) => resolve(`dist/cli/${name}.js`));
@@ -60,5 +60,12 @@ describe('the command-line conventions of every executable (CLI-28)', () => {
     const missing = await runCli(['welcome']);
     expect(missing.code).toBe(2);
     expect(missing.stderr).not.toContain('subcommand');
+  });
+
+  it('refuses a mistyped config key when the document loads, naming /config/maxStep and maxSteps (DOC-3a)', async () => {
+    const folder = folderWith({ 'typo.json': { config: { maxStep: 3 }, context: [{ type: 'text', text: 'Say hi.' }], schema: true } });
+    const result = await runCli([resolve(folder, 'typo.json')]);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain(`typo.json#/config/maxStep: Unknown config key "maxStep"; did you mean "maxSteps"?`);
   });
 });
