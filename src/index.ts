@@ -74,6 +74,7 @@ export {
   BoundError,
   CallError,
   DelegateError,
+  InputError,
   ModelError,
   ProtocolError,
   RequestError,

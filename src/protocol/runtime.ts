@@ -14,6 +14,7 @@ import { defaultHandlers } from './builtin-handlers.js';
 import type { HandlerRegistry } from './handlers.js';
 import { parseRequestText, validateRequest, type LoadedRequest } from './load-request.js';
 import { runRequest } from './run-loop.js';
+import { checkGivenInput } from './messages/input.js';
 import { JournalReplay, journalStart, requestHash, type JournalOpener, type JournalStore } from './journal.js';
 import type { RunTrace, Tracer } from './trace.js';
 import type { TierCatalog } from './delegate-tool.js';
@@ -359,9 +360,15 @@ export class Runtime {
     return this.parse(await this.readRequestFile(path), path);
   }
 
-  /** Runs a loaded Request (or a plain document) to completion. Never throws for run failures. */
+  /**
+   * Runs a loaded Request (or a plain document) to completion. Never throws for run failures; an
+   * input that does not match the declared input schema throws an InputError before anything
+   * runs (DATA-11), as an invalid document throws a RequestError.
+   */
   async run(request: LoadedRequest | RequestDocument, options: RunOptions = {}): Promise<RunResult> {
     const loaded = 'document' in request ? request : this.validate(request);
+    // The input comes from outside the run tree: strict (DATA-11); a delegate's input is bridged by its model (DEL-9).
+    checkGivenInput(loaded, options.input);
     if (options.journal === undefined) return runRequest(this, loaded, options);
     const store = this.journalStore(options.journal, 'create');
     try {
