@@ -26,6 +26,7 @@ import { Tracer } from '../protocol/trace.js';
 import { APPROVAL_MODES, createApprovalHook, type ApprovalMode } from '../approvals/approval-policy.js';
 import { terminalPrompt } from './approval-prompt.js';
 import { isEntryPoint } from './entry.js';
+import { checkMissingPieces } from './missing-pieces.js';
 import { checkOutputPaths, type RunInput } from './output-paths.js';
 import { jsonUsage } from './cost-report.js';
 import { createProgress, type Progress } from './progress.js';
@@ -525,6 +526,8 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
     runtime.useChildRunner(queue);
     const loaded = await loadEntry(runtime, requestPath);
     const { model, runId } = queuedTop(queue, resumed, chooseModel(args, loaded.loaded, runtime.models as ModelChooser, io, say));
+    // An Activity no module registers, a delegate with no model to run on: named now, before anything runs (CLI-29).
+    if (!resumed) await checkMissingPieces(runtime, loaded.loaded, { hasModel: model !== undefined, noModel: NO_MODEL });
     // The run's inputs have loaded: only now may the trace replace a file, and never one of them (CLI-15).
     sink = openCheckedTrace(args, io.cwd, model);
     if (sink) tracer.subscribe(sink);
