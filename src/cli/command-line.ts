@@ -6,7 +6,7 @@ import { nearestName } from '../protocol/nearest-name.js';
 
 /**
  * Node's `parseArgs` with `config`, its errors as UsageErrors (CLI-11); an option not in
- * `config.options` is one line naming it and the nearest option there is, or of `more` (CLI-28).
+ * `config.options` is one line naming it and the nearest option there is, or of `more` (CLI-29).
  */
 export function parseCommandLine<T extends ParseArgsConfig>(config: T, more: readonly string[] = []): ReturnType<typeof parseArgs<T>> {
   try {
@@ -20,7 +20,7 @@ export function parseCommandLine<T extends ParseArgsConfig>(config: T, more: rea
 }
 
 /**
- * The usage error of a name that is none of `valid` (an option, a subcommand, CLI-28): one line
+ * The usage error of a name that is none of `valid` (an option, a subcommand, CLI-29): one line
  * naming it and the nearest valid one, `unknown option --max-step; did you mean --max-steps?`, or
  * pointing to `--help` when none is near. Its data has `unknown` and `nearest`, and it is said
  * without the usage text.
@@ -31,12 +31,12 @@ export function unknownName(kind: string, given: string, valid: readonly string[
   return new UsageError(`unknown ${kind} ${given}${hint}`, { unknown: given, ...(nearest === undefined ? {} : { nearest }) });
 }
 
-/** True for a usage error said in one line, without the usage text: an unknown name (CLI-28). */
+/** True for a usage error said in one line, without the usage text: an unknown name (CLI-29). */
 export function isUnknownName(error: unknown): boolean {
   return error instanceof UsageError && typeof error.data.unknown === 'string';
 }
 
-/** The package's version, from its package.json: what `--version` prints on every executable (CLI-28). */
+/** The package's version, from its package.json: what `--version` prints on every executable (CLI-29). */
 export function packageVersion(): string {
   const text = readFileSync(new URL('../../package.json', import.meta.url), 'utf8');
   return String((JSON.parse(text) as { version?: unknown }).version);
@@ -51,7 +51,7 @@ export function onePositional(positionals: readonly string[], missing: string, n
 /**
  * A subcommand's arguments, or the exit status when there are none to run with: `--help` prints
  * `usage` on stdout (0), `--version` the package's version (0); bad usage is said with `usage`
- * through `say` (2, CLI-5), an unknown name in one line alone (CLI-28).
+ * through `say` (2, CLI-5), an unknown name in one line alone (CLI-29).
  */
 export function subcommandArguments<T>(
   parse: () => T | 'help' | 'version',

@@ -1,4 +1,4 @@
-/** What a run tree needs that the command line did not give, named before the run starts (CLI-29): an Activity no module registers, a model for a delegate when none is chosen. */
+/** What a run tree needs that the command line did not give, named before the run starts (CLI-30): an Activity no module registers, a model for a delegate when none is chosen. */
 import type { DelegatingRuntime } from '../create-runtime.js';
 import type { LoadedRequest } from '../protocol/load-request.js';
 import { UsageError } from '../protocol/errors.js';
@@ -18,7 +18,7 @@ const WALK_DEPTH = 5;
 /**
  * Walks the top document and the file delegates its tools name (fixed `_delegate` references,
  * not URLs, which would be fetched, nor anonymous ones) and throws one UsageError naming what is
- * missing (CLI-29): every tool whose `_activity` no registered Activity answers, with "pass
+ * missing (CLI-30): every tool whose `_activity` no registered Activity answers, with "pass
  * --activities <module>"; and, when the top run has no model (`noModel` is the text saying how to
  * choose one), the first delegate that needs one. A delegate that cannot be read is left for its
  * call to report, as it would be (DEL-3).

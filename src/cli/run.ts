@@ -238,7 +238,7 @@ const RUN_OPTIONS = {
 
 /**
  * Parses `delegate-run` options and positionals, unchecked (reused by `delegate-mcp`, whose own
- * options are `more`); an unknown option is named with the nearest known one (CLI-28).
+ * options are `more`); an unknown option is named with the nearest known one (CLI-29).
  */
 export function parseWithOptions(argv: string[], more: readonly string[] = []) {
   return parseCommandLine({ args: joinNegativeNumbers(argv), allowPositionals: true, options: RUN_OPTIONS }, more);
@@ -447,7 +447,7 @@ function queueOptions(args: ParsedArguments, say: (line: string) => void): Queue
 const SUBCOMMANDS = [REPORT_COMMAND, VIEW_COMMAND];
 
 /**
- * Refuses a first argument that reads as a mistyped subcommand (CLI-28): a bare word (no path
+ * Refuses a first argument that reads as a mistyped subcommand (CLI-29): a bare word (no path
  * separator, dot or colon, not an option) that names no file and is near a subcommand's name.
  */
 function checkSubcommand(first: string | undefined, cwd: string): void {
@@ -471,7 +471,7 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
     // --json promises one result object on stdout, even when the command line itself is wrong.
     if (argv.includes('--json'))
       io.stdout.write(`${JSON.stringify({ ok: false, error: { code: 'usage_error', message: (error as Error).message }, run: null })}\n`);
-    // An unknown name is one line, with the nearest valid one (CLI-28); other bad usage shows the usage.
+    // An unknown name is one line, with the nearest valid one (CLI-29); other bad usage shows the usage.
     say(`delegate-run: ${(error as Error).message}${isUnknownName(error) ? '' : `\n\n${USAGE}`}`);
     return EXIT.usage;
   }
@@ -526,7 +526,7 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
     runtime.useChildRunner(queue);
     const loaded = await loadEntry(runtime, requestPath);
     const { model, runId } = queuedTop(queue, resumed, chooseModel(args, loaded.loaded, runtime.models as ModelChooser, io, say));
-    // An Activity no module registers, a delegate with no model to run on: named now, before anything runs (CLI-29).
+    // An Activity no module registers, a delegate with no model to run on: named now, before anything runs (CLI-30).
     if (!resumed) await checkMissingPieces(runtime, loaded.loaded, { hasModel: model !== undefined, noModel: NO_MODEL });
     // The run's inputs have loaded: only now may the trace replace a file, and never one of them (CLI-15).
     sink = openCheckedTrace(args, io.cwd, model);

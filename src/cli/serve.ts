@@ -75,7 +75,7 @@ export async function main(argv: string[], io: ServeCommandIo = {}): Promise<num
   try {
     parsed = parseServeArguments(argv);
   } catch (error) {
-    // An unknown option is one line naming the nearest one (CLI-28).
+    // An unknown option is one line naming the nearest one (CLI-29).
     if (!isUnknownName(error)) return usageError((error as Error).message);
     stderr.write(`delegate-serve: ${(error as Error).message}\n`);
     return 2;

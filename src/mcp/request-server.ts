@@ -60,7 +60,7 @@ function failedResult(code: string, message: string, run?: string): CallToolResu
 }
 
 /**
- * The MCP invalid-params error of arguments the Request's input schema refused (MCP-18): every
+ * The MCP invalid-params error of arguments the Request's input schema refused (MCP-23): every
  * problem with its pointer into the arguments (below `/input` when the tool wraps its input).
  */
 function invalidArguments(tool: RequestTool, error: InputError): McpError {
@@ -158,7 +158,7 @@ export class RequestTools {
     try {
       return toolResultOf(tool, await this.options.run(tool.request, runInputOf(tool, params.arguments), { signal: extra.signal, tracer }));
     } catch (error) {
-      // Arguments that do not match the Request's input schema are the client's: invalid params, nothing ran (MCP-18).
+      // Arguments that do not match the Request's input schema are the client's: invalid params, nothing ran (MCP-23).
       if (error instanceof InputError) throw invalidArguments(tool, error);
       // The Request could not even be loaded or its model chosen: a tool error all the same (MCP-12).
       const failed = error instanceof ProtocolError ? error : new UsageError(error instanceof Error ? error.message : String(error));

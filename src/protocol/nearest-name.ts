@@ -1,4 +1,4 @@
-/** The nearest of several valid names to one that is not valid, for "did you mean" hints (CLI-28, DOC-3). */
+/** The nearest of several valid names to one that is not valid, for "did you mean" hints (CLI-29, DOC-3). */
 import { distance } from 'fastest-levenshtein';
 
 /**

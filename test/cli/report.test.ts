@@ -317,7 +317,7 @@ describe('delegate-run report', () => {
       expect(outcome.status).toBe(2);
       expect(outcome.stderr).toContain('Usage: delegate-run report <trace.jsonl>');
     }
-    // An unknown option is one line naming the nearest one, without the usage (CLI-28).
+    // An unknown option is one line naming the nearest one, without the usage (CLI-29).
     const mistyped = await report([trace, '--jsno']);
     expect(mistyped.status).toBe(2);
     expect(mistyped.stderr).toBe('delegate-run report: unknown option --jsno; did you mean --json?\n');

@@ -1,4 +1,4 @@
-// The command-line conventions every executable keeps (CLI-28): --version, -h per subcommand, and one line with the nearest name for an unknown one.
+// The command-line conventions every executable keeps (CLI-29): --version, -h per subcommand, and one line with the nearest name for an unknown one.
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -7,7 +7,7 @@ import { folderWith, runCli } from '../helpers/cli.js';
 const VERSION = (JSON.parse(readFileSync('package.json', 'utf8')) as { version: string }).version;
 const BINARIES = ['run', 'serve', 'mcp', 'worker'].map((name) => resolve(`dist/cli/${name}.js`));
 
-describe('the command-line conventions of every executable (CLI-28)', () => {
+describe('the command-line conventions of every executable (CLI-29)', () => {
   it('prints the package version with --version and exits 0, on every executable', async () => {
     for (const bin of BINARIES) {
       const result = await runCli(['--version'], { bin });

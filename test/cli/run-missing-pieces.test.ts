@@ -1,4 +1,4 @@
-// What the run tree needs and the command line did not give is named before the run starts (CLI-29).
+// What the run tree needs and the command line did not give is named before the run starts (CLI-30).
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { folderWith, readTrace, runCli, tempDir } from '../helpers/cli.js';
@@ -17,7 +17,7 @@ function parentWith(child: unknown): string {
   return folderWith({ 'parent.json': parent, 'child.json': child });
 }
 
-describe('missing pieces are named at load (CLI-29)', () => {
+describe('missing pieces are named at load (CLI-30)', () => {
   it('refuses a tool whose Activity no --activities module registers, naming the tool, the Activity and the flag, before anything runs', async () => {
     const trace = join(tempDir(), 'trace.jsonl');
     const result = await runCli(['requests/weather/forecast.json', ...INPUT, '--trace', trace]);
