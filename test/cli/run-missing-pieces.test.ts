@@ -38,7 +38,9 @@ describe('missing pieces are named at load (CLI-30)', () => {
     const folder = parentWith({ context: [{ type: 'text', text: 'Write a line about the topic.' }], schema: true });
     const result = await runCli([join(folder, 'parent.json')]);
     expect(result.code).toBe(2);
-    expect(result.stderr).toContain(`The delegate "child" (${join(folder, 'child.json')}), which the tool "ask" of parent runs, needs a model. No model was chosen.`);
+    expect(result.stderr).toContain(
+      `The delegate "child" (${join(folder, 'child.json')}), which the tool "ask" of parent runs, needs a model. No model was chosen.`,
+    );
     expect(result.stderr).toContain('--model openai:<model> | anthropic:<model> | replay:<cassette.json>');
   });
 
