@@ -16,8 +16,9 @@ interface Reached {
 const WALK_DEPTH = 5;
 
 /**
- * Walks the top document and the file delegates its tools name (fixed `_delegate` references,
- * not URLs, which would be fetched, nor anonymous ones) and throws one UsageError naming what is
+ * Walks the top document and the file delegates its tools name (fixed `_delegate` references to
+ * `.json` files, directly or through `config.delegates`, from a document that is a file itself:
+ * never a URL, which would be fetched, nor an anonymous delegate) and throws one UsageError naming what is
  * missing (CLI-30): every tool whose `_activity` no registered Activity answers, with "pass
  * --activities <module>"; and, when the top run has no model (`noModel` is the text saying how to
  * choose one), the first delegate that needs one. A delegate that cannot be read is left for its
@@ -37,9 +38,11 @@ export async function checkMissingPieces(runtime: DelegatingRuntime, top: Loaded
             missing.push({ text: `the tool "${name}" of ${via} (${loaded.location}) needs the Activity "${activity}"`, activity });
         }
         const reference = metaConst(tool, '_delegate');
-        if (typeof reference !== 'string' || reference === 'anonymous' || isHttpUrl(reference)) continue;
+        // Only files are read here: a URL, even one a relative reference or a name leads to, would be fetched.
+        const target = typeof reference === 'string' ? (loaded.document.config?.delegates?.[reference] ?? reference) : undefined;
+        if (target === undefined || isHttpUrl(loaded.location) || isHttpUrl(target) || !/\.json$/i.test(target)) continue;
         const child = await runtime.resolvers
-          .resolve(reference, {
+          .resolve(reference as string, {
             base: loaded.location,
             toolName: name,
             tool,
