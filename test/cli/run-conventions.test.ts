@@ -8,12 +8,10 @@ const VERSION = (JSON.parse(readFileSync('package.json', 'utf8')) as { version: 
 const BINARIES = ['run', 'serve', 'mcp', 'worker'].map((name) => resolve(`dist/cli/${name}.js`));
 
 describe('the command-line conventions of every executable (CLI-29)', () => {
-  it('prints the package version with --version and exits 0, on every executable', async () => {
-    for (const bin of BINARIES) {
-      const result = await runCli(['--version'], { bin });
-      expect(result.code, bin).toBe(0);
-      expect(result.stdout, bin).toBe(`${VERSION}\n`);
-    }
+  it.each(BINARIES)('prints the package version with --version and exits 0: %s', async (bin) => {
+    const result = await runCli(['--version'], { bin });
+    expect(result.code).toBe(0);
+    expect(result.stdout).toBe(`${VERSION}\n`);
   });
 
   it('prints only the usage of the subcommand asked with -h or --help', async () => {
@@ -33,20 +31,20 @@ describe('the command-line conventions of every executable (CLI-29)', () => {
     expect(top.stdout).toContain('--max-steps');
   });
 
-  it('names an unknown option and the nearest one in one line, exit 2, on every executable', async () => {
-    const cases: Array<[string, string[], string]> = [
-      ['run', ['requests/plan/welcome.json', '--max-step', '3'], 'delegate-run: unknown option --max-step; did you mean --max-steps?\n'],
-      ['run', ['requests/plan/welcome.json', '--max-step=3'], 'delegate-run: unknown option --max-step; did you mean --max-steps?\n'],
-      ['run', ['view', 'trace.jsonl', '--oput', 'x.html'], 'delegate-run view: unknown option --oput; did you mean --out?\n'],
-      ['serve', ['--prot', '0'], 'delegate-serve: unknown option --prot; did you mean --port?\n'],
-      ['mcp', ['--htpp', '0'], 'delegate-mcp: unknown option --htpp; did you mean --http?\n'],
-      ['worker', ['--queu', 'redis://127.0.0.1:1'], 'delegate-worker: unknown option --queu; did you mean --queue?\n'],
-    ];
-    for (const [name, args, line] of cases) {
-      const result = await runCli(args, { bin: resolve(`dist/cli/${name}.js`) });
-      expect(result.code, args.join(' ')).toBe(2);
-      expect(result.stderr, args.join(' ')).toBe(line);
-    }
+  it.each<[string, string[], string]>([
+    ['run', ['requests/plan/welcome.json', '--max-step', '3'], 'delegate-run: unknown option --max-step; did you mean --max-steps?\n'],
+    ['run', ['requests/plan/welcome.json', '--max-step=3'], 'delegate-run: unknown option --max-step; did you mean --max-steps?\n'],
+    ['run', ['view', 'trace.jsonl', '--oput', 'x.html'], 'delegate-run view: unknown option --oput; did you mean --out?\n'],
+    ['serve', ['--prot', '0'], 'delegate-serve: unknown option --prot; did you mean --port?\n'],
+    ['mcp', ['--htpp', '0'], 'delegate-mcp: unknown option --htpp; did you mean --http?\n'],
+    ['worker', ['--queu', 'redis://127.0.0.1:1'], 'delegate-worker: unknown option --queu; did you mean --queue?\n'],
+  ])('names an unknown option and the nearest one in one line, exit 2: delegate-%s %j', async (name, args, line) => {
+    const result = await runCli(args, { bin: resolve(`dist/cli/${name}.js`) });
+    expect(result.code).toBe(2);
+    expect(result.stderr).toBe(line);
+  });
+
+  it('points to --help when no option is near the unknown one', async () => {
     const far = await runCli(['requests/plan/welcome.json', '--frobnicate']);
     expect(far.code).toBe(2);
     expect(far.stderr).toBe('delegate-run: unknown option --frobnicate (--help lists them)\n');
