@@ -73,6 +73,7 @@ export {
   BoundError,
   CallError,
   DelegateError,
+  InputError,
   ModelError,
   ProtocolError,
   RequestError,

@@ -16,6 +16,7 @@ describe('the public surface', () => {
       'DelegateRegistry',
       'DelegatingRuntime',
       'HandlerRegistry',
+      'InputError',
       'ModelCatalog',
       'ModelChooser',
       'ModelError',

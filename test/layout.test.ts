@@ -38,6 +38,7 @@ const GROUND = [
   'json-data.ts',
   'json.ts',
   'model.ts',
+  'nearest-name.ts',
   'read-document.ts',
   'schemas.ts',
   'types.ts',

@@ -161,7 +161,7 @@ describe.skipIf(UNCACHED.length > 0)(UNCACHED.length > 0 ? `the installed packag
   it('runs an example offline from the global install, wherever it is started, and views its trace', async () => {
     const listed = await run(bin('delegate-run'), ['--examples'], { cwd: work, env: offlineEnv() });
     expect(listed.stdout).toContain('music');
-    // An API key in the environment does not make the example live: it replays its cassette (CLI-29).
+    // An API key in the environment does not make the example live: it replays its cassette (CLI-31).
     const { stdout } = await run(bin('delegate-run'), ['--example', 'music', '--json', '--quiet', '--trace', 'music.jsonl'], {
       cwd: work,
       env: offlineEnv({ OPENAI_API_KEY: 'sk-not-used' }),

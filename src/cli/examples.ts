@@ -1,4 +1,4 @@
-/** The examples shipped in the package, runnable by name offline: `delegate-run --example <name>` and `--examples` (CLI-29). */
+/** The examples shipped in the package, runnable by name offline: `delegate-run --example <name>` and `--examples` (CLI-31). */
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -57,7 +57,7 @@ const EXAMPLE_FLAG = '--example';
 /** The option that lists the examples. */
 export const EXAMPLES_FLAG = '--examples';
 
-/** The text `--examples` prints on stdout: each example's name and what it shows, and how to run one (CLI-29). */
+/** The text `--examples` prints on stdout: each example's name and what it shows, and how to run one (CLI-31). */
 export function examplesText(): string {
   const width = Math.max(...Object.keys(EXAMPLES).map((name) => name.length));
   const rows = Object.entries(EXAMPLES).map(([name, example]) => `  ${name.padEnd(width)}  ${example.summary}`);
@@ -73,7 +73,7 @@ export function examplesText(): string {
 
 /**
  * The command line with `--example <name>` (or `--example=<name>`) replaced by what the example
- * runs with (CLI-29): its Request, its input, its Activities module and `--model replay:` its
+ * runs with (CLI-31): its Request, its input, its Activities module and `--model replay:` its
  * cassette, each by absolute path, put before the other arguments so that those given win
  * (`--input`, `--model`; `--activities` adds). Undefined for a command line without `--example`.
  * An unknown name or a second `--example` is a UsageError; a request given beside it is refused

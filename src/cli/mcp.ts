@@ -20,7 +20,6 @@ import type { RunResult } from '../protocol/contracts.js';
 import { isHttpUrl } from '../resolvers/reference-forms.js';
 import type { UrlResolver } from '../resolvers/url-resolver.js';
 import { type RunningServer, serve } from '../server/node-listener.js';
-import { parseOrUsageError } from './command-line.js';
 import { isEntryPoint } from './entry.js';
 import {
   type CliIo,
@@ -55,7 +54,8 @@ Options:
   --trace, --max-steps, --max-depth, --max-concurrency, --max-runs, --budget-tokens, --budget-usd,
   --allow-host, --trust-host, --root, --workers-dir, --tier, --model-timeout, --model-retries
                   as for delegate-run (delegate-run --help)
-  --help          this text
+  -h, --help      this text
+  --version       print the package's version
 `;
 
 /** The folder served when none is named (as delegate-serve's). */
@@ -125,15 +125,16 @@ function takeOwnOptions(argv: string[]): { rest: string[]; http?: number; sessio
 }
 
 /** Parses the command line (MCP-8); throws UsageError for anything malformed. */
-export function parseMcpArguments(argv: string[], cwd: string): McpArguments | 'help' {
+export function parseMcpArguments(argv: string[], cwd: string): McpArguments | 'help' | 'version' {
   const { rest, ...own } = takeOwnOptions(argv);
-  const { values, positionals } = parseOrUsageError(() => parseWithOptions(rest));
+  const { values, positionals } = parseWithOptions(rest, OWN_OPTIONS);
   if (values.help) return 'help';
+  if (values.version) return 'version';
   for (const [option, why] of Object.entries(REFUSED_OPTIONS))
     if (values[option as keyof typeof REFUSED_OPTIONS] !== undefined) throw new UsageError(`--${option} is not an option of delegate-mcp: ${why}.`);
   if (values.approve === 'interactive') throw new UsageError('--approve interactive needs a terminal, and delegate-mcp has none; use approve_all or strict.');
   const run = parseArguments(positionals.length === 0 ? [...rest, DEFAULT_SOURCE] : rest, cwd);
-  if (run === 'help') return 'help';
+  if (run === 'help' || run === 'version') return run;
   return { run, source: run.request, ...own };
 }
 

@@ -1,9 +1,8 @@
 /** `delegate-run report <trace.jsonl>`: where a run tree's dollars went, from its trace's model answers, priced again with the model catalog (spec/cli.md CLI-17). */
 import { resolve } from 'node:path';
-import { parseArgs } from 'node:util';
 import { ModelCatalog } from '../models/model-catalog.js';
 import { ProtocolError, UsageError } from '../protocol/errors.js';
-import { onePositional, parseOrUsageError, subcommandArguments } from './command-line.js';
+import { onePositional, parseCommandLine, subcommandArguments } from './command-line.js';
 import { formatGroupTable, formatRunTable } from './cost-table.js';
 import { type CostReport, REPORT_GROUPINGS, type ReportGrouping, costReport, reportJson } from './cost-report.js';
 import { CostTree, answerModel } from './cost-tree.js';
@@ -38,7 +37,8 @@ Options:
                                by the model answers were priced as, by tier, or per parent's subtree
   --json                       print {"rows":[…],"total":{…}} on stdout and nothing else there
   --models <models.json>       price with this file merged over the shipped models.json (instead of DELEGATE_MODELS)
-  --help                       this text
+  -h, --help                   this text
+  --version                    print the package's version
 `;
 
 interface ReportArguments {
@@ -48,9 +48,10 @@ interface ReportArguments {
   models?: string;
 }
 
-function parseReportArguments(argv: string[]): ReportArguments | 'help' {
-  const { values, positionals } = parseOrUsageError(() => parse(argv));
+function parseReportArguments(argv: string[]): ReportArguments | 'help' | 'version' {
+  const { values, positionals } = parse(argv);
   if (values.help) return 'help';
+  if (values.version) return 'version';
   const trace = onePositional(positionals, 'Expected a trace file (.jsonl) to report on.', 'trace file');
   const by = values.by ?? 'run';
   if (!(REPORT_GROUPINGS as readonly string[]).includes(by)) throw new UsageError(`--by expects one of ${REPORT_GROUPINGS.join(', ')}, got "${by}".`);
@@ -63,10 +64,16 @@ function parseReportArguments(argv: string[]): ReportArguments | 'help' {
 }
 
 function parse(argv: string[]) {
-  return parseArgs({
+  return parseCommandLine({
     args: argv,
     allowPositionals: true,
-    options: { by: { type: 'string' }, json: { type: 'boolean' }, models: { type: 'string' }, help: { type: 'boolean' } },
+    options: {
+      by: { type: 'string' },
+      json: { type: 'boolean' },
+      models: { type: 'string' },
+      help: { type: 'boolean', short: 'h' },
+      version: { type: 'boolean' },
+    },
   });
 }
 

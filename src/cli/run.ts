@@ -1,9 +1,8 @@
 #!/usr/bin/env node
 /** The `delegate-run` executable: a thin command-line layer over the library (spec/cli.md). */
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { parseArgs } from 'node:util';
 import { createRuntime, type DelegatingRuntime } from '../create-runtime.js';
 import { isHttpUrl } from '../resolvers/reference-forms.js';
 import { parseTimeoutSeconds } from '../models/live-model-options.js';
@@ -27,6 +26,7 @@ import { Tracer } from '../protocol/trace/trace.js';
 import { APPROVAL_MODES, createApprovalHook, type ApprovalMode } from '../approvals/approval-policy.js';
 import { terminalPrompt } from './approval-prompt.js';
 import { isEntryPoint } from './entry.js';
+import { checkMissingPieces } from './missing-pieces.js';
 import { checkOutputPaths, type RunInput } from './output-paths.js';
 import { jsonUsage } from './cost-report.js';
 import { createProgress, type Progress } from './progress.js';
@@ -39,7 +39,7 @@ import { treeKey } from '../queue/queue-keys.js';
 import { MAX_KEEP_SECONDS } from '../queue/key-lifetimes.js';
 import { QUEUE_KEY_VARIABLE } from '../queue/queue-job.js';
 import { VIEW_COMMAND, viewMain } from './view.js';
-import { onePositional, parseOrUsageError } from './command-line.js';
+import { isUnknownName, onePositional, packageVersion, parseCommandLine, unknownName } from './command-line.js';
 
 /** Where the CLI reads and writes; tests pass their own. */
 export interface CliIo {
@@ -107,7 +107,8 @@ Options:
   --queue-heartbeat <seconds>  how long the tree outlives this process on the workers if it is killed (default 30)
   --queue-keep <seconds>       how long finished jobs are kept on the queue (default 3600, at most 86400)
   --quiet                      no progress on stderr
-  --help                       this text
+  -h, --help                   this text (delegate-run report -h, delegate-run view -h: theirs)
+  --version                    print the package's version
 `;
 
 const NO_MODEL = `No model was chosen. Choose one of:
@@ -209,54 +210,58 @@ export function joinNegativeNumbers(argv: string[]): string[] {
   return joined;
 }
 
-/** Parses `delegate-run` options and positionals, unchecked (reused by `delegate-mcp`). */
-export function parseWithOptions(argv: string[]) {
-  return parseArgs({
-    args: joinNegativeNumbers(argv),
-    allowPositionals: true,
-    options: {
-      input: { type: 'string' },
-      model: { type: 'string' },
-      'base-url': { type: 'string' },
-      activities: { type: 'string', multiple: true },
-      resolve: { type: 'string' },
-      approve: { type: 'string' },
-      trace: { type: 'string' },
-      journal: { type: 'string' },
-      resume: { type: 'string' },
-      'resume-changed': { type: 'boolean' },
-      json: { type: 'boolean' },
-      'max-steps': { type: 'string' },
-      'max-depth': { type: 'string' },
-      'max-concurrency': { type: 'string' },
-      'max-runs': { type: 'string' },
-      'budget-tokens': { type: 'string' },
-      'budget-usd': { type: 'string' },
-      'allow-host': { type: 'string', multiple: true },
-      'trust-host': { type: 'string', multiple: true },
-      root: { type: 'string' },
-      'workers-dir': { type: 'string' },
-      'max-workers': { type: 'string' },
-      record: { type: 'string' },
-      tier: { type: 'string', multiple: true },
-      'model-timeout': { type: 'string' },
-      'model-retries': { type: 'string' },
-      'activity-timeout': { type: 'string' },
-      queue: { type: 'string' },
-      'queue-name': { type: 'string' },
-      'queue-timeout': { type: 'string' },
-      'queue-heartbeat': { type: 'string' },
-      'queue-keep': { type: 'string' },
-      quiet: { type: 'boolean' },
-      help: { type: 'boolean' },
-    },
-  });
+/** The options of `delegate-run` (CLI-2), as node's `parseArgs` takes them. */
+const RUN_OPTIONS = {
+  input: { type: 'string' },
+  model: { type: 'string' },
+  'base-url': { type: 'string' },
+  activities: { type: 'string', multiple: true },
+  resolve: { type: 'string' },
+  approve: { type: 'string' },
+  trace: { type: 'string' },
+  journal: { type: 'string' },
+  resume: { type: 'string' },
+  'resume-changed': { type: 'boolean' },
+  json: { type: 'boolean' },
+  'max-steps': { type: 'string' },
+  'max-depth': { type: 'string' },
+  'max-concurrency': { type: 'string' },
+  'max-runs': { type: 'string' },
+  'budget-tokens': { type: 'string' },
+  'budget-usd': { type: 'string' },
+  'allow-host': { type: 'string', multiple: true },
+  'trust-host': { type: 'string', multiple: true },
+  root: { type: 'string' },
+  'workers-dir': { type: 'string' },
+  'max-workers': { type: 'string' },
+  record: { type: 'string' },
+  tier: { type: 'string', multiple: true },
+  'model-timeout': { type: 'string' },
+  'model-retries': { type: 'string' },
+  'activity-timeout': { type: 'string' },
+  queue: { type: 'string' },
+  'queue-name': { type: 'string' },
+  'queue-timeout': { type: 'string' },
+  'queue-heartbeat': { type: 'string' },
+  'queue-keep': { type: 'string' },
+  quiet: { type: 'boolean' },
+  help: { type: 'boolean', short: 'h' },
+  version: { type: 'boolean' },
+} as const;
+
+/**
+ * Parses `delegate-run` options and positionals, unchecked (reused by `delegate-mcp`, whose own
+ * options are `more`); an unknown option is named with the nearest known one (CLI-29).
+ */
+export function parseWithOptions(argv: string[], more: readonly string[] = []) {
+  return parseCommandLine({ args: joinNegativeNumbers(argv), allowPositionals: true, options: RUN_OPTIONS }, more);
 }
 
 /** Parses the command line; throws UsageError for anything malformed. */
-export function parseArguments(argv: string[], cwd: string): ParsedArguments | 'help' {
-  const { values, positionals } = parseOrUsageError(() => parseWithOptions(argv));
+export function parseArguments(argv: string[], cwd: string): ParsedArguments | 'help' | 'version' {
+  const { values, positionals } = parseWithOptions(argv);
   if (values.help) return 'help';
+  if (values.version) return 'version';
   // A resume runs the journal's request; one given anyway is refused once the journal is read (CLI-23).
   const request =
     values.resume === undefined ? onePositional(positionals, 'Expected a request: a .json file or an http(s) URL.', 'request') : positionals.join(' ');
@@ -467,12 +472,25 @@ function queueOptions(args: ParsedArguments, env: CliIo['env'], say: (line: stri
   };
 }
 
+/** The subcommands of `delegate-run` (CLI-17, CLI-20). */
+const SUBCOMMANDS = [REPORT_COMMAND, VIEW_COMMAND];
+
+/**
+ * Refuses a first argument that reads as a mistyped subcommand (CLI-29): a bare word (no path
+ * separator, dot or colon, not an option) that names no file and is near a subcommand's name.
+ */
+function checkSubcommand(first: string | undefined, cwd: string): void {
+  if (first === undefined || !/^[A-Za-z][\w-]*$/.test(first) || existsSync(resolve(cwd, first))) return;
+  const error = unknownName('subcommand', first, SUBCOMMANDS);
+  if (error.data.nearest !== undefined) throw error;
+}
+
 /** Runs the command line; resolves to the exit status. */
 export async function main(argv: string[], io: CliIo): Promise<number> {
   // A subcommand is its exact name as the first argument (CLI-17); a file of that name is `./report`.
   if (argv[0] === REPORT_COMMAND) return reportMain(argv.slice(1), io);
   if (argv[0] === VIEW_COMMAND) return viewMain(argv.slice(1), io);
-  // The shipped examples (CLI-29): `--examples` lists them, `--example <name>` stands for the command line that runs one.
+  // The shipped examples (CLI-31): `--examples` lists them, `--example <name>` stands for the command line that runs one.
   if (argv.includes(EXAMPLES_FLAG)) {
     io.stdout.write(examplesText());
     return EXIT.ok;
@@ -485,19 +503,25 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
   }
   if (example) return main(example, io);
   const say = (line: string) => io.stderr.write(`${line}\n`);
-  let args: ParsedArguments | 'help';
+  let args: ParsedArguments | 'help' | 'version';
   let resumed: ReturnType<typeof openResumed> | undefined;
   try {
+    checkSubcommand(argv[0], io.cwd);
     args = parseArguments(argv, io.cwd);
   } catch (error) {
     // --json promises one result object on stdout, even when the command line itself is wrong.
     if (argv.includes('--json'))
       io.stdout.write(`${JSON.stringify({ ok: false, error: { code: 'usage_error', message: (error as Error).message }, run: null })}\n`);
-    say(`delegate-run: ${(error as Error).message}\n\n${USAGE}`);
+    // An unknown name is one line, with the nearest valid one (CLI-29); other bad usage shows the usage.
+    say(`delegate-run: ${(error as Error).message}${isUnknownName(error) ? '' : `\n\n${USAGE}`}`);
     return EXIT.usage;
   }
   if (args === 'help') {
     io.stdout.write(USAGE);
+    return EXIT.ok;
+  }
+  if (args === 'version') {
+    io.stdout.write(`${packageVersion()}\n`);
     return EXIT.ok;
   }
   if (args.resume !== undefined) {
@@ -544,6 +568,8 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
     runtime.useChildRunner(queue);
     const loaded = await loadEntry(runtime, requestPath);
     const { model, runId } = queuedTop(queue, resumed, chooseModel(args, loaded.loaded, runtime.models as ModelChooser, io, say));
+    // An Activity no module registers, a delegate with no model to run on: named now, before anything runs (CLI-30).
+    if (!resumed) await checkMissingPieces(runtime, loaded.loaded, { hasModel: model !== undefined, noModel: NO_MODEL });
     // The run's inputs have loaded: only now may the trace replace a file, and never one of them (CLI-15).
     sink = openCheckedTrace(args, io.cwd, model);
     if (sink) tracer.subscribe(sink);

@@ -2,10 +2,10 @@
 /** The `delegate-serve` executable: publishes a folder of Request documents over HTTP, read-only. */
 import { stat } from 'node:fs/promises';
 import { resolve } from 'node:path';
-import { parseArgs } from 'node:util';
 import { createRequestHandler } from '../server/handler.js';
 import { batchedLog } from '../files/batched-log.js';
 import { serve, type RunningServer } from '../server/node-listener.js';
+import { isUnknownName, packageVersion, parseCommandLine } from './command-line.js';
 import { isEntryPoint } from './entry.js';
 
 /** The usage text `--help` prints and bad arguments repeat. */
@@ -20,6 +20,7 @@ Options:
   --port <n>    TCP port, 0 for any free port (default 8787)
   --host <addr> interface to bind (default 127.0.0.1)
   -h, --help    print this help
+  --version     print the package's version
 `;
 
 const DEFAULT_DIR = 'requests/';
@@ -43,7 +44,7 @@ export interface ServeCommandIo {
 }
 
 function parseServeArguments(argv: string[]) {
-  return parseArgs({
+  return parseCommandLine({
     args: argv,
     allowPositionals: true,
     strict: true,
@@ -51,6 +52,7 @@ function parseServeArguments(argv: string[]) {
       port: { type: 'string' },
       host: { type: 'string' },
       help: { type: 'boolean', short: 'h' },
+      version: { type: 'boolean' },
     },
   });
 }
@@ -73,11 +75,18 @@ export async function main(argv: string[], io: ServeCommandIo = {}): Promise<num
   try {
     parsed = parseServeArguments(argv);
   } catch (error) {
-    return usageError((error as Error).message);
+    // An unknown option is one line naming the nearest one (CLI-29).
+    if (!isUnknownName(error)) return usageError((error as Error).message);
+    stderr.write(`delegate-serve: ${(error as Error).message}\n`);
+    return 2;
   }
   const { values, positionals } = parsed;
   if (values.help) {
     stdout.write(USAGE);
+    return 0;
+  }
+  if (values.version) {
+    stdout.write(`${packageVersion()}\n`);
     return 0;
   }
   if (positionals.length > 1) return usageError(`expected at most one folder, got ${positionals.length}: ${positionals.join(', ')}.`);

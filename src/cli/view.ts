@@ -1,11 +1,10 @@
 /** `delegate-run view <trace.jsonl>`: the trace as one self-contained HTML page (spec/cli.md CLI-20, spec/viewer.md). */
 import { writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { parseArgs } from 'node:util';
 import { ModelCatalog } from '../models/model-catalog.js';
 import { ProtocolError, UsageError } from '../protocol/errors.js';
 import { renderPage } from '../viewer/render-page.js';
-import { onePositional, parseOrUsageError, subcommandArguments } from './command-line.js';
+import { onePositional, parseCommandLine, subcommandArguments } from './command-line.js';
 import { openFile } from './open-file.js';
 import { type BadTraceLine, readTraceFile } from './read-trace.js';
 import type { ReportIo } from './report.js';
@@ -29,7 +28,8 @@ answered, and the approvals. Prints the page's path on stdout.
 Options:
   --out <file.html>   where to write the page (default: the trace's path with .html for .jsonl)
   --open              then open it with the system's opener (xdg-open, open or start), when there is one
-  --help              this text
+  -h, --help          this text
+  --version           print the package's version
 `;
 
 interface ViewArguments {
@@ -38,11 +38,14 @@ interface ViewArguments {
   open: boolean;
 }
 
-function parseViewArguments(argv: string[]): ViewArguments | 'help' {
-  const { values, positionals } = parseOrUsageError(() =>
-    parseArgs({ args: argv, allowPositionals: true, options: { out: { type: 'string' }, open: { type: 'boolean' }, help: { type: 'boolean' } } }),
-  );
+function parseViewArguments(argv: string[]): ViewArguments | 'help' | 'version' {
+  const { values, positionals } = parseCommandLine({
+    args: argv,
+    allowPositionals: true,
+    options: { out: { type: 'string' }, open: { type: 'boolean' }, help: { type: 'boolean', short: 'h' }, version: { type: 'boolean' } },
+  });
   if (values.help) return 'help';
+  if (values.version) return 'version';
   const trace = onePositional(positionals, 'Expected a trace file (.jsonl) to view.', 'trace file');
   return { trace, open: values.open ?? false, ...(values.out === undefined ? {} : { out: values.out }) };
 }

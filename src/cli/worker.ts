@@ -2,7 +2,6 @@
 /** The `delegate-worker` executable: runs the delegations `delegate-run --queue` puts on a BullMQ queue (CLI-24, QUEUE-3). */
 import { subcommandArguments } from './command-line.js';
 import { resolve } from 'node:path';
-import { parseArgs } from 'node:util';
 import { ModelCatalog } from '../models/model-catalog.js';
 import type { ModelChooser } from '../models/choose-model.js';
 import { ReplayStandIn } from '../models/replay-stand-in.js';
@@ -11,7 +10,7 @@ import { createApprovalHook } from '../approvals/approval-policy.js';
 import { DEFAULT_WORKER_CONCURRENCY, startQueueWorker, type QueueWorker } from '../queue/queue-worker.js';
 import { connectionFor, DEFAULT_QUEUE_NAME } from '../queue/redis-url.js';
 import { QUEUE_KEY_VARIABLE } from '../queue/queue-job.js';
-import { parseOrUsageError } from './command-line.js';
+import { parseCommandLine } from './command-line.js';
 import { isEntryPoint } from './entry.js';
 import { EXIT, loadActivities, runtimeFor, tierModels, type CliIo, type ParsedArguments } from './run.js';
 
@@ -35,7 +34,8 @@ Options:
   --approve strict|approve_all how calls of tools with _approval "required" in the jobs are answered (default strict)
   --lock-seconds <n>           how long a job's lock lasts unrenewed before another worker takes it over (default 30);
                                a thread renews it while the job runs, even when an Activity blocks
-  --help                       this text
+  -h, --help                   this text
+  --version                    print the package's version
 
 Jobs are checked before they run: a job names its document by a path under --root or a URL, and
 asks for a model, which must be one of --model or --tier. With DELEGATE_QUEUE_KEY set (the same on
@@ -67,29 +67,29 @@ function positiveWhole(value: string | undefined, flag: string): number | undefi
 }
 
 /** Parses the command line; throws UsageError for anything malformed (CLI-24). */
-export function parseWorkerArguments(argv: string[]): WorkerArguments | 'help' {
-  const { values, positionals } = parseOrUsageError(() =>
-    parseArgs({
-      args: argv,
-      allowPositionals: true,
-      options: {
-        queue: { type: 'string' },
-        'queue-name': { type: 'string' },
-        concurrency: { type: 'string' },
-        activities: { type: 'string', multiple: true },
-        root: { type: 'string' },
-        'allow-host': { type: 'string', multiple: true },
-        'trust-host': { type: 'string', multiple: true },
-        'base-url': { type: 'string' },
-        tier: { type: 'string', multiple: true },
-        model: { type: 'string', multiple: true },
-        'lock-seconds': { type: 'string' },
-        approve: { type: 'string' },
-        help: { type: 'boolean' },
-      },
-    }),
-  );
+export function parseWorkerArguments(argv: string[]): WorkerArguments | 'help' | 'version' {
+  const { values, positionals } = parseCommandLine({
+    args: argv,
+    allowPositionals: true,
+    options: {
+      queue: { type: 'string' },
+      'queue-name': { type: 'string' },
+      concurrency: { type: 'string' },
+      activities: { type: 'string', multiple: true },
+      root: { type: 'string' },
+      'allow-host': { type: 'string', multiple: true },
+      'trust-host': { type: 'string', multiple: true },
+      'base-url': { type: 'string' },
+      tier: { type: 'string', multiple: true },
+      model: { type: 'string', multiple: true },
+      'lock-seconds': { type: 'string' },
+      approve: { type: 'string' },
+      help: { type: 'boolean', short: 'h' },
+      version: { type: 'boolean' },
+    },
+  });
   if (values.help) return 'help';
+  if (values.version) return 'version';
   if (positionals.length > 0) throw new UsageError(`delegate-worker takes no positional arguments, got: ${positionals.join(' ')}.`);
   if (values.queue === undefined) throw new UsageError('--queue <redis://host:port/db> is required: the Redis the queue is on.');
   connectionFor(values.queue);

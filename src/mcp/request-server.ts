@@ -11,7 +11,7 @@ import {
   type ServerNotification,
   type ServerRequest,
 } from '@modelcontextprotocol/sdk/types.js';
-import { ProtocolError, UsageError } from '../protocol/errors.js';
+import { InputError, ProtocolError, UsageError } from '../protocol/errors.js';
 import type { RunResult } from '../protocol/contracts.js';
 import { Tracer } from '../protocol/trace/trace.js';
 import type { TraceEvent } from '../protocol/trace/trace.js';
@@ -57,6 +57,16 @@ function failedResult(code: string, message: string, run?: string): CallToolResu
     content: [{ type: 'text', text: `${code}: ${message}` }],
     _meta: { [RESULT_META.error]: { code, message }, ...(run === undefined ? {} : { [RESULT_META.run]: run }) },
   };
+}
+
+/**
+ * The MCP invalid-params error of arguments the Request's input schema refused (MCP-23): every
+ * problem with its pointer into the arguments (below `/input` when the tool wraps its input).
+ */
+function invalidArguments(tool: RequestTool, error: InputError): McpError {
+  const issues = error.issues.map((issue) => ({ ...issue, pointer: tool.wrapsInput ? `/input${issue.pointer}` : issue.pointer }));
+  const listed = issues.map((issue) => `${issue.pointer || '/'}: ${issue.message}`).join('; ');
+  return new McpError(ErrorCode.InvalidParams, `The arguments of ${tool.tool.name} do not match its input schema: ${listed}`, { code: error.code, issues });
 }
 
 /** The tool result of a finished run (MCP-11, MCP-12). */
@@ -148,6 +158,8 @@ export class RequestTools {
     try {
       return toolResultOf(tool, await this.options.run(tool.request, runInputOf(tool, params.arguments), { signal: extra.signal, tracer }));
     } catch (error) {
+      // Arguments that do not match the Request's input schema are the client's: invalid params, nothing ran (MCP-23).
+      if (error instanceof InputError) throw invalidArguments(tool, error);
       // The Request could not even be loaded or its model chosen: a tool error all the same (MCP-12).
       const failed = error instanceof ProtocolError ? error : new UsageError(error instanceof Error ? error.message : String(error));
       return failedResult(failed.code, failed.message);

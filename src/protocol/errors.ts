@@ -22,6 +22,7 @@ export type ErrorCode =
   | 'max_tokens_exceeded'
   | 'insufficient_context'
   | 'no_model_available_for_tier'
+  | 'invalid_input'
   | 'usage_error';
 
 /** One problem found in a document: where (file + JSON pointer) and what was expected. */
@@ -85,6 +86,23 @@ export class RequestError extends ProtocolError {
   constructor(problems: Problem[], code: ErrorCode = 'invalid_request') {
     super(code, `Invalid Request document:\n${problems.map((p) => `  ${formatProblem(p)}`).join('\n')}`, { problems });
     this.problems = problems;
+  }
+}
+
+/**
+ * The input given to a run from outside its run tree does not match the Request's declared input
+ * schema (DATA-11): found before anything runs, every problem with its JSON pointer into the input.
+ */
+export class InputError extends ProtocolError {
+  readonly issues: { pointer: string; message: string }[];
+  constructor(request: { name: string; location: string }, issues: { pointer: string; message: string }[]) {
+    const listed = issues.map((issue) => `  ${issue.pointer || '/'}: ${issue.message}`).join('\n');
+    super('invalid_input', `The input given to "${request.name}" (${request.location}) does not match the input schema it declares:\n${listed}`, {
+      request: request.name,
+      location: request.location,
+      issues,
+    });
+    this.issues = issues;
   }
 }
 

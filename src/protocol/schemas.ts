@@ -24,6 +24,9 @@ const DOCUMENT_SCHEMAS: readonly object[] = [callSchema, cassetteSchema, message
 
 const SCHEMA_BASE = 'https://delegate-run.dev/schemas/';
 
+/** The `config` keys of a Request document the runtime understands (DOC-3): those request.schema.json describes. */
+export const CONFIG_KEYS: readonly string[] = Object.keys(requestSchema.properties.config.properties);
+
 let documentAjv: Ajv2020 | undefined;
 
 /** The ajv instance for the project's own schemas (strict), with every schema of spec/schemas added. */

@@ -312,11 +312,15 @@ describe('delegate-run report', () => {
       rows: [],
       total: { runs: 0, steps: 0, inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0, costUsd: 0 },
     });
-    for (const args of [[], [trace, trace], [trace, '--by', 'day'], [trace, '--bogus']]) {
+    for (const args of [[], [trace, trace], [trace, '--by', 'day']]) {
       const outcome = await report(args);
       expect(outcome.status).toBe(2);
       expect(outcome.stderr).toContain('Usage: delegate-run report <trace.jsonl>');
     }
+    // An unknown option is one line naming the nearest one, without the usage (CLI-29).
+    const mistyped = await report([trace, '--jsno']);
+    expect(mistyped.status).toBe(2);
+    expect(mistyped.stderr).toBe('delegate-run report: unknown option --jsno; did you mean --json?\n');
     expect((await report(['--help'])).stdout).toContain('--by run|model|tier|parent');
   });
 });

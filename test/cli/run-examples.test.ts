@@ -1,4 +1,4 @@
-/** `delegate-run --examples` and `--example <name>` (CLI-29): the shipped examples, listed and run offline from any folder. */
+/** `delegate-run --examples` and `--example <name>` (CLI-31): the shipped examples, listed and run offline from any folder. */
 import { describe, expect, it } from 'vitest';
 import { exampleArguments } from '../../src/cli/examples.js';
 import { exited, startCli, tempDir } from '../helpers/cli.js';

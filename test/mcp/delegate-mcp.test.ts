@@ -40,6 +40,11 @@ function requestsWithCassettes(folder: string): Set<string> {
   return names;
 }
 
+/** Arguments an input schema takes: a placeholder string for each required property (the placeholder is all such Requests ask for offline). */
+function placeholderArguments(schema: { properties?: Record<string, unknown>; required?: string[] }): Record<string, unknown> {
+  return Object.fromEntries((schema.required ?? []).map((name) => [name, (schema.properties?.[name] as { type?: string })?.type === 'number' ? 1 : 'x']));
+}
+
 /** A folder with a Request whose one tool waits until cancelled, a cassette calling it, and one Request whose cassette matches nothing. */
 function slowFolder(): string {
   const root = tempDir();
@@ -139,13 +144,31 @@ describe('delegate-mcp (MCP-8 to MCP-17)', () => {
     expect(tools.map((tool) => tool.name)).toEqual(expect.arrayContaining([...replayed]));
     for (const tool of tools) {
       const calls = [];
-      for (let time = 0; time < 3; time += 1) calls.push(await client.callTool({ name: tool.name, arguments: inputs[tool.name] ?? {} }));
+      // Arguments its input schema takes (MCP-23): the recorded ones, else a placeholder for each required property.
+      const args = inputs[tool.name] ?? placeholderArguments(tool.inputSchema);
+      for (let time = 0; time < 3; time += 1) calls.push(await client.callTool({ name: tool.name, arguments: args }));
       const [first, ...again] = calls.map((call) => ({ isError: call.isError ?? false, content: call.content as { text: string }[] }));
       if (!first) throw new Error('unreachable: three calls were made');
       expect(again, tool.name).toEqual([first, first]);
       // A Request with no cassette beside it has no model offline, the same way every time.
       if (replayed.has(tool.name)) expect(first.isError, `${tool.name}: ${JSON.stringify(first.content)}`).toBe(false);
-      else expect(first.content[0]?.text, tool.name).toMatch(/^usage_error: .*needs a model/);
+      else if (first.isError) expect(first.content[0]?.text, tool.name).toMatch(/^usage_error: .*needs a model/);
+    }
+  });
+
+  it('refuses arguments its input schema does not take as invalid params, every pointer named, before its run starts (MCP-23)', async () => {
+    const { client } = await connect([]);
+    for (const [args, issues] of [
+      [{}, [{ pointer: '', message: 'Expected property "brief" to be present.' }]],
+      [{ brief: 3 }, [{ pointer: '/brief', message: 'Expected string.' }]],
+    ] as const) {
+      const refused = await client.callTool({ name: 'producer', arguments: args }).then(
+        () => undefined,
+        (error: unknown) => error as { code: number; message: string; data: unknown },
+      );
+      expect(refused?.code).toBe(-32602);
+      expect(refused?.message).toContain('The arguments of producer do not match its input schema');
+      expect(refused?.data).toEqual({ code: 'invalid_input', issues });
     }
   });
 

@@ -44,11 +44,18 @@ describe('validateRequest: the top level (DOC-1, DOC-5 step 2)', () => {
     expect(problemsOf({ context: [], schema: true, extra: 1 })).toEqual([{ document: LOCATION, pointer: '/extra', message: 'Unexpected property "extra".' }]);
   });
 
-  it('accepts $schema, meta and config with extra fields kept (DOC-2, DOC-3)', () => {
+  it('accepts $schema, meta with extra fields kept, and config keys a registered handler declares (DOC-2, DOC-3a)', () => {
     const document = { $schema: 'x', meta: { name: 'n', owner: 'me' }, config: { model: 'openai:x', custom: true }, context: [], schema: true };
-    const loaded = validateRequest(document, LOCATION, defaultHandlers());
+    const loaded = validateRequest(document, LOCATION, defaultHandlers().register({ type: 'note', configKeys: ['custom'] }));
     expect(loaded.document.meta).toEqual({ name: 'n', owner: 'me' });
     expect(loaded.document.config).toEqual({ model: 'openai:x', custom: true });
+  });
+
+  it('refuses a config key nothing understands at its pointer, naming the nearest understood key (DOC-3a)', () => {
+    const problems = problemsOf({ config: { maxStep: 3, model: 'openai:x', custom: true }, context: [], schema: true });
+    expect(problems.map((problem) => problem.pointer)).toEqual(['/config/maxStep', '/config/custom']);
+    expect(problems[0]?.message).toBe('Unknown config key "maxStep"; did you mean "maxSteps"?');
+    expect(problems[1]?.message).toMatch(/^Unknown config key "custom"; the keys understood are model, tier, .*toolRules\.$/);
   });
 
   it('reports a message that is not an object at its index', () => {

@@ -59,7 +59,6 @@ describe('delegate-serve arguments', () => {
   });
 
   it.each([
-    [['--bogus'], /bogus/],
     [['--port'], /port/],
     [['--port', 'abc'], /--port/],
     [['--port', '70000'], /--port/],
@@ -72,6 +71,15 @@ describe('delegate-serve arguments', () => {
     const err = stderrLines().join('\n');
     expect(err).toMatch(pattern);
     expect(err).toContain('Usage: delegate-serve');
+    expect(stdout()).toBe('');
+  });
+
+  it('names an unknown option and the nearest one in one line, without the usage, exit 2 (CLI-29)', async () => {
+    const { io, stdout, stderrLines } = captureIo();
+    expect(await main(['--bogus'], io)).toBe(2);
+    expect(stderrLines().join('\n')).toBe('delegate-serve: unknown option --bogus (--help lists them)');
+    expect(await main(['--hots', '127.0.0.1'], io)).toBe(2);
+    expect(stderrLines().at(-1)).toBe('delegate-serve: unknown option --hots; did you mean --host?');
     expect(stdout()).toBe('');
   });
 

@@ -97,6 +97,11 @@ export interface MessageHandler<M extends BaseMessage = BaseMessage> {
   readonly type: M['type'];
   /** JSON Schema of the canonical form; documents are validated against it on load. */
   readonly schema?: JsonSchema;
+  /**
+   * The `config` keys of a Request document the handler reads, besides those the runtime
+   * understands (DOC-3): a document's other keys are refused on load.
+   */
+  readonly configKeys?: readonly string[];
   /** Turns accepted shorthand forms into the canonical form, which `schema` then judges. Must be idempotent. */
   normalize?(message: BaseMessage): BaseMessage;
   /** Problems of a message valid against `schema` that the schema cannot express; checked when a document loads. */

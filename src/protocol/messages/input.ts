@@ -1,4 +1,6 @@
 /** The `input` message (MSG-6, MSG-13, DOC-6): the Request's structured prompt, data of kind `input`; one without `input` is a template slot declaring its schema. */
+import { InputError } from '../errors.js';
+import type { LoadedRequest } from './load-request.js';
 import type { JsonSchema, Message, RequestDocument, InputMessage } from '../types.js';
 import { ANNOTATION_KEYWORDS, validateAgainst } from '../schemas.js';
 import { ownKindHandler } from './data-like.js';
@@ -63,6 +65,28 @@ export const inputHandler = ownKindHandler<InputMessage>('input', {
  */
 export function declaredInputSchema(document: RequestDocument): JsonSchema | undefined {
   return document.context.filter(isTemplateSlot).find((slot) => slot.schema !== undefined)?.schema;
+}
+
+/**
+ * Checks the input given to a run from outside its run tree against the Request's declared input
+ * schema (DATA-11), before anything runs; throws an InputError listing every problem with its
+ * pointer. No input given is a problem only when the schema requires properties: each is named.
+ * A Request that declares no input schema takes any input.
+ */
+export function checkGivenInput(loaded: LoadedRequest, input: unknown): void {
+  const schema = declaredInputSchema(loaded.document);
+  if (schema === undefined) return;
+  const issues =
+    input === undefined
+      ? requiredOf(schema).map((name) => ({ pointer: '', message: `Expected property "${name}" to be present: no input was given.` }))
+      : validateAgainst(schema, input);
+  if (issues.length > 0) throw new InputError(loaded, issues);
+}
+
+/** The properties a schema requires at its top level. */
+function requiredOf(schema: JsonSchema): string[] {
+  if (typeof schema !== 'object' || !Array.isArray(schema.required)) return [];
+  return schema.required.filter((name): name is string => typeof name === 'string');
 }
 
 /** The message that gives a run its input (`runtime.run(…, { input })`), with the schema the Request declares. */

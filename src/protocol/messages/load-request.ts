@@ -4,7 +4,8 @@ import { delegateRegistryProblems } from '../tools/delegate-names.js';
 import { RequestError, type Problem } from '../errors.js';
 import type { HandlerRegistry, PlacedMessage } from './handlers.js';
 import { atPointer, nestingMessage, nestingProblem, parseJson, pointer } from '../json.js';
-import { compileSchema, describeErrors, documentSchema, schemaProblem } from '../schemas.js';
+import { nearestName } from '../nearest-name.js';
+import { CONFIG_KEYS, compileSchema, describeErrors, documentSchema, schemaProblem } from '../schemas.js';
 import { hasStructuredContent, unwrapContent, withType } from './turn.js';
 import { isJsonObject, type BaseMessage, type Message, type RequestDocument } from '../types.js';
 
@@ -60,6 +61,7 @@ export function validateRequest(input: unknown, location: string, handlers: Hand
   }
   const raw = value as { meta?: RequestDocument['meta']; config?: RequestDocument['config']; context: Record<string, unknown>[]; schema: unknown };
   for (const problem of delegateRegistryProblems(raw.config?.delegates)) add(problem.pointer, problem.message);
+  for (const problem of configKeyProblems(raw.config, handlers)) add(problem.pointer, problem.message);
   const context = raw.context.map((message, index) => normalizeMessage(message, pointer('context', index), handlers, add));
   const outputProblem = schemaProblem(raw.schema);
   if (outputProblem) add('/schema', outputProblem);
@@ -72,6 +74,22 @@ export function validateRequest(input: unknown, location: string, handlers: Hand
   if (problems.length === 0) checkSemantics(document, handlers, add);
   if (problems.length > 0) throw new RequestError(problems);
   return { document, location, name: requestName(document, location) };
+}
+
+/**
+ * A `config` key neither the runtime nor a registered handler understands (DOC-3): a mistyped
+ * `maxStep` would otherwise be ignored without a word. Each names the nearest understood key.
+ */
+function configKeyProblems(config: Record<string, unknown> | undefined, handlers: HandlerRegistry): { pointer: string; message: string }[] {
+  if (config === undefined) return [];
+  const understood = [...CONFIG_KEYS, ...handlers.list().flatMap((handler) => handler.configKeys ?? [])];
+  return Object.keys(config)
+    .filter((key) => !understood.includes(key))
+    .map((key) => {
+      const nearest = nearestName(key, understood);
+      const hint = nearest === undefined ? `the keys understood are ${understood.join(', ')}.` : `did you mean "${nearest}"?`;
+      return { pointer: pointer('config', key), message: `Unknown config key "${key}"; ${hint}` };
+    });
 }
 
 /** The document with `withType` applied to each context message that is a plain object (others are left for the schema to report). */

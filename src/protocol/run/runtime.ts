@@ -10,6 +10,7 @@ import { defaultHandlers } from '../messages/builtin-handlers.js';
 import type { HandlerRegistry } from '../messages/handlers.js';
 import { parseRequestText, validateRequest, type LoadedRequest } from '../messages/load-request.js';
 import { runRequest } from './run-loop.js';
+import { checkGivenInput } from '../messages/input.js';
 import { JournalReplay, journalStart, requestHash, type JournalOpener, type JournalStore } from '../trace/journal.js';
 import type { TierCatalog } from '../tools/delegate-tool.js';
 import type { RequestDocument } from '../types.js';
@@ -134,9 +135,15 @@ export class Runtime {
     return this.parse(await this.readRequestFile(path), path);
   }
 
-  /** Runs a loaded Request (or a plain document) to completion. Never throws for run failures. */
+  /**
+   * Runs a loaded Request (or a plain document) to completion. Never throws for run failures; an
+   * input that does not match the declared input schema throws an InputError before anything
+   * runs (DATA-11), as an invalid document throws a RequestError.
+   */
   async run(request: LoadedRequest | RequestDocument, options: RunOptions = {}): Promise<RunResult> {
     const loaded = 'document' in request ? request : this.validate(request);
+    // The input comes from outside the run tree: strict (DATA-11); a delegate's input is bridged by its model (DEL-9).
+    checkGivenInput(loaded, options.input);
     if (options.journal === undefined) return runRequest(this, loaded, options);
     const store = this.journalStore(options.journal, 'create');
     try {
