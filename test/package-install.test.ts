@@ -151,8 +151,11 @@ describe.skipIf(UNCACHED.length > 0)(UNCACHED.length > 0 ? `the installed packag
     expect([...files].filter((file) => /^(src|test|bench)\//.test(file))).toEqual([]);
   });
 
-  it('installs globally with its four executables, each printing its usage', async () => {
+  it('installs globally with its four executables, each printing its version and its usage', async () => {
+    const { version } = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string };
     for (const name of BINARIES) {
+      const printed = await run(bin(name), ['--version'], { cwd: work, env: offlineEnv() });
+      expect(printed.stdout.trim(), name).toBe(version);
       const { stdout } = await run(bin(name), ['--help'], { cwd: work, env: offlineEnv() });
       expect(stdout, name).toContain(`Usage: ${name}`);
     }
