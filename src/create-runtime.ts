@@ -91,7 +91,7 @@ export class DelegatingRuntime extends Runtime {
 /** The default model choice of a child run (DEL-16), as {@link ModelChooser.forChild} decides it. */
 export function ownModelOrInherited(models: { providers: ModelProviders; options: ModelFactoryOptions; tiers?: TierModels } | ModelChooser): ChildModelChooser {
   const chooser = models instanceof ModelChooser ? models : new ModelChooser(models.providers, models.options, models.tiers);
-  return (document, inherited, environment) => chooser.forChild(document, inherited, environment?.run.standsFor);
+  return (document, inherited, environment, location) => chooser.forChild(document, inherited, environment?.run.standsFor, location);
 }
 
 /** Creates a Runtime with everything the protocol defines registered. */

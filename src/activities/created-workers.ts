@@ -251,7 +251,7 @@ export function createWorkerCallActivity(options: CreatedWorkersOptions): Activi
     const attached = handOver(await callAttachments(call, tool, document, environment, options, name));
     const request =
       attached.messages.length === 0 ? worker.request : { ...worker.request, document: { ...document, context: [...document.context, ...attached.messages] } };
-    const model = options.chooseModel?.(document, environment.run.model, environment);
+    const model = options.chooseModel?.(document, environment.run.model, environment, worker.request.location);
     const { result } = await runDelegation(
       environment,
       {

@@ -16,8 +16,16 @@ export interface DelegateResolver {
   catalog?(reference: string, context: ResolveContext): Promise<CatalogEntry[]>;
 }
 
-/** Chooses a child run's model (DEL-16): own model, else own tier, else the caller's. */
-export type ChildModelChooser = (document: RequestDocument, inherited: Model | undefined, environment: ActivityEnvironment) => Model | undefined;
+/**
+ * Chooses a child run's model (DEL-16): own model, else own tier, else the caller's; it may refuse
+ * a document the model cannot run, naming the document at `location` (MODEL-13).
+ */
+export type ChildModelChooser = (
+  document: RequestDocument,
+  inherited: Model | undefined,
+  environment: ActivityEnvironment,
+  location?: string,
+) => Model | undefined;
 
 /** What the Delegation Activity needs. */
 export interface DelegateActivityOptions extends AttachmentPlaces {
@@ -57,7 +65,7 @@ export function createDelegateActivity(options: DelegateActivityOptions): Activi
     const attached = handOver(await callAttachments(call, tool, resolved.document, environment, options));
     const scoped = [...context, ...attached.messages];
     const document: RequestDocument = Object.assign({}, resolved.document, { context: isolatedContext(resolved.document, scoped) });
-    const model = options.chooseModel ? options.chooseModel(resolved.document, environment.run.model, environment) : environment.run.model;
+    const model = options.chooseModel ? options.chooseModel(resolved.document, environment.run.model, environment, resolved.location) : environment.run.model;
     const scopes = metaValue(call, tool, '_scopes');
     const { child, result } = await runDelegation(
       environment,

@@ -6,7 +6,7 @@
 import { existsSync } from 'node:fs';
 import { basename, dirname, extname, join } from 'node:path';
 import type { TierCatalog } from '../protocol/tools/delegate-tool.js';
-import { DelegateError } from '../protocol/errors.js';
+import { DelegateError, RequestError } from '../protocol/errors.js';
 import type { Model, ModelFactoryOptions } from '../protocol/model.js';
 import type { RequestDocument } from '../protocol/types.js';
 import { TIERS, type Tier } from './model-catalog.js';
@@ -90,6 +90,27 @@ export class ModelChooser {
    * else none.
    */
   forTopRun(
+    document: RequestDocument,
+    given: { spec?: string; location: string; isFile: boolean; env: Record<string, string | undefined>; name?: string },
+  ): TopModelChoice {
+    const choice = this.topChoice(document, given);
+    // Refused at load, before any model call or Activity (MODEL-13).
+    this.checkLimits(document, given.location, choice.model);
+    return choice;
+  }
+
+  /**
+   * Refuses a document whose `config.temperature` or `config.maxTokens` the live model it runs on
+   * does not accept (MODEL-13): an `invalid_request` naming the file and the JSON pointer. A
+   * replayed model sends nothing, and a model the catalog does not list is not checked.
+   */
+  checkLimits(document: RequestDocument, location: string, model: Model | undefined): void {
+    if (!model || replays(model)) return;
+    const problems = this.providers.registry.configProblems(document.config, model.id);
+    if (problems.length > 0) throw new RequestError(problems.map((problem) => ({ document: location, ...problem })));
+  }
+
+  private topChoice(
     document: RequestDocument,
     given: { spec?: string; location: string; isFile: boolean; env: Record<string, string | undefined>; name?: string },
   ): TopModelChoice {
@@ -206,7 +227,14 @@ export class ModelChooser {
    * the cassette plays the child too (so an offline run never turns into a live one), standing for
    * the model so chosen (CAS-15).
    */
-  forChild(document: RequestDocument, inherited: Model | undefined, callerStandsFor?: string): Model | undefined {
+  forChild(document: RequestDocument, inherited: Model | undefined, callerStandsFor?: string, location = '(delegate)'): Model | undefined {
+    const model = this.childChoice(document, inherited, callerStandsFor);
+    // A delegate's configuration the model does not accept fails the call, before the child runs (MODEL-13).
+    this.checkLimits(document, location, model);
+    return model;
+  }
+
+  private childChoice(document: RequestDocument, inherited: Model | undefined, callerStandsFor?: string): Model | undefined {
     const own = document.config?.model;
     const tier = document.config?.tier;
     // Replayed, the cassette plays the child too, standing for the model it would use live (CAS-15).

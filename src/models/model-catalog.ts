@@ -1,6 +1,7 @@
-/** The model catalog: which models exist, their tier, whether they may delegate, and their prices (models.json plus DELEGATE_MODELS). */
+/** The model catalog: which models exist, their tier, whether they may delegate, their prices and limits (models.json plus DELEGATE_MODELS). */
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import type { RequestConfig } from '../protocol/types.js';
 import type { Usage } from '../protocol/usage.js';
 import { ModelConfigError } from './config-error.js';
 import { readDocumentFileSync } from '../files/read-document-file.js';
@@ -22,8 +23,22 @@ export interface ModelPrice {
   cacheWrite?: number;
 }
 
+/** The temperatures a model accepts, both ends included (MODEL-13). */
+export interface TemperatureRange {
+  min: number;
+  max: number;
+}
+
+/** What a model accepts of a Request's configuration (MODEL-13); kept apart from its price. */
+export interface ModelLimits {
+  /** The most output tokens one answer may ask for (`config.maxTokens`). */
+  maxOutputTokens?: number;
+  /** The range of `config.temperature`. */
+  temperature?: TemperatureRange;
+}
+
 /** What the registry knows about one model. */
-export interface ModelEntry {
+export interface ModelEntry extends ModelLimits {
   tier?: Tier;
   /** Whether the builtin `delegate` tool is offered while this model runs. */
   can_delegate?: boolean;
@@ -33,6 +48,8 @@ export interface ModelEntry {
 /** The shape of a models.json file. `null` removes a model inherited from an earlier file. */
 export interface ModelsFile {
   models?: Record<string, ModelEntry | null>;
+  /** Limits per provider (`openai`), for its models in the catalog that state none (MODEL-13). */
+  providers?: Record<string, ModelLimits>;
   /** Addition: preferred models per tier, tried before the file order. */
   tiers?: Partial<Record<Tier, string[]>>;
 }
@@ -74,6 +91,7 @@ const defaultWarn = (message: string): void => {
 export class ModelCatalog {
   private readonly models = new Map<string, ModelEntry>();
   private readonly tiers: Partial<Record<Tier, string[]>> = {};
+  private readonly providerLimits = new Map<string, ModelLimits>();
   private readonly warn: (message: string) => void;
   private readonly warned = new Set<string>();
 
@@ -102,6 +120,9 @@ export class ModelCatalog {
       const merged: ModelEntry = { ...previous, ...entry };
       if (previous.price || entry.price) merged.price = { ...previous.price, ...entry.price } as ModelPrice;
       this.models.set(model, merged);
+    }
+    for (const [provider, limits] of Object.entries(file.providers ?? {})) {
+      this.providerLimits.set(provider, { ...this.providerLimits.get(provider), ...limits });
     }
     for (const [tier, models] of Object.entries(file.tiers ?? {}) as Array<[Tier, string[]]>) {
       this.tiers[tier] = [...models];
@@ -132,6 +153,51 @@ export class ModelCatalog {
   /** The model's tier, when known. */
   tierOf(model: string): Tier | undefined {
     return this.get(model)?.tier;
+  }
+
+  /**
+   * What a model accepts (MODEL-13): its own limits over its provider's. Undefined for a model the
+   * catalog does not list, which is not checked: an OpenAI-compatible server's model may accept
+   * anything.
+   */
+  limitsOf(model: string): ModelLimits | undefined {
+    const entry = this.get(model);
+    if (!entry) return undefined;
+    const provider = this.providerLimits.get(model.slice(0, model.indexOf(':'))) ?? {};
+    const own: ModelLimits = {
+      ...(entry.maxOutputTokens === undefined ? {} : { maxOutputTokens: entry.maxOutputTokens }),
+      ...(entry.temperature === undefined ? {} : { temperature: entry.temperature }),
+    };
+    return { ...provider, ...own };
+  }
+
+  /**
+   * The problems of a Request's `config` on `model` (MODEL-13): a `temperature` outside the model's
+   * range, a `maxTokens` above its output limit; each with its JSON pointer. None for a model the
+   * catalog does not list.
+   */
+  configProblems(config: RequestConfig | undefined, model: string): Array<{ pointer: string; message: string }> {
+    const limits = this.limitsOf(model);
+    if (!limits || !config) return [];
+    const problems: Array<{ pointer: string; message: string }> = [];
+    const { temperature, maxTokens } = config;
+    const range = limits.temperature;
+    if (typeof temperature === 'number' && range) {
+      if (range.min === range.max && temperature !== range.min) {
+        problems.push({
+          pointer: '/config/temperature',
+          message: `${temperature} is not a temperature ${model} accepts: it takes only ${range.min} (leave temperature out).`,
+        });
+      } else if (temperature > range.max) {
+        problems.push({ pointer: '/config/temperature', message: `${temperature} is above ${model}'s maximum temperature ${range.max}.` });
+      } else if (temperature < range.min) {
+        problems.push({ pointer: '/config/temperature', message: `${temperature} is below ${model}'s minimum temperature ${range.min}.` });
+      }
+    }
+    if (typeof maxTokens === 'number' && limits.maxOutputTokens !== undefined && maxTokens > limits.maxOutputTokens) {
+      problems.push({ pointer: '/config/maxTokens', message: `${maxTokens} is above ${model}'s output limit of ${limits.maxOutputTokens} tokens.` });
+    }
+    return problems;
   }
 
   /**

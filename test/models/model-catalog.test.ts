@@ -34,6 +34,7 @@ describe('ModelCatalog', () => {
     expect(registry.get('openai:gpt-4.1-mini')).toEqual({
       tier: 'fast',
       can_delegate: false,
+      maxOutputTokens: 32_768,
       price: { input: 0.4, output: 1.6, cacheRead: 0.1, cacheWrite: 0.4 },
     });
     expect(registry.canDelegate('anthropic:claude-sonnet-4-6')).toBe(true);
@@ -77,6 +78,53 @@ describe('ModelCatalog', () => {
     expect(registry.modelForTier('fast', { provider: 'anthropic' })).toMatch(/^anthropic:/);
     expect(registry.modelForTier('fast', { filter: (model) => model.startsWith('nobody:') })).toBeNull();
     expect(registry.costOf('openai:llama3.2', usage)).toBe(0);
+  });
+
+  it("knows each model's output limit and temperature range, its provider's range by default (MODEL-13)", () => {
+    const registry = ModelCatalog.load({ env: {} });
+    expect(registry.limitsOf('openai:gpt-4.1')).toEqual({ maxOutputTokens: 32_768, temperature: { min: 0, max: 2 } });
+    expect(registry.limitsOf('openai:gpt-4.1-mini-2025-04-14')).toEqual({ maxOutputTokens: 32_768, temperature: { min: 0, max: 2 } });
+    expect(registry.limitsOf('openai:gpt-4o')?.maxOutputTokens).toBe(16_384);
+    expect(registry.limitsOf('openai:gpt-5')).toEqual({ maxOutputTokens: 128_000, temperature: { min: 1, max: 1 } });
+    expect(registry.limitsOf('anthropic:claude-sonnet-4-5')).toEqual({ maxOutputTokens: 64_000, temperature: { min: 0, max: 1 } });
+    expect(registry.limitsOf('anthropic:claude-haiku-4-5')?.maxOutputTokens).toBe(64_000);
+    expect(registry.limitsOf('anthropic:claude-opus-4-1')?.maxOutputTokens).toBe(32_000);
+    // A model the catalog does not list (a local server's) is not checked.
+    expect(registry.limitsOf('openai:llama3.2')).toBeUndefined();
+    expect(registry.configProblems({ temperature: 9, maxTokens: 10_000_000 }, 'openai:llama3.2')).toEqual([]);
+  });
+
+  it("says which config values are beyond a model's limits, with their JSON pointers (MODEL-13)", () => {
+    const registry = ModelCatalog.load({ env: {} });
+    expect(registry.configProblems({ temperature: 3, maxTokens: 200_000 }, 'openai:gpt-4.1')).toEqual([
+      { pointer: '/config/temperature', message: "3 is above openai:gpt-4.1's maximum temperature 2." },
+      { pointer: '/config/maxTokens', message: "200000 is above openai:gpt-4.1's output limit of 32768 tokens." },
+    ]);
+    expect(registry.configProblems({ temperature: 1.5 }, 'anthropic:claude-haiku-4-5')).toEqual([
+      { pointer: '/config/temperature', message: "1.5 is above anthropic:claude-haiku-4-5's maximum temperature 1." },
+    ]);
+    expect(registry.configProblems({ temperature: 0.2 }, 'openai:o3')[0]?.message).toBe(
+      '0.2 is not a temperature openai:o3 accepts: it takes only 1 (leave temperature out).',
+    );
+    expect(registry.configProblems({ temperature: 2, maxTokens: 32_768 }, 'openai:gpt-4.1')).toEqual([]);
+    expect(registry.configProblems({ temperature: 0, maxTokens: 64_000 }, 'anthropic:claude-sonnet-4-5')).toEqual([]);
+    expect(registry.configProblems(undefined, 'openai:gpt-4.1')).toEqual([]);
+  });
+
+  it('merges limits from a user file: a model its own, a provider its default (MODEL-13)', async () => {
+    const user = join(dir, 'models.json');
+    await writeFile(
+      user,
+      JSON.stringify({
+        providers: { openai: { temperature: { min: 0, max: 1.5 } }, local: { maxOutputTokens: 4096 } },
+        models: { 'openai:gpt-4.1': { maxOutputTokens: 1000 }, 'local:tiny': { tier: 'fast' } },
+      }),
+    );
+    const registry = ModelCatalog.load({ env: { [MODELS_FILE_ENV]: user } });
+    expect(registry.limitsOf('openai:gpt-4.1')).toEqual({ maxOutputTokens: 1000, temperature: { min: 0, max: 1.5 } });
+    expect(registry.get('openai:gpt-4.1')?.price?.input).toBe(2);
+    expect(registry.limitsOf('local:tiny')).toEqual({ maxOutputTokens: 4096 });
+    expect(registry.limitsOf('anthropic:claude-haiku-4-5')?.temperature).toEqual({ min: 0, max: 1 });
   });
 
   it('names the file and the JSON pointer of each problem in a bad models file', async () => {

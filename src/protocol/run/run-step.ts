@@ -99,7 +99,8 @@ function promptFor(run: RunState, step: number): StepPrompt {
   const messages: ProviderMessage[] = [
     ...(offersCalls(schema) ? [{ role: 'system', content: SOLUTION_INSTRUCTIONS } satisfies ProviderMessage] : []),
     ...run.instructions.map((content): ProviderMessage => ({ role: 'system', content })),
-    ...withFiles(rendered.messages, run.files),
+    // An empty or blank text is not sent, whoever wrote it: one provider refuses it, another ignores it (MSG-31).
+    ...withFiles(rendered.messages.filter(hasText), run.files),
   ];
   // A provider needs at least one message; a context that renders nothing still asks for its answer.
   if (messages.length === 0) messages.push({ role: 'user', content: EMPTY_PROMPT });
@@ -192,6 +193,11 @@ async function lazyOutcome(run: RunState, calls: Call[]): Promise<StepOutcome> {
   const outcome = run.output.check();
   flushErrors(scope);
   return outcome;
+}
+
+/** True for a message with text to send: not empty, not only whitespace (MSG-31). */
+function hasText(message: ProviderMessage): boolean {
+  return message.content.trim() !== '';
 }
 
 /** The rendered messages with the run's attachment files on the first user message, or on a user message of their own after them when there is none (ATT-6). */
