@@ -34,7 +34,8 @@ import {
   runOptionsFor,
   runtimeFor,
   wholeNumber,
-} from './run.js';
+} from './run-setup.js';
+import { RunSession } from './run-session.js';
 
 /** The usage text `--help` prints and bad arguments repeat. */
 export const USAGE = `Usage: delegate-mcp [dir | catalog URL] [--http <port>] [delegate-run's run options]
@@ -189,33 +190,31 @@ export async function main(argv: string[], io: McpCommandIo): Promise<number> {
     (line) => say(`delegate-mcp: ${line}`),
   );
   if (typeof args === 'number') return args;
-  let runtime: DelegatingRuntime | undefined;
+  const session = new RunSession();
   let tools: RequestTools | undefined;
-  let sink: JsonlFileSink | undefined;
   try {
     const isUrl = isHttpUrl(args.source);
     const root = args.run.root ? resolve(io.cwd, args.run.root) : isUrl ? io.cwd : resolve(io.cwd, args.source);
     const allowHosts = [...args.run.allowHosts, ...(isUrl ? [new URL(args.source).host] : [])];
     const activities = await loadActivities(args.run.activities, io.cwd);
     const catalog = ModelCatalog.load({ env: io.env, cwd: io.cwd });
-    runtime = runtimeFor(args.run, io, { root, allowHosts, activities, catalog });
+    const runtime = runtimeFor(args.run, io, { root, allowHosts, activities, catalog });
+    session.runtime = runtime;
     const source = await sourceFor(args, runtime, io.cwd);
-    sink = openCheckedTrace(args.run, io.cwd);
-    tools = new RequestTools({ source, run: runnerFor(args, io, runtime, sink, say), log: say });
+    session.sink = openCheckedTrace(args.run, io.cwd);
+    tools = new RequestTools({ source, run: runnerFor(args, io, runtime, session.sink, say), log: say });
     const listed = await tools.tools();
     say(`delegate-mcp: ${listed.size} Request${listed.size === 1 ? '' : 's'} of ${args.source} as tools: ${[...listed.keys()].join(', ') || 'none'}.`);
   } catch (error) {
     await tools?.close();
-    sink?.close();
-    await runtime?.resolvers.close();
+    await session.close();
     const message = error instanceof ProtocolError || error instanceof Error ? error.message : String(error);
     say(`delegate-mcp: ${message}`);
     return EXIT.usage;
   }
   const status = args.http === undefined ? await serveStdio(tools, io) : await serveHttp(tools, args, args.http, io, say);
   await tools.close();
-  sink?.close();
-  await runtime.resolvers.close();
+  await session.close();
   return status;
 }
 

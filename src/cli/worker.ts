@@ -12,7 +12,7 @@ import { connectionFor, DEFAULT_QUEUE_NAME } from '../queue/redis-url.js';
 import { QUEUE_KEY_VARIABLE } from '../queue/queue-job.js';
 import { parseCommandLine } from './command-line.js';
 import { isEntryPoint } from './entry.js';
-import { EXIT, loadActivities, runtimeFor, tierModels, type CliIo, type ParsedArguments } from './run.js';
+import { EXIT, loadActivities, runtimeFor, tierModels, type CliIo, type ParsedArguments } from './run-setup.js';
 
 /** The usage text `--help` prints and bad arguments repeat. */
 export const WORKER_USAGE = `Usage: delegate-worker --queue <redis://host:port/db> [options]
