@@ -5,7 +5,7 @@ import type { RunResult } from '../protocol/contracts.js';
 import { ProtocolError, UsageError } from '../protocol/errors.js';
 import { notJsonPlaceholder, toJsonData } from '../protocol/json-data.js';
 import type { JournalStore } from '../protocol/trace/journal.js';
-import { jsonUsage } from './cost-report.js';
+import { jsonUsage } from './report/cost-report.js';
 import { type CliIo, EXIT, type ParsedArguments } from './run-setup.js';
 
 /** What a run that needed a model and had none says (CLI-3). */

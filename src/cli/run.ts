@@ -22,8 +22,8 @@ import { isEntryPoint } from './entry.js';
 import { EXAMPLES_FLAG, exampleArguments, examplesText } from './examples.js';
 import { journalSettings, resumedArguments } from './journal-arguments.js';
 import { checkMissingPieces } from './missing-pieces.js';
-import { createProgress, type Progress } from './progress.js';
-import { REPORT_COMMAND, reportMain } from './report.js';
+import { createProgress, type Progress } from './progress/progress.js';
+import { REPORT_COMMAND, reportMain } from './report/report.js';
 import {
   type CliIo,
   chooseModel,
@@ -40,7 +40,7 @@ import {
 } from './run-setup.js';
 import { NO_MODEL, reportResult, reportSetupError } from './run-outcome.js';
 import { RunSession } from './run-session.js';
-import { TreeCosts } from './tree-costs.js';
+import { TreeCosts } from './report/tree-costs.js';
 import { VIEW_COMMAND, viewMain } from './view.js';
 
 // What tests and embedders import from the executable's module; `delegate-mcp` and `delegate-worker` take them from run-setup.js.

@@ -1,10 +1,10 @@
 /** Builds the viewer's data from a trace, event by event: the report's cost tree for the figures, and the bars, model calls, calls and approvals beside it (spec/viewer.md). */
 import { basename, dirname, isAbsolute, relative } from 'node:path';
-import { callLabel } from './call-label.js';
-import { type CostReport, type GroupCost, type RunCost, type Tally, costReport, jsonCost, tallyFigures } from './cost-report.js';
-import { CostTree, type CostRunStatus } from './cost-tree.js';
-import type { BadTraceLine } from './read-trace.js';
-import { formatModel } from './tree-renderer.js';
+import { callLabel } from './progress/call-label.js';
+import { type CostReport, type GroupCost, type RunCost, type Tally, costReport, jsonCost, tallyFigures } from './report/cost-report.js';
+import { CostTree, type CostRunStatus } from './report/cost-tree.js';
+import type { BadTraceLine } from './report/read-trace.js';
+import { formatModel } from './progress/tree-renderer.js';
 import { type TraceEventBase, knownTraceEvent } from '../protocol/trace/events.js';
 import { isJsonObject, isMetaProperty } from '../protocol/types.js';
 import type { ViewApproval, ViewCall, ViewData, ViewExchange, ViewFigures, ViewGroup, ViewRun, ViewRunStatus, ViewSpan } from '../viewer/view-data.js';

@@ -6,8 +6,8 @@ import { ProtocolError, UsageError } from '../protocol/errors.js';
 import { renderPage } from '../viewer/render-page.js';
 import { onePositional, parseCommandLine, subcommandArguments } from './command-line.js';
 import { openFile } from './open-file.js';
-import { type BadTraceLine, readTraceFile } from './read-trace.js';
-import type { ReportIo } from './report.js';
+import { type BadTraceLine, readTraceFile } from './report/read-trace.js';
+import type { ReportIo } from './report/report.js';
 import { TraceView } from './trace-view.js';
 
 /** The subcommand's name: `delegate-run view …` (CLI-20). */

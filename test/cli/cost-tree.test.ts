@@ -1,8 +1,8 @@
 /** Tests of the cost tree and its report (src/cli/cost-tree.ts, src/cli/cost-report.ts): what they read of a trace, and what they leave alone. */
 import { describe, expect, it } from 'vitest';
-import { costReport } from '../../src/cli/cost-report.js';
-import { formatRunTable } from '../../src/cli/cost-table.js';
-import { CostTree } from '../../src/cli/cost-tree.js';
+import { costReport } from '../../src/cli/report/cost-report.js';
+import { formatRunTable } from '../../src/cli/report/cost-table.js';
+import { CostTree } from '../../src/cli/report/cost-tree.js';
 import type { TraceEventBase } from '../../src/protocol/trace/events.js';
 
 const at = '2026-01-01T00:00:00.000Z';

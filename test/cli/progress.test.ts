@@ -2,10 +2,10 @@
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { createProgress, progressLine } from '../../src/cli/progress.js';
+import { createProgress, progressLine } from '../../src/cli/progress/progress.js';
 import { BATCH_ITEMS } from '../../src/files/batched-log.js';
 import { main } from '../../src/cli/run.js';
-import type { RunOutcome } from '../../src/cli/summary.js';
+import type { RunOutcome } from '../../src/cli/progress/summary.js';
 import type { UsageSummary } from '../../src/protocol/usage.js';
 import { Tracer } from '../../src/protocol/trace/trace.js';
 import { fakePipe, fakeTerminal, frameLines, hasAnsi, stripAnsi } from './fake-terminal.js';

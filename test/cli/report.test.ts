@@ -2,7 +2,7 @@
 import { copyFileSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { reportMain } from '../../src/cli/report.js';
+import { reportMain } from '../../src/cli/report/report.js';
 import { main } from '../../src/cli/run.js';
 import { folderWith, readTrace, runCli, tempDir } from '../helpers/cli.js';
 import { fakePipe } from './fake-terminal.js';

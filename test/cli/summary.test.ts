@@ -1,9 +1,9 @@
 /** Tests of the end-of-run summary (src/cli/summary.ts). */
 import { describe, expect, it } from 'vitest';
-import { costReport } from '../../src/cli/cost-report.js';
-import { formatRunTable } from '../../src/cli/cost-table.js';
-import { CostTree } from '../../src/cli/cost-tree.js';
-import { SUMMARY_CHILDREN, formatCount, formatSummary, previewOutput, summarize, type RunOutcome } from '../../src/cli/summary.js';
+import { costReport } from '../../src/cli/report/cost-report.js';
+import { formatRunTable } from '../../src/cli/report/cost-table.js';
+import { CostTree } from '../../src/cli/report/cost-tree.js';
+import { SUMMARY_CHILDREN, formatCount, formatSummary, previewOutput, summarize, type RunOutcome } from '../../src/cli/progress/summary.js';
 import type { UsageSummary } from '../../src/protocol/usage.js';
 import type { TraceEvent } from '../../src/protocol/trace/trace.js';
 import { hasAnsi } from './fake-terminal.js';

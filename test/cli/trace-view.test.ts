@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { readTraceFile } from '../../src/cli/read-trace.js';
+import { readTraceFile } from '../../src/cli/report/read-trace.js';
 import type { TraceEventBase } from '../../src/protocol/trace/events.js';
 import { TraceView } from '../../src/cli/trace-view.js';
 import type { ViewData } from '../../src/viewer/view-data.js';

@@ -1,7 +1,7 @@
 /** Tests of the tree renderer and the live TTY writer against a fake terminal. */
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { RunTree } from '../../src/cli/run-tree.js';
-import { LiveTreeWriter, formatCost, formatElapsed, formatModel, formatTokens, renderTree } from '../../src/cli/tree-renderer.js';
+import { RunTree } from '../../src/cli/progress/run-tree.js';
+import { LiveTreeWriter, formatCost, formatElapsed, formatModel, formatTokens, renderTree } from '../../src/cli/progress/tree-renderer.js';
 import type { TraceEvent } from '../../src/protocol/trace/trace.js';
 import { fakeTerminal, frameLines, hasAnsi, stripAnsi } from './fake-terminal.js';
 import { musicEnd, musicEvents, musicStart } from './music-events.js';

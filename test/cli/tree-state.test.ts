@@ -1,6 +1,6 @@
 /** Tests of the RunTree state model (src/cli/run-tree.ts) fed with a recorded trace. */
 import { describe, expect, it } from 'vitest';
-import { RunTree, elapsedMs, subtreeUsage } from '../../src/cli/run-tree.js';
+import { RunTree, elapsedMs, subtreeUsage } from '../../src/cli/progress/run-tree.js';
 import type { TraceEvent } from '../../src/protocol/trace/trace.js';
 import { musicEnd, musicEvents, musicStart } from './music-events.js';
 

@@ -6,10 +6,10 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { costReport, jsonUsage, reportJson } from '../../src/cli/cost-report.js';
-import { CostTree, answerModel } from '../../src/cli/cost-tree.js';
-import { TreeCosts } from '../../src/cli/tree-costs.js';
-import { summarize } from '../../src/cli/summary.js';
+import { costReport, jsonUsage, reportJson } from '../../src/cli/report/cost-report.js';
+import { CostTree, answerModel } from '../../src/cli/report/cost-tree.js';
+import { TreeCosts } from '../../src/cli/report/tree-costs.js';
+import { summarize } from '../../src/cli/progress/summary.js';
 import { TraceView } from '../../src/cli/trace-view.js';
 import { createDelegateActivity } from '../../src/activities/delegate.js';
 import { ModelCatalog } from '../../src/models/model-catalog.js';

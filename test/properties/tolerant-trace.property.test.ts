@@ -7,7 +7,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { type BadTraceLine, readTraceFile } from '../../src/cli/read-trace.js';
+import { type BadTraceLine, readTraceFile } from '../../src/cli/report/read-trace.js';
 import type { TraceEventBase } from '../../src/protocol/trace/events.js';
 import { tempDir } from '../helpers/cli.js';
 

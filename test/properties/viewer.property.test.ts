@@ -11,7 +11,7 @@ import { ReplayModel } from '../../src/models/replay.js';
 import { Tracer, memorySink } from '../../src/protocol/trace/trace.js';
 import type { UsageSummary } from '../../src/protocol/usage.js';
 import { embedJson } from '../../src/viewer/render-page.js';
-import { jsonCost } from '../../src/cli/cost-report.js';
+import { jsonCost } from '../../src/cli/report/cost-report.js';
 import { TraceView } from '../../src/cli/trace-view.js';
 import type { ViewFigures } from '../../src/viewer/view-data.js';
 import { TreeRuntime, shapeOf } from '../helpers/fan-out-tree.js';

@@ -2,7 +2,7 @@
 import { type CostReport, type GroupCost, type ReportGrouping, type RunCost, type Tally, addTally, emptyTally, parentsOf } from './cost-report.js';
 import type { CostRunStatus } from './cost-tree.js';
 import { formatCount, table } from './text-table.js';
-import { formatCost, formatModel } from './tree-renderer.js';
+import { formatCost, formatModel } from '../progress/tree-renderer.js';
 
 const FIGURE_HEADINGS = ['steps', 'input', 'output', 'cache read', 'cache write', 'cost'];
 

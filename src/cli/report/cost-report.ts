@@ -1,5 +1,5 @@
 /** Where the dollars went: a cost tree priced answer by answer, as rows per run with subtotals per parent, or grouped by model, tier or parent (spec/cli.md CLI-17). */
-import { type Usage, type UsageSummary, addCost, addUsage, zeroUsage } from '../protocol/usage.js';
+import { type Usage, type UsageSummary, addCost, addUsage, zeroUsage } from '../../protocol/usage.js';
 import { type CostAnswer, type CostRun, type CostTree, answerModel, isReplayed } from './cost-tree.js';
 
 /** Sums over some answers: tokens, dollars, steps, runs, and whether any answer was replayed. */

@@ -1,8 +1,8 @@
 /** `delegate-run report <trace.jsonl>`: where a run tree's dollars went, from its trace's model answers, priced again with the model catalog (spec/cli.md CLI-17). */
 import { resolve } from 'node:path';
-import { ModelCatalog } from '../models/model-catalog.js';
-import { ProtocolError, UsageError } from '../protocol/errors.js';
-import { onePositional, parseCommandLine, subcommandArguments } from './command-line.js';
+import { ModelCatalog } from '../../models/model-catalog.js';
+import { ProtocolError, UsageError } from '../../protocol/errors.js';
+import { onePositional, parseCommandLine, subcommandArguments } from '../command-line.js';
 import { formatGroupTable, formatRunTable } from './cost-table.js';
 import { type CostReport, REPORT_GROUPINGS, type ReportGrouping, costReport, reportJson } from './cost-report.js';
 import { CostTree, answerModel } from './cost-tree.js';

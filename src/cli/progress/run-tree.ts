@@ -1,10 +1,10 @@
 /** The run tree: a pure model of a run and its delegations, built from trace events, for the progress views and the summary. */
-import { addCost, addUsage, tokensOf, type UsageSummary, zeroUsage } from '../protocol/usage.js';
-import type { TraceEvent } from '../protocol/trace/trace.js';
-import { knownTraceEvent } from '../protocol/trace/events.js';
-import type { Usage } from '../protocol/usage.js';
+import { addCost, addUsage, tokensOf, type UsageSummary, zeroUsage } from '../../protocol/usage.js';
+import type { TraceEvent } from '../../protocol/trace/trace.js';
+import { knownTraceEvent } from '../../protocol/trace/events.js';
+import type { Usage } from '../../protocol/usage.js';
 import { callLabel } from './call-label.js';
-import { RunIndex } from './run-index.js';
+import { RunIndex } from '../report/run-index.js';
 
 /** Where a run is: still going, finished with an output, failed, or cancelled by the user. */
 export type RunStatus = 'running' | 'done' | 'failed' | 'cancelled';

@@ -1,9 +1,9 @@
 /** Reading a trace file back (spec/trace.md): every line JSON, every line an event, the fields reports read of the right type. */
 import { createReadStream } from 'node:fs';
-import { ProtocolError, UsageError } from '../protocol/errors.js';
-import { parseJson } from '../protocol/json.js';
-import type { TraceEventBase } from '../protocol/trace/events.js';
-import { isJsonObject } from '../protocol/types.js';
+import { ProtocolError, UsageError } from '../../protocol/errors.js';
+import { parseJson } from '../../protocol/json.js';
+import type { TraceEventBase } from '../../protocol/trace/events.js';
+import { isJsonObject } from '../../protocol/types.js';
 
 /** What a field must be, said in the words of an error message. */
 type Expectation = 'a string' | 'a string or null' | 'a whole number of at least 0' | 'a number of at least 0' | 'a number of at least 0 or null' | 'an object';

@@ -1,5 +1,5 @@
 /** The live tree on a terminal: renders a RunTree as lines and redraws it in place on a TTY stream. */
-import type { TraceEvent, TraceListener } from '../protocol/trace/trace.js';
+import type { TraceEvent, TraceListener } from '../../protocol/trace/trace.js';
 import { RunTree, elapsedMs, type RetryState, type RunNode, type RunStatus } from './run-tree.js';
 
 /** A writable stream that may be a terminal (`process.stderr` is one). */

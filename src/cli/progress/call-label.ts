@@ -1,5 +1,5 @@
 /** A delegated run's label by the call that started it: the tool and a short summary of its parameters (CLI-6, VIEW-12). */
-import { isJsonObject, isMetaProperty } from '../protocol/types.js';
+import { isJsonObject, isMetaProperty } from '../../protocol/types.js';
 
 /** How many characters of the parameters a label keeps before it cuts them with `…`. */
 export const CALL_LABEL_PARAMS = 40;

@@ -1,7 +1,7 @@
 /** The figures of one command's run tree: the fold `delegate-run report` and the viewer make of a trace, fed with a resumed journal's earlier events and then the session's (spec/journal.md JOURNAL-12). */
-import { BATCH_ITEMS } from '../files/batched-log.js';
-import type { TraceEventBase } from '../protocol/trace/events.js';
-import type { Tracer } from '../protocol/trace/trace.js';
+import { BATCH_ITEMS } from '../../files/batched-log.js';
+import type { TraceEventBase } from '../../protocol/trace/events.js';
+import type { Tracer } from '../../protocol/trace/trace.js';
 import { type CostReport, costReport } from './cost-report.js';
 import { CostTree } from './cost-tree.js';
 

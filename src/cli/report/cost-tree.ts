@@ -1,6 +1,6 @@
 /** The cost tree of a trace: its runs, how they nest, and each run's model answers, the one source of its dollars (spec/cli.md CLI-17). */
-import { type TraceEventBase, knownTraceEvent } from '../protocol/trace/events.js';
-import { type Usage, tokensOf } from '../protocol/usage.js';
+import { type TraceEventBase, knownTraceEvent } from '../../protocol/trace/events.js';
+import { type Usage, tokensOf } from '../../protocol/usage.js';
 import { RunIndex } from './run-index.js';
 
 /** One model answer (`model.response`) as the cost tree keeps it. */

@@ -1,9 +1,9 @@
 /** Progress on stderr: the live tree on a terminal, one plain line per notable trace event otherwise, and the end summary. */
-import type { TraceEvent, Tracer } from '../protocol/trace/trace.js';
-import { knownTraceEvent } from '../protocol/trace/events.js';
-import type { Usage } from '../protocol/usage.js';
+import type { TraceEvent, Tracer } from '../../protocol/trace/trace.js';
+import { knownTraceEvent } from '../../protocol/trace/events.js';
+import type { Usage } from '../../protocol/usage.js';
 import { RunTree } from './run-tree.js';
-import { TreeCosts } from './tree-costs.js';
+import { TreeCosts } from '../report/tree-costs.js';
 import { formatSummary, summarize, type RunOutcome } from './summary.js';
 import { LiveTreeWriter, colorEnabled, type TerminalStream } from './tree-renderer.js';
 

@@ -1,13 +1,13 @@
 /** The end-of-run summary on stderr: outcome, total tokens and cost, elapsed time, and where the dollars went per run when the run delegated. */
-import type { UsageSummary } from '../protocol/usage.js';
-import type { Usage } from '../protocol/usage.js';
-import { formatRunTable } from './cost-table.js';
-import type { CostReport } from './cost-report.js';
-import { formatCount } from './text-table.js';
+import type { UsageSummary } from '../../protocol/usage.js';
+import type { Usage } from '../../protocol/usage.js';
+import { formatRunTable } from '../report/cost-table.js';
+import type { CostReport } from '../report/cost-report.js';
+import { formatCount } from '../report/text-table.js';
 import { STATUS_GLYPHS, formatCost, formatElapsed, paint, type Style } from './tree-renderer.js';
 import type { RunStatus } from './run-tree.js';
 
-export { formatCount } from './text-table.js';
+export { formatCount } from '../report/text-table.js';
 
 /** What the summary needs of a run's result (a `RunResult` fits). */
 export type RunOutcome =
