@@ -5,7 +5,8 @@ import { type CostReport, type GroupCost, type RunCost, type Tally, costReport, 
 import { CostTree, type CostRunStatus } from './report/cost-tree.js';
 import type { BadTraceLine } from './report/read-trace.js';
 import { formatModel } from './progress/tree-renderer.js';
-import { type TraceEventBase, knownTraceEvent } from '../protocol/trace/events.js';
+import type { TraceEventBase, TraceEventOf } from '../protocol/trace/events.js';
+import { foldEvent, type TraceHandlers } from './report/trace-fold.js';
 import { isJsonObject, isMetaProperty } from '../protocol/types.js';
 import type { ViewApproval, ViewCall, ViewData, ViewExchange, ViewFigures, ViewGroup, ViewRun, ViewRunStatus, ViewSpan } from '../viewer/view-data.js';
 
@@ -55,6 +56,49 @@ export class TraceView {
 
   constructor(private readonly options: TraceViewOptions = {}) {}
 
+  /** The index of the event being taken in, and its run's span of events. */
+  private index = 0;
+  private span: { start: number; end: number | null; last: number; failure?: Record<string, unknown>; usageTotal?: unknown } = { start: 0, end: null, last: 0 };
+  /** Where each event the view reads goes. */
+  private readonly handlers: TraceHandlers<void> = {
+    'model.retry': (event) => {
+      // Its `attempt` counts the provider's tries, not re-asks (TRACE-12): it is a retry of the attempt under way.
+      const exchange = this.latestAttempt.get(`${event.run}\u0000${event.step}`) ?? this.exchangeOf(event.run, event.step, 0);
+      exchange.retries.push(this.index);
+    },
+    'model.request': (event) => {
+      this.exchangeOf(event.run, event.step, event.attempt).request ??= this.index;
+    },
+    'model.response': (event) => {
+      const exchange = this.exchangeOf(event.run, event.step, event.attempt);
+      if (exchange.response !== null) return;
+      exchange.response = this.index;
+      exchange.modelLabel = formatModel(event.replayOf ?? event.model);
+    },
+    'run.started': (event) => this.started(event.run, event.request),
+    'run.resumed': (event) => this.started(event.run, event.request),
+    'run.completed': (event) => {
+      this.span.end ??= this.index;
+      if (event.parent === null) this.span.usageTotal = event.usageTotal;
+    },
+    'run.failed': (event) => {
+      this.span.end ??= this.index;
+      this.span.failure = event as unknown as Record<string, unknown>;
+    },
+    'delegate.started': (event) => this.delegated(event),
+    'delegate.completed': (event) => this.delegated(event),
+    'delegate.failed': (event) => this.delegated(event),
+    'call.started': (event) => {
+      this.callLabels.set(`${event.run}\u0000${event.call}`, callLabel(event.tool, event.params));
+      this.callOf(event.run, event.call, event.tool).events.push(this.index);
+    },
+    'call.completed': (event) => this.callEvent(event),
+    'call.failed': (event) => this.callEvent(event),
+    'call.skipped': (event) => this.callEvent(event),
+    'approval.requested': (event) => this.callEvent(event),
+    'approval.decided': (event) => this.callEvent(event),
+  };
+
   /** Takes one event into the view. */
   apply(event: TraceEventBase): void {
     const index = this.events.length;
@@ -67,59 +111,26 @@ export class TraceView {
     const run = this.runEvents.get(event.run) ?? { start: index, end: null, last: index };
     this.runEvents.set(event.run, run);
     run.last = index;
+    this.index = index;
+    this.span = run;
+    foldEvent(event, this.handlers, undefined);
+  }
+
+  private started(run: string, request: string): void {
+    if (!this.requests.has(run)) this.requests.set(run, request);
+  }
+
+  private delegated(event: TraceEventOf<'delegate.started' | 'delegate.completed' | 'delegate.failed'>): void {
     const fields = event as unknown as Record<string, unknown>;
-    const known = knownTraceEvent(event);
-    switch (known?.event) {
-      case 'model.retry': {
-        // Its `attempt` counts the provider's tries, not re-asks (TRACE-12): it is a retry of the attempt under way.
-        const exchange = this.latestAttempt.get(`${event.run}\u0000${known.step}`) ?? this.exchangeOf(event.run, known.step, 0);
-        exchange.retries.push(index);
-        return;
-      }
-      case 'model.request':
-      case 'model.response': {
-        const exchange = this.exchangeOf(event.run, known.step, known.attempt);
-        if (known.event === 'model.request') exchange.request ??= index;
-        else if (exchange.response === null) {
-          exchange.response = index;
-          exchange.modelLabel = formatModel(known.replayOf ?? known.model);
-        }
-        return;
-      }
-      case 'run.started':
-      case 'run.resumed':
-        if (!this.requests.has(event.run)) this.requests.set(event.run, known.request);
-        return;
-      case 'run.completed':
-      case 'run.failed':
-        run.end ??= index;
-        if (known.event === 'run.failed') run.failure = fields;
-        else if (event.parent === null) run.usageTotal = known.usageTotal;
-        return;
-      case 'delegate.started':
-      case 'delegate.completed':
-      case 'delegate.failed': {
-        const call = this.callOf(event.run, known.call, stringField(fields, 'tool', ''));
-        call.child = known.child;
-        const label = this.callLabels.get(`${event.run}\u0000${known.call}`);
-        if (label !== undefined) this.runLabels.set(known.child, label);
-        call.events.push(index);
-        return;
-      }
-      case 'call.started':
-        this.callLabels.set(`${event.run}\u0000${known.call}`, callLabel(known.tool, known.params));
-        this.callOf(event.run, known.call, known.tool).events.push(index);
-        return;
-      case 'call.completed':
-      case 'call.failed':
-      case 'call.skipped':
-      case 'approval.requested':
-      case 'approval.decided':
-        this.callOf(event.run, known.call, known.tool).events.push(index);
-        return;
-      default:
-        return;
-    }
+    const call = this.callOf(event.run, event.call, stringField(fields, 'tool', ''));
+    call.child = event.child;
+    const label = this.callLabels.get(`${event.run}\u0000${event.call}`);
+    if (label !== undefined) this.runLabels.set(event.child, label);
+    call.events.push(this.index);
+  }
+
+  private callEvent(event: { run: string; call: string; tool: string }): void {
+    this.callOf(event.run, event.call, event.tool).events.push(this.index);
   }
 
   /** The page's data; `source` names the trace, `badLines` are the lines skipped. */

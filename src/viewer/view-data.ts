@@ -1,5 +1,6 @@
 /** What the trace viewer's page is given: the trace's runs, bars, figures and events, computed once in Node (spec/viewer.md). */
 import type { TraceEventBase } from '../protocol/trace/events.js';
+import type { TraceRun } from './trace-run.js';
 
 /** A line of the trace that was not a trace event, skipped (VIEW-8). */
 export interface ViewBadLine {
@@ -33,11 +34,7 @@ export interface ViewGroup {
 }
 
 /** One run of the delegation tree (VIEW-2). */
-export interface ViewRun {
-  run: string;
-  parent: string | null;
-  depth: number;
-  name: string;
+export interface ViewRun extends TraceRun {
   /** The call that delegated it, as its tool and a short summary of its parameters (`worker · {"topic":"tides"}`), `null` for the top run (VIEW-12). */
   call: string | null;
   /** Its Request (`run.started.request`), relative to the top Request's folder when it is a path there (VIEW-12). */

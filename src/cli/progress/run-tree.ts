@@ -1,10 +1,12 @@
 /** The run tree: a pure model of a run and its delegations, built from trace events, for the progress views and the summary. */
 import { addCost, addUsage, tokensOf, type UsageSummary, zeroUsage } from '../../protocol/usage.js';
 import type { TraceEvent } from '../../protocol/trace/trace.js';
-import { knownTraceEvent } from '../../protocol/trace/events.js';
+import type { TraceEventOf } from '../../protocol/trace/events.js';
 import type { Usage } from '../../protocol/usage.js';
 import { callLabel } from './call-label.js';
 import { RunIndex } from '../report/run-index.js';
+import { foldEvent, type TraceHandlers } from '../report/trace-fold.js';
+import type { TraceRun } from '../../viewer/trace-run.js';
 
 /** Where a run is: still going, finished with an output, failed, or cancelled by the user. */
 export type RunStatus = 'running' | 'done' | 'failed' | 'cancelled';
@@ -17,16 +19,9 @@ export interface CallCounts {
 }
 
 /** One run: the top run or a delegation's child run. */
-export interface RunNode {
-  run: string;
-  parent: string | null;
-  depth: number;
-  /** The request name; the run id until the run's name is known. */
-  name: string;
+export interface RunNode extends TraceRun {
   /** The resolved reference of the Request document. */
   request?: string;
-  /** The model id; `null` when the run has none. */
-  model: string | null;
   /** The parent's call that delegated to this run. */
   call?: string;
   /** That call as a label, its tool and a summary of its parameters (`worker · {"topic":"tides"}`, CLI-6). */
@@ -77,99 +72,115 @@ export class RunTree {
   private lastStamp = '';
   private lastStampAt = Number.NaN;
 
+  /** The time of the event being applied, in epoch milliseconds. */
+  private at = 0;
+  /** What each event the tree reads changes; each returns whether anything shown changed. */
+  private readonly handlers: TraceHandlers<boolean> = {
+    // A resumed run is shown as a started one (JOURNAL-6).
+    'run.resumed': (event) => this.started(event),
+    'run.started': (event) => this.started(event),
+    'delegate.started': (event) => this.delegated(event),
+    'model.request': (event) => {
+      const node = this.ensure(event.run, event.parent, event.depth, this.at);
+      node.step = Math.max(node.step, event.step + 1);
+      return true;
+    },
+    'model.retry': (event) => {
+      const node = this.ensure(event.run, event.parent, event.depth, this.at);
+      node.retry = { attempt: event.attempt, reason: event.reason, retryAt: this.at + event.waitMs };
+      return true;
+    },
+    'model.response': (event) => this.answered(event),
+    'call.started': (event) => this.called(event, callLabel(event.tool, event.params)),
+    'call.completed': (event) => this.called(event),
+    'call.failed': (event) => this.called(event),
+    'delegate.completed': (event) => this.delegateEnded(event),
+    'delegate.failed': (event) => this.delegateEnded(event),
+    'run.completed': (event) => this.completed(event),
+    'run.failed': (event) => {
+      this.fail(this.ensure(event.run, event.parent, event.depth, this.at), event, this.at);
+      return true;
+    },
+  };
+
   /** Updates the tree with one event; returns whether anything shown changed. */
   apply(event: TraceEvent): boolean {
     if (event.ts !== this.lastStamp) {
       this.lastStamp = event.ts;
       this.lastStampAt = Date.parse(event.ts);
     }
-    const at = Number.isNaN(this.lastStampAt) ? this.lastTime : this.lastStampAt;
-    this.lastTime = Math.max(this.lastTime, at);
-    const known = knownTraceEvent(event);
-    switch (known?.event) {
-      // A resumed run is shown as a started one (JOURNAL-6).
-      case 'run.resumed':
-      case 'run.started': {
-        const node = this.ensure(known.run, known.parent, known.depth, at);
-        node.request = known.request;
-        node.name = known.name;
-        node.model = known.model ?? node.model;
-        node.startedAt = at;
-        return true;
-      }
-      case 'delegate.started': {
-        const child = this.ensure(known.child, known.run, known.depth + 1, at);
-        child.request ??= known.delegate;
-        child.name = known.name;
-        child.model = known.model ?? child.model;
-        child.call = known.call;
-        const label = this.openLabels.get(`${known.run}\u0000${known.call}`);
-        if (label !== undefined) child.callLabel = label;
-        return true;
-      }
-      case 'model.request': {
-        const node = this.ensure(known.run, known.parent, known.depth, at);
-        node.step = Math.max(node.step, known.step + 1);
-        return true;
-      }
-      case 'model.retry': {
-        const node = this.ensure(known.run, known.parent, known.depth, at);
-        node.retry = { attempt: known.attempt, reason: known.reason, retryAt: at + known.waitMs };
-        return true;
-      }
-      case 'model.response': {
-        const node = this.ensure(known.run, known.parent, known.depth, at);
-        delete node.retry;
-        node.tokens = addUsage(node.tokens, known.usage);
-        node.costUsd = addCost(node.costUsd, known.costUsd);
-        node.model = known.model;
-        return true;
-      }
-      case 'call.started':
-      case 'call.completed':
-      case 'call.failed': {
-        const node = this.ensure(known.run, known.parent, known.depth, at);
-        const open = this.openCalls.get(node.run) ?? new Set<string>();
-        this.openCalls.set(node.run, open);
-        const key = `${node.run}\u0000${known.call}`;
-        if (known.event === 'call.started') {
-          open.add(known.call);
-          this.openLabels.set(key, callLabel(known.tool, known.params));
-        } else {
-          open.delete(known.call);
-          this.openLabels.delete(key);
-          node.calls[known.event === 'call.completed' ? 'done' : 'failed']++;
-        }
-        node.calls.running = open.size;
-        return true;
-      }
-      case 'delegate.completed':
-      case 'delegate.failed': {
-        const child = this.index.get(known.child);
-        if (!child) return false;
-        if (known.event === 'delegate.failed') this.fail(child, known, at);
-        else {
-          child.usageTotal = known.usage;
-          this.end(child, 'done', at);
-        }
-        return true;
-      }
-      case 'run.completed': {
-        const node = this.ensure(known.run, known.parent, known.depth, at);
-        // The run's own report is authoritative; the live counts were built from the same answers.
-        node.tokens = tokensOf(known.usage);
-        node.costUsd = known.usage.costUsd;
-        node.step = Math.max(node.step, known.usage.steps);
-        node.usageTotal = known.usageTotal;
-        this.end(node, 'done', at);
-        return true;
-      }
-      case 'run.failed':
-        this.fail(this.ensure(known.run, known.parent, known.depth, at), known, at);
-        return true;
-      default:
-        return false;
+    this.at = Number.isNaN(this.lastStampAt) ? this.lastTime : this.lastStampAt;
+    this.lastTime = Math.max(this.lastTime, this.at);
+    return foldEvent(event, this.handlers, false);
+  }
+
+  private started(event: TraceEventOf<'run.started'> | TraceEventOf<'run.resumed'>): boolean {
+    const node = this.ensure(event.run, event.parent, event.depth, this.at);
+    node.request = event.request;
+    node.name = event.name;
+    node.model = event.model ?? node.model;
+    node.startedAt = this.at;
+    return true;
+  }
+
+  private delegated(event: TraceEventOf<'delegate.started'>): boolean {
+    const child = this.ensure(event.child, event.run, event.depth + 1, this.at);
+    child.request ??= event.delegate;
+    child.name = event.name;
+    child.model = event.model ?? child.model;
+    child.call = event.call;
+    const label = this.openLabels.get(`${event.run}\u0000${event.call}`);
+    if (label !== undefined) child.callLabel = label;
+    return true;
+  }
+
+  private answered(event: TraceEventOf<'model.response'>): boolean {
+    const node = this.ensure(event.run, event.parent, event.depth, this.at);
+    delete node.retry;
+    node.tokens = addUsage(node.tokens, event.usage);
+    node.costUsd = addCost(node.costUsd, event.costUsd);
+    node.model = event.model;
+    return true;
+  }
+
+  /** A call started (with its label, CLI-6) or settled: the run's counts of calls follow. */
+  private called(event: TraceEventOf<'call.started' | 'call.completed' | 'call.failed'>, label?: string): boolean {
+    const node = this.ensure(event.run, event.parent, event.depth, this.at);
+    const open = this.openCalls.get(node.run) ?? new Set<string>();
+    this.openCalls.set(node.run, open);
+    const key = `${node.run}\u0000${event.call}`;
+    if (label !== undefined) {
+      open.add(event.call);
+      this.openLabels.set(key, label);
+    } else {
+      open.delete(event.call);
+      this.openLabels.delete(key);
+      node.calls[event.event === 'call.completed' ? 'done' : 'failed']++;
     }
+    node.calls.running = open.size;
+    return true;
+  }
+
+  private delegateEnded(event: TraceEventOf<'delegate.completed'> | TraceEventOf<'delegate.failed'>): boolean {
+    const child = this.index.get(event.child);
+    if (!child) return false;
+    if (event.event === 'delegate.failed') this.fail(child, event, this.at);
+    else {
+      child.usageTotal = event.usage;
+      this.end(child, 'done', this.at);
+    }
+    return true;
+  }
+
+  private completed(event: TraceEventOf<'run.completed'>): boolean {
+    const node = this.ensure(event.run, event.parent, event.depth, this.at);
+    // The run's own report is authoritative; the live counts were built from the same answers.
+    node.tokens = tokensOf(event.usage);
+    node.costUsd = event.usage.costUsd;
+    node.step = Math.max(node.step, event.usage.steps);
+    node.usageTotal = event.usageTotal;
+    this.end(node, 'done', this.at);
+    return true;
   }
 
   /** The runs without a known parent (normally one: the top run). */

@@ -1,7 +1,9 @@
 /** The cost tree of a trace: its runs, how they nest, and each run's model answers, the one source of its dollars (spec/cli.md CLI-17). */
-import { type TraceEventBase, knownTraceEvent } from '../../protocol/trace/events.js';
+import type { TraceEventBase, TraceEventOf } from '../../protocol/trace/events.js';
 import { type Usage, tokensOf } from '../../protocol/usage.js';
+import type { TraceRun } from '../../viewer/trace-run.js';
 import { RunIndex } from './run-index.js';
+import { foldEvent, type TraceHandlers } from './trace-fold.js';
 
 /** One model answer (`model.response`) as the cost tree keeps it. */
 export interface CostAnswer {
@@ -19,12 +21,7 @@ export interface CostAnswer {
 export type CostRunStatus = 'done' | 'failed' | 'cancelled' | 'unfinished';
 
 /** One run of the tree. */
-export interface CostRun {
-  run: string;
-  parent: string | null;
-  depth: number;
-  /** The request name (DOC-4); until the trace names it, the run id. */
-  name: string;
+export interface CostRun extends TraceRun {
   /** The model `run.started` (else `delegate.started`) named; `null` when none. */
   model: string | null;
   /** The tier the run was delegated at (`delegate.started.tier`); `null` when none. */
@@ -60,57 +57,51 @@ export function isReplayed(answer: CostAnswer): boolean {
 export class CostTree {
   private readonly index = new RunIndex<CostRun>();
 
+  /** What each event the tree reads changes. */
+  private readonly handlers: TraceHandlers<void> = {
+    // A resumed run is named as a started one (JOURNAL-6).
+    'run.resumed': (event) => this.started(event),
+    'run.started': (event) => this.started(event),
+    'delegate.started': (event) => {
+      const child = this.ensure(event.child, event.run, event.depth + 1);
+      if (typeof event.name === 'string' && child.name === child.run) child.name = event.name;
+      child.model ??= event.model ?? null;
+      child.tier = event.tier ?? child.tier;
+    },
+    'model.response': (event) => {
+      const run = this.ensure(event.run, event.parent, event.depth);
+      // Built field by field: a literal with a conditional spread takes V8's slow path, once per answer.
+      const answer: CostAnswer = { step: event.step, model: event.model, usage: tokensOf(event.usage), costUsd: event.costUsd };
+      if (event.replayOf !== undefined) answer.replayOf = event.replayOf;
+      run.answers.push(answer);
+    },
+    'queue.job': (event) => {
+      // A job taken over shows each attempt (QUEUE-8); the abandoned attempts' answers are the run's too, paid all the same.
+      const run = this.ensure(event.run, event.parent, event.depth);
+      if (event.attempt > (run.attempts ?? 1)) run.attempts = event.attempt;
+    },
+    'run.completed': (event) => this.end(this.ensure(event.run, event.parent, event.depth), 'done'),
+    'run.failed': (event) => this.end(this.ensure(event.run, event.parent, event.depth), failedStatus(event.code), event.code),
+    // A child's own end comes first (TRACE-11); these only end a child the trace shows no end of.
+    'delegate.completed': (event) => {
+      const child = this.index.get(event.child);
+      if (child) this.end(child, 'done');
+    },
+    'delegate.failed': (event) => {
+      const child = this.index.get(event.child);
+      if (child) this.end(child, failedStatus(event.code), event.code);
+    },
+  };
+
   /** Takes one event into the tree. */
   apply(event: TraceEventBase): void {
-    const known = knownTraceEvent(event);
-    switch (known?.event) {
-      // A resumed run is named as a started one (JOURNAL-6).
-      case 'run.resumed':
-      case 'run.started': {
-        const run = this.ensure(known.run, known.parent, known.depth);
-        run.name = typeof known.name === 'string' ? known.name : fileName(known.request);
-        run.model = known.model ?? run.model;
-        return;
-      }
-      case 'delegate.started': {
-        const child = this.ensure(known.child, known.run, known.depth + 1);
-        if (typeof known.name === 'string' && child.name === child.run) child.name = known.name;
-        child.model ??= known.model ?? null;
-        child.tier = known.tier ?? child.tier;
-        return;
-      }
-      case 'model.response': {
-        const run = this.ensure(known.run, known.parent, known.depth);
-        // Built field by field: a literal with a conditional spread takes V8's slow path, once per answer.
-        const answer: CostAnswer = { step: known.step, model: known.model, usage: tokensOf(known.usage), costUsd: known.costUsd };
-        if (known.replayOf !== undefined) answer.replayOf = known.replayOf;
-        run.answers.push(answer);
-        return;
-      }
-      case 'queue.job': {
-        // A job taken over shows each attempt (QUEUE-8); the abandoned attempts' answers are the run's too, paid all the same.
-        const run = this.ensure(known.run, known.parent, known.depth);
-        if (known.attempt > (run.attempts ?? 1)) run.attempts = known.attempt;
-        return;
-      }
-      case 'run.completed':
-        this.end(this.ensure(known.run, known.parent, known.depth), 'done');
-        return;
-      case 'run.failed':
-        this.end(this.ensure(known.run, known.parent, known.depth), known.code === 'cancelled_by_user' ? 'cancelled' : 'failed', known.code);
-        return;
-      case 'delegate.completed':
-      case 'delegate.failed': {
-        // A child's own end comes first (TRACE-11); this only ends a child the trace shows no end of.
-        const child = this.index.get(known.child);
-        if (!child) return;
-        if (known.event === 'delegate.completed') this.end(child, 'done');
-        else this.end(child, known.code === 'cancelled_by_user' ? 'cancelled' : 'failed', known.code);
-        return;
-      }
-      default:
-        return;
-    }
+    foldEvent(event, this.handlers, undefined);
+  }
+
+  private started(event: TraceEventOf<'run.started'> | TraceEventOf<'run.resumed'>): void {
+    const run = this.ensure(event.run, event.parent, event.depth);
+    run.name = typeof event.name === 'string' ? event.name : fileName(event.request);
+    run.model = event.model ?? run.model;
   }
 
   /** The runs with no parent in the trace (normally one: the top run). */
@@ -137,6 +128,11 @@ export class CostTree {
     run.status = status;
     if (code !== undefined) run.code = code;
   }
+}
+
+/** How a failure ends a run: a cancel is `cancelled`, anything else `failed`. */
+function failedStatus(code: string): 'failed' | 'cancelled' {
+  return code === 'cancelled_by_user' ? 'cancelled' : 'failed';
 }
 
 /** A request name from a location when the trace gives none: the file name without `.json`. */
