@@ -286,12 +286,13 @@ describe("act 012's adjusting a plan: a plan the user spoke after is left to the
     expect(counts).toEqual({});
   });
 
-  it("still runs a plan that is the last word with no model: the run's given input and a template slot after it are its parameters", async () => {
+  it("still runs a plan that is the last word with no model: the run's given input, a template slot, state and system text after it are no change of mind", async () => {
     const { activities, counts } = travel();
     const runtime = new Runtime({ activities });
     const plan = { type: 'plan', calls: [{ _tool: 'bookFlight', destination: '†input.destination', _outputPath: '†output' }] };
     const slot = { type: 'input', schema: { type: 'object', properties: { destination: { type: 'string' } } } };
-    const result = await runtime.run(runtime.validate({ context: [travelTools, plan, slot], schema: { type: 'string' } }), {
+    const context = [travelTools, plan, slot, { type: 'state', state: { seat: 'aisle' } }, { type: 'system', text: 'Be brief.' }];
+    const result = await runtime.run(runtime.validate({ context, schema: { type: 'string' } }), {
       input: { destination: 'Berlin' },
     });
     expect(result.ok && result.output).toBe('FL-1');
