@@ -11,7 +11,7 @@ import { newId } from '../ids.js';
 import type { LoadedRequest } from '../messages/load-request.js';
 import { givenInput } from '../messages/input.js';
 import { flushErrors } from '../calls/run-batch.js';
-import { plansOf, runEagerPlans } from '../calls/run-plans.js';
+import { lastWordPlans, plansOf, runEagerPlans } from '../calls/run-plans.js';
 import { OutputCheck, runStep, type RunState, type StepOutcome } from './run-step.js';
 import { RunUsage } from './run-usage.js';
 import { SolutionParts } from './solution-parts.js';
@@ -174,6 +174,8 @@ async function openRun(
   const builtins = new Map(delegateTool ? [[DELEGATE_TOOL, delegateTool]] : []);
   applyToolRules(builtins, rules);
   const store = new ContextStore(document.context, runtime.handlers, Object.fromEntries(builtins), rules);
+  // Taken before the given input joins the context: that input is the plans' parameters, not a newer instruction (PLAN-2).
+  const openingPlans = lastWordPlans(store.messages);
   if (options.input !== undefined) store.append(givenInput(document, options.input));
   const scope: CallScope = {
     runtime,
@@ -196,13 +198,23 @@ async function openRun(
   // Said in the prompt too, unless the document's own `delegate` tool replaced the built-in one.
   const offered = builtins.has(DELEGATE_TOOL) && store.tools.get(DELEGATE_TOOL) === builtins.get(DELEGATE_TOOL);
   const instructions = offered && runtime.tierCatalog ? [delegationInstructions(runtime.tierCatalog.tiers())] : [];
-  return { scope, document, usage, lazy, output: new OutputCheck(scope, document.schema), parts: new SolutionParts(scope), instructions, files: run.files };
+  return {
+    scope,
+    document,
+    usage,
+    lazy,
+    openingPlans,
+    output: new OutputCheck(scope, document.schema),
+    parts: new SolutionParts(scope),
+    instructions,
+    files: run.files,
+  };
 }
 
 /** Plans first (LOOP-2), then steps until an output, each step bounded (LOOP-9, LOOP-13) and cancellable (LOOP-10). */
 async function loop(run: RunState, maxSteps: number): Promise<unknown> {
   const { scope } = run;
-  await runEagerPlans(scope, plansOf(scope).plans);
+  await runEagerPlans(scope, run.openingPlans);
   endIfEnded(scope);
   let outcome: StepOutcome = run.output.check();
   flushErrors(scope);

@@ -27,6 +27,8 @@ export interface RunState {
   usage: RunUsage;
   /** The run is a lazy planner (PLAN-7): its answer's calls are its output, not executed. */
   lazy: boolean;
+  /** The document's plans that are its last word, run before the model is asked (PLAN-2). */
+  openingPlans: readonly PlanMessage[];
   output: OutputCheck;
   /** What the run keeps of its answers' advisors and meta (ADV-9, MSG-23). */
   parts: SolutionParts;
