@@ -1,8 +1,19 @@
-/** Turns a Solution schema into OpenAI's strict structured-output subset, and maps strict answers back to the original schema. */
+/** Turns a Solution schema into a provider's strict structured-output subset (OpenAI, Anthropic), and maps strict answers back to the original schema. */
 import mergeAllOf from 'json-schema-merge-allof';
 import type { JsonSchema } from '../protocol/types.js';
 import { isJsonObject } from '../protocol/types.js';
-import { atPointer } from '../protocol/json.js';
+import { atPointer, parseJson } from '../protocol/json.js';
+
+/** The provider whose strict subset a schema is built for (MODEL-7, MODEL-13). */
+export type StrictProfile = 'openai' | 'anthropic';
+
+/** A part of the schema sent as a JSON-encoded string because strict mode cannot express it (MODEL-12). */
+export interface EncodedPart {
+  /** The JSON pointer (`#/properties/output/properties/song`) of the part in the original schema. */
+  pointer: string;
+  /** Why strict mode cannot express it. */
+  reason: string;
+}
 
 /** The outcome of `toStrictSchema`. */
 export interface StrictSchemaResult {
@@ -12,6 +23,12 @@ export interface StrictSchemaResult {
   strict: boolean;
   /** Why it could not, when it could not. */
   reason?: string;
+  /** The JSON pointer of the part that made it not strict, when one part did (MODEL-14). */
+  pointer?: string;
+  /** The parts sent as JSON-encoded strings in the strict form (MODEL-12); empty when none or not strict. */
+  encoded: EncodedPart[];
+  /** The original schema nodes of `encoded`: `fromStrictValue` decodes the strings they hold. */
+  encodedNodes: ReadonlySet<object>;
 }
 
 type SchemaObject = Record<string, unknown>;
@@ -30,7 +47,7 @@ const DROPPED_ANNOTATIONS = new Set([
   'contentEncoding',
   '$schema',
 ]);
-/** Constraints the strict subset supports: kept as they are. */
+/** Constraints OpenAI's strict subset supports: kept as they are. */
 const KEPT_CONSTRAINTS = new Set(['minimum', 'maximum', 'exclusiveMinimum', 'exclusiveMaximum', 'multipleOf', 'minItems', 'maxItems']);
 /**
  * Constraints the strict subset lacks, or lacks on some models (`pattern`), that only narrow a
@@ -43,8 +60,20 @@ const DESCRIBED_CONSTRAINTS: Record<string, (value: unknown) => string | undefin
   pattern: (value) => `Matches the regular expression ${JSON.stringify(value)}.`,
   uniqueItems: (value) => (value === true ? 'No two items are equal.' : undefined),
 };
-/** String formats the strict subset supports; other formats are said in the description. */
-const SUPPORTED_FORMATS = new Set(['date-time', 'time', 'date', 'duration', 'email', 'hostname', 'ipv4', 'ipv6', 'uuid']);
+/** Constraints Anthropic's strict subset lacks besides those above (MODEL-13): said in the description too. */
+const ANTHROPIC_DESCRIBED_CONSTRAINTS: Record<string, (value: unknown) => string | undefined> = {
+  minimum: (value) => `At least ${String(value)}.`,
+  maximum: (value) => `At most ${String(value)}.`,
+  exclusiveMinimum: (value) => `More than ${String(value)}.`,
+  exclusiveMaximum: (value) => `Less than ${String(value)}.`,
+  multipleOf: (value) => `A multiple of ${String(value)}.`,
+  maxItems: (value) => `At most ${String(value)} items.`,
+};
+/** String formats each strict subset supports; other formats are said in the description. */
+const SUPPORTED_FORMATS: Record<StrictProfile, ReadonlySet<string>> = {
+  openai: new Set(['date-time', 'time', 'date', 'duration', 'email', 'hostname', 'ipv4', 'ipv6', 'uuid']),
+  anthropic: new Set(['date-time', 'time', 'date', 'duration', 'email', 'hostname', 'uri', 'ipv4', 'ipv6', 'uuid']),
+};
 /** The items of an array that can hold nothing (`maxItems: 0`, e.g. `calls` of a Request without tools): strict mode wants some. */
 const NO_ITEMS = { type: 'object', properties: {}, required: [], additionalProperties: false } as const;
 /** Keywords that decide nothing about null values (type-specific or structural). */
@@ -77,51 +106,123 @@ const NULL_NEUTRAL = new Set([
   'unevaluatedItems',
 ]);
 const PRIMITIVE_TYPES = new Set(['string', 'number', 'integer', 'boolean', 'null']);
-/** OpenAI's documented limits: object nesting and total properties. */
-const MAX_OBJECT_DEPTH = 10;
-const MAX_PROPERTIES = 5000;
+/** OpenAI's documented limits (MODEL-14): object nesting, total properties, enum sizes and the text of names and values. */
+export const OPENAI_STRICT_LIMITS = {
+  objectDepth: 10,
+  properties: 5000,
+  enumValues: 1000,
+  /** An enum with more than `largeEnum` values may hold at most `largeEnumCharacters` characters of string values. */
+  largeEnum: 250,
+  largeEnumCharacters: 15_000,
+  /** Property names, enum values and const values together. */
+  characters: 120_000,
+} as const;
+/** Anthropic's documented limits of strict tools (MODEL-13): optional parameters and parameters with unions, across the request. */
+export const ANTHROPIC_STRICT_LIMITS = { optionalParameters: 24, unionParameters: 16 } as const;
 const NULL_SCHEMA = { type: 'null' } as const;
+const NO_ENCODED: ReadonlySet<object> = new Set();
 
-class NotStrict extends Error {}
+/** Why a schema (or a part of it) cannot be strict; an `encodable` part can travel as a JSON-encoded string instead (MODEL-12). */
+class NotStrict extends Error {
+  constructor(
+    message: string,
+    readonly pointer: string,
+    readonly encodable = true,
+  ) {
+    super(message);
+  }
+}
 
 /**
- * Builds OpenAI's strict form of a schema: every object closed (`additionalProperties: false`)
- * with all properties required, optional properties made nullable (a `null` type in a type
- * array, or `anyOf [x, {type: 'null'}]`), `const` as a one-value `enum`, `allOf` merged,
- * disjoint `oneOf` as `anyOf`, annotations dropped, constraints the subset lacks (`minLength`,
- * `maxLength`, `pattern`, `uniqueItems`, other formats) said in the description instead, and an
- * array that can hold nothing (`maxItems: 0`) given closed empty objects as items (spec/models.md
- * MODEL-7). When the schema uses something the subset cannot express (open or free-form objects, `not`,
- * conditionals, tuples, remote `$ref`, boolean or empty schemas, ...) the original is returned
- * with `strict: false` and the reason.
+ * Builds a provider's strict form of a schema (MODEL-7 for OpenAI, MODEL-13 for Anthropic): every
+ * object closed (`additionalProperties: false`); for OpenAI every property required and optional
+ * ones made nullable (a `null` type in a type array, or `anyOf [x, {type: 'null'}]`); `const` as a
+ * one-value `enum`, `allOf` merged, disjoint `oneOf` as `anyOf`, annotations dropped, constraints
+ * the subset lacks said in the description instead, and an array that can hold nothing
+ * (`maxItems: 0`) given closed empty objects as items. A part the subset cannot express (a
+ * free-form or open object, a map, `patternProperties`, an overlapping `oneOf`, `not`,
+ * conditionals, tuples, ...) becomes a JSON-encoded string whose description holds the part's
+ * schema (MODEL-12; `fromStrictValue` decodes it). Past the provider's limits (MODEL-14), or when
+ * the root itself cannot be expressed, the original is returned with `strict: false`, the reason
+ * and the pointer of the part at fault.
  */
-export function toStrictSchema(schema: JsonSchema): StrictSchemaResult {
+export function toStrictSchema(schema: JsonSchema, profile: StrictProfile = 'openai'): StrictSchemaResult {
   try {
-    if (!isJsonObject(schema)) throw new NotStrict('the root schema is not an object schema');
-    const transformer = new StrictTransformer(schema);
+    if (!isJsonObject(schema)) throw new NotStrict('the root schema is not an object schema', '#', false);
+    const transformer = new StrictTransformer(schema, profile);
     const strict = transformer.transform(schema, '#', 0);
-    if (strict.type !== 'object' || strict.anyOf !== undefined) throw new NotStrict('the root schema must be a plain object schema');
-    return { schema: strict, strict: true };
+    if (strict.type !== 'object' || strict.anyOf !== undefined) throw new NotStrict('the root schema must be a plain object schema', '#', false);
+    if (profile === 'openai') checkOpenAILimits(strict);
+    else checkAnthropicLimits(strict);
+    return { schema: strict, strict: true, encoded: transformer.encoded, encodedNodes: transformer.encodedNodes };
   } catch (error) {
-    if (error instanceof NotStrict) return { schema, strict: false, reason: error.message };
+    if (error instanceof NotStrict) return { schema, strict: false, reason: error.message, pointer: error.pointer, encoded: [], encodedNodes: NO_ENCODED };
     throw error;
   }
 }
 
 class StrictTransformer {
   private properties = 0;
-  constructor(private readonly root: SchemaObject) {}
+  readonly encoded: EncodedPart[] = [];
+  readonly encodedNodes = new Set<object>();
+  /** The nodes of `encoded`, in its order. */
+  private readonly encodedMarks: object[] = [];
+  private readonly requireAll: boolean;
+  private readonly recursive: Set<string>;
+  constructor(
+    private readonly root: SchemaObject,
+    private readonly profile: StrictProfile,
+  ) {
+    this.requireAll = profile === 'openai';
+    // Anthropic's strict tools take no recursive schema (MODEL-13): a reference back into itself travels encoded.
+    this.recursive = profile === 'anthropic' ? recursiveReferences(root) : new Set();
+  }
 
+  /**
+   * The strict form of `node`, or, when the subset cannot express it (and it is not the root),
+   * a JSON-encoded string standing for it (MODEL-12). Limits are never encoded away (MODEL-14).
+   */
   transform(node: unknown, path: string, objectDepth: number): SchemaObject {
-    if (!isJsonObject(node)) throw new NotStrict(`${path} is ${typeof node === 'boolean' ? 'a boolean schema' : 'not a schema'}`);
+    if (path === '#') return this.exact(node, path, objectDepth);
+    const properties = this.properties;
+    const encodedBefore = this.encoded.length;
+    try {
+      return this.exact(node, path, objectDepth);
+    } catch (error) {
+      if (!(error instanceof NotStrict) || !error.encodable) throw error;
+      // What was counted or encoded inside the part is gone with it.
+      this.properties = properties;
+      this.encoded.splice(encodedBefore);
+      for (const dropped of this.encodedMarks.splice(encodedBefore)) this.encodedNodes.delete(dropped);
+      return this.encode(node, path, error.message);
+    }
+  }
+
+  /** A JSON-encoded string in place of a part: its description says what the string must hold (MODEL-12). */
+  private encode(node: unknown, path: string, reason: string): SchemaObject {
+    const said = isJsonObject(node) && typeof node.description === 'string' ? `${node.description} ` : '';
+    // A boolean schema has no identity to find again: its stand-in is never reached by mapping back.
+    const mark = isJsonObject(node) ? node : {};
+    this.encodedNodes.add(mark);
+    this.encodedMarks.push(mark);
+    this.encoded.push({ pointer: path, reason });
+    const text = JSON.stringify(node);
+    // A part that refers to definitions brings them along: the string's reader has no other copy.
+    const definitions = text.includes('"$ref"') ? JSON.stringify({ $defs: this.root.$defs, definitions: this.root.definitions }) : undefined;
+    const description = `${said}Written as a string holding JSON (JSON-encoded), which is decoded on receipt; the decoded value must match this JSON Schema: ${text}${definitions ? `, whose references resolve in ${definitions}` : ''}`;
+    return { type: 'string', description };
+  }
+
+  private exact(node: unknown, path: string, objectDepth: number): SchemaObject {
+    if (!isJsonObject(node)) throw new NotStrict(`${path} is ${typeof node === 'boolean' ? 'a boolean schema' : 'not a schema'}`, path);
     const source = node.allOf !== undefined ? mergeIntersection(node, path) : node;
     const out: SchemaObject = {};
     const notes: string[] = [];
     for (const [keyword, value] of Object.entries(source)) {
-      const describe = Object.hasOwn(DESCRIBED_CONSTRAINTS, keyword) ? DESCRIBED_CONSTRAINTS[keyword] : undefined;
-      if (KEPT_ANNOTATIONS.has(keyword) || KEPT_CONSTRAINTS.has(keyword)) out[keyword] = value;
+      const describe = this.describer(keyword, value);
+      if (KEPT_ANNOTATIONS.has(keyword) || (KEPT_CONSTRAINTS.has(keyword) && !describe)) out[keyword] = value;
       else if (describe) notes.push(describe(value) ?? '');
-      else if (keyword === 'format' && !(typeof value === 'string' && SUPPORTED_FORMATS.has(value))) notes.push(`Format: ${String(value)}.`);
+      else if (keyword === 'format' && !(typeof value === 'string' && SUPPORTED_FORMATS[this.profile].has(value))) notes.push(`Format: ${String(value)}.`);
       else if (DROPPED_ANNOTATIONS.has(keyword) || keyword.startsWith('x-') || keyword.startsWith('_')) continue;
       else this.keyword(keyword, value, source, out, path, objectDepth);
     }
@@ -132,115 +233,246 @@ class StrictTransformer {
     const objectShape = types.includes('object') || 'properties' in source || 'required' in source || 'additionalProperties' in source;
     if (objectShape) this.object(source, out, path, objectDepth);
     if (types.includes('array') && out.items === undefined) {
-      if (source.maxItems !== 0) throw new NotStrict(`${path} is an array without "items"`);
+      if (source.maxItems !== 0) throw new NotStrict(`${path} is an array without "items"`, path);
       out.items = structuredClone(NO_ITEMS);
     }
     if (out.type === undefined && out.enum === undefined && out.anyOf === undefined && out.$ref === undefined) {
-      throw new NotStrict(`${path} accepts any value`);
+      throw new NotStrict(`${path} accepts any value`, path);
     }
-    if (out.$ref !== undefined && Object.keys(out).some((keyword) => keyword !== '$ref' && !KEPT_ANNOTATIONS.has(keyword))) {
-      throw new NotStrict(`${path} has keywords beside "$ref"`);
+    if (out.$ref !== undefined) {
+      // OpenAI refuses any keyword beside "$ref", annotations too (MODEL-14): they are dropped.
+      if (Object.keys(out).some((keyword) => keyword !== '$ref' && !KEPT_ANNOTATIONS.has(keyword))) {
+        throw new NotStrict(`${path} has keywords beside "$ref"`, path);
+      }
+      return { $ref: out.$ref };
     }
     return out;
+  }
+
+  /** How a keyword is said in the description instead of kept, under this profile. */
+  private describer(keyword: string, value: unknown): ((value: unknown) => string | undefined) | undefined {
+    if (Object.hasOwn(DESCRIBED_CONSTRAINTS, keyword)) return DESCRIBED_CONSTRAINTS[keyword];
+    if (this.profile !== 'anthropic') return undefined;
+    // Anthropic keeps `minItems` of 0 or 1 only.
+    if (keyword === 'minItems') return value === 0 || value === 1 ? undefined : (count) => `At least ${String(count)} items.`;
+    return Object.hasOwn(ANTHROPIC_DESCRIBED_CONSTRAINTS, keyword) ? ANTHROPIC_DESCRIBED_CONSTRAINTS[keyword] : undefined;
   }
 
   private keyword(keyword: string, value: unknown, source: SchemaObject, out: SchemaObject, path: string, objectDepth: number): void {
     switch (keyword) {
       case 'type': {
         const types = Array.isArray(value) ? value : [value];
-        if (types.length === 0 || !types.every((type) => typeof type === 'string')) throw new NotStrict(`${path}/type is not a type name or list`);
+        if (types.length === 0 || !types.every((type) => typeof type === 'string')) throw new NotStrict(`${path}/type is not a type name or list`, path);
         out.type = types.length === 1 ? types[0] : [...types];
         return;
       }
       case 'enum':
-        if (!Array.isArray(value)) throw new NotStrict(`${path}/enum is not a list`);
-        if ('const' in source) throw new NotStrict(`${path} has both "enum" and "const"`);
+        if (!Array.isArray(value)) throw new NotStrict(`${path}/enum is not a list`, path);
+        if ('const' in source) throw new NotStrict(`${path} has both "enum" and "const"`, path);
+        if (this.profile === 'anthropic' && value.some((option) => option !== null && typeof option === 'object')) {
+          throw new NotStrict(`${path}/enum holds objects or arrays`, path);
+        }
         out.enum = [...value];
         return;
       case 'const':
+        if (this.profile === 'anthropic' && value !== null && typeof value === 'object') throw new NotStrict(`${path}/const is an object or array`, path);
         out.enum = [value];
         return;
       case 'format':
         out.format = value; // a supported format; the others are described
         return;
       case '$id':
-        if (path !== '#') throw new NotStrict(`${path} declares its own "$id"`);
+        if (path !== '#') throw new NotStrict(`${path} declares its own "$id"`, path);
         return;
       case 'properties':
       case 'required':
       case 'additionalProperties':
         return; // handled by object()
       case 'items':
-        if (Array.isArray(value)) throw new NotStrict(`${path}/items is a tuple`);
+        if (Array.isArray(value)) throw new NotStrict(`${path}/items is a tuple`, path);
         out.items = this.transform(value, `${path}/items`, objectDepth);
         return;
       case 'anyOf':
-        if (!Array.isArray(value) || value.length === 0) throw new NotStrict(`${path}/anyOf is not a list of schemas`);
-        if ('oneOf' in source) throw new NotStrict(`${path} has both "anyOf" and "oneOf"`);
+        if (!Array.isArray(value) || value.length === 0) throw new NotStrict(`${path}/anyOf is not a list of schemas`, path);
+        if ('oneOf' in source) throw new NotStrict(`${path} has both "anyOf" and "oneOf"`, path);
         out.anyOf = value.map((branch, index) => this.transform(branch, `${path}/anyOf/${index}`, objectDepth));
         return;
       case 'oneOf':
-        if (!Array.isArray(value) || value.length === 0) throw new NotStrict(`${path}/oneOf is not a list of schemas`);
+        if (!Array.isArray(value) || value.length === 0) throw new NotStrict(`${path}/oneOf is not a list of schemas`, path);
         // anyOf accepts what several oneOf branches accept at once; that is only safe for disjoint branches.
-        if (value.length > 1 && !discriminated(value)) throw new NotStrict(`${path}/oneOf has branches that may overlap`);
+        if (value.length > 1 && !discriminated(value)) throw new NotStrict(`${path}/oneOf has branches that may overlap`, path);
         out.anyOf = value.map((branch, index) => this.transform(branch, `${path}/oneOf/${index}`, objectDepth));
         return;
       case '$ref':
         if (typeof value !== 'string' || !(value === '#' || value.startsWith('#/$defs/') || value.startsWith('#/definitions/'))) {
-          throw new NotStrict(`${path}/$ref ${JSON.stringify(value)} is not a local definition`);
+          throw new NotStrict(`${path}/$ref ${JSON.stringify(value)} is not a local definition`, path);
         }
-        if (resolvePointer(this.root, value) === undefined) throw new NotStrict(`${path}/$ref ${JSON.stringify(value)} does not resolve`);
+        if (resolvePointer(this.root, value) === undefined) throw new NotStrict(`${path}/$ref ${JSON.stringify(value)} does not resolve`, path);
+        if (this.recursive.has(value)) throw new NotStrict(`${path}/$ref ${JSON.stringify(value)} is recursive`, path);
         out.$ref = value;
         return;
       case '$defs':
-      case 'definitions':
-        if (!isJsonObject(value)) throw new NotStrict(`${path}/${keyword} is not a map of schemas`);
-        out[keyword] = Object.fromEntries(
-          Object.entries(value).map(([name, definition]) => [name, this.transform(definition, `${path}/${keyword}/${name}`, 0)]),
-        );
+      case 'definitions': {
+        if (!isJsonObject(value)) throw new NotStrict(`${path}/${keyword} is not a map of schemas`, path);
+        const definitions: SchemaObject = {};
+        for (const [name, definition] of Object.entries(value)) {
+          // A recursive definition is only reached through encoded references: it is not sent.
+          if (this.recursive.has(`${path}/${keyword}/${name}`)) continue;
+          definitions[name] = this.transform(definition, `${path}/${keyword}/${name}`, 0);
+        }
+        out[keyword] = definitions;
         return;
+      }
       default:
-        throw new NotStrict(`${path} uses "${keyword}", which strict mode cannot express`);
+        throw new NotStrict(`${path} uses "${keyword}", which strict mode cannot express`, path);
     }
   }
 
   private object(source: SchemaObject, out: SchemaObject, path: string, objectDepth: number): void {
-    if (objectDepth >= MAX_OBJECT_DEPTH) throw new NotStrict(`${path} nests objects deeper than ${MAX_OBJECT_DEPTH} levels`);
+    if (objectDepth >= OPENAI_STRICT_LIMITS.objectDepth) {
+      throw new NotStrict(`${path} nests objects deeper than ${OPENAI_STRICT_LIMITS.objectDepth} levels`, path, false);
+    }
     const properties = source.properties ?? {};
-    if (!isJsonObject(properties)) throw new NotStrict(`${path}/properties is not a map of schemas`);
+    if (!isJsonObject(properties)) throw new NotStrict(`${path}/properties is not a map of schemas`, path);
     const additional = source.additionalProperties;
-    if (additional !== undefined && additional !== false) throw new NotStrict(`${path} allows additional properties`);
     const names = Object.keys(properties);
-    if (names.length === 0 && additional !== false) throw new NotStrict(`${path} is a free-form object`);
+    if (names.length === 0 && additional !== false) throw new NotStrict(`${path} is a free-form object`, path);
+    if (additional !== undefined && additional !== false) {
+      throw new NotStrict(`${path} ${isJsonObject(additional) ? 'is a map (additionalProperties)' : 'allows additional properties'}`, path);
+    }
     const required = Array.isArray(source.required) ? (source.required as unknown[]) : [];
     for (const name of required) {
       if (typeof name !== 'string' || !Object.hasOwn(properties, name)) {
-        throw new NotStrict(`${path} requires ${JSON.stringify(name)} without declaring it`);
+        throw new NotStrict(`${path} requires ${JSON.stringify(name)} without declaring it`, path);
       }
     }
     this.properties += names.length;
-    if (this.properties > MAX_PROPERTIES) throw new NotStrict(`the schema has more than ${MAX_PROPERTIES} properties`);
+    if (this.properties > OPENAI_STRICT_LIMITS.properties) {
+      throw new NotStrict(`the schema has more than ${OPENAI_STRICT_LIMITS.properties} properties`, path, false);
+    }
     const strictProperties: SchemaObject = {};
     for (const name of names) {
       const original = properties[name];
-      const strict = this.transform(original, `${path}/properties/${name}`, objectDepth + 1);
-      strictProperties[name] = required.includes(name) || acceptsNull(original, this.root) ? strict : nullable(strict);
+      const strict = this.transform(original, `${path}/properties/${escapePointer(name)}`, objectDepth + 1);
+      strictProperties[name] = !this.requireAll || required.includes(name) || acceptsNull(original, this.root) ? strict : nullable(strict);
     }
     if (out.type === undefined) out.type = 'object';
     out.properties = strictProperties;
-    out.required = names;
+    out.required = this.requireAll ? names : required.filter((name): name is string => typeof name === 'string');
     out.additionalProperties = false;
   }
 }
 
+/** A property name as a JSON-pointer segment. */
+function escapePointer(name: string): string {
+  return name.replaceAll('~', '~0').replaceAll('/', '~1');
+}
+
+/**
+ * The local references (`#`, `#/$defs/x`) whose target reaches itself again through references:
+ * the recursive ones, which Anthropic's strict tools cannot take (MODEL-13).
+ */
+function recursiveReferences(root: SchemaObject): Set<string> {
+  const referencesIn = (node: unknown, found: Set<string>, skipDefinitions: boolean): Set<string> => {
+    if (Array.isArray(node)) for (const item of node) referencesIn(item, found, false);
+    else if (isJsonObject(node)) {
+      for (const [key, value] of Object.entries(node)) {
+        if (key === '$ref' && typeof value === 'string') found.add(value);
+        else if (!(skipDefinitions && (key === '$defs' || key === 'definitions'))) referencesIn(value, found, false);
+      }
+    }
+    return found;
+  };
+  const recursive = new Set<string>();
+  for (const start of referencesIn(root, new Set(), false)) {
+    const seen = new Set<string>();
+    const queue = [start];
+    while (queue.length > 0) {
+      const ref = queue.pop() as string;
+      if (seen.has(ref)) continue;
+      seen.add(ref);
+      for (const next of referencesIn(resolvePointer(root, ref), new Set(), ref === '#')) {
+        if (next === start) recursive.add(start);
+        else queue.push(next);
+      }
+    }
+  }
+  return recursive;
+}
+
+/** Throws when a strict schema passes one of OpenAI's documented limits (MODEL-14); a refused schema would only step the format down. */
+function checkOpenAILimits(strict: SchemaObject): void {
+  let enumValues = 0;
+  let characters = 0;
+  const walk = (node: unknown, path: string): void => {
+    if (Array.isArray(node)) {
+      node.forEach((item, index) => walk(item, `${path}/${index}`));
+      return;
+    }
+    if (!isJsonObject(node)) return;
+    if (isJsonObject(node.properties)) for (const name of Object.keys(node.properties)) characters += name.length;
+    if (Array.isArray(node.enum)) {
+      const strings = node.enum.filter((value): value is string => typeof value === 'string');
+      const length = strings.reduce((sum, value) => sum + value.length, 0);
+      enumValues += node.enum.length;
+      characters += node.enum.reduce<number>((sum, value) => sum + (typeof value === 'string' ? value.length : JSON.stringify(value).length), 0);
+      if (node.enum.length > OPENAI_STRICT_LIMITS.largeEnum && length > OPENAI_STRICT_LIMITS.largeEnumCharacters) {
+        throw new NotStrict(
+          `${path}/enum has ${node.enum.length} values totalling ${length} characters, more than OpenAI's ${OPENAI_STRICT_LIMITS.largeEnumCharacters} for an enum of more than ${OPENAI_STRICT_LIMITS.largeEnum} values`,
+          path,
+          false,
+        );
+      }
+      if (enumValues > OPENAI_STRICT_LIMITS.enumValues) {
+        throw new NotStrict(`the schema has more than OpenAI's ${OPENAI_STRICT_LIMITS.enumValues} enum values in total`, path, false);
+      }
+    }
+    if (characters > OPENAI_STRICT_LIMITS.characters) {
+      throw new NotStrict(`the schema's property names and enum values pass OpenAI's ${OPENAI_STRICT_LIMITS.characters} characters in total`, path, false);
+    }
+    for (const [key, value] of Object.entries(node)) {
+      if (key !== 'enum' && key !== 'description' && key !== 'title') walk(value, `${path}/${key}`);
+    }
+  };
+  walk(strict, '#');
+}
+
+/** Throws when a strict tool schema passes one of Anthropic's documented limits (MODEL-13). */
+function checkAnthropicLimits(strict: SchemaObject): void {
+  let optional = 0;
+  let unions = 0;
+  const walk = (node: unknown, path: string): void => {
+    if (Array.isArray(node)) {
+      node.forEach((item, index) => walk(item, `${path}/${index}`));
+      return;
+    }
+    if (!isJsonObject(node)) return;
+    if (isJsonObject(node.properties)) {
+      const required = Array.isArray(node.required) ? node.required : [];
+      for (const [name, property] of Object.entries(node.properties)) {
+        if (!required.includes(name)) optional += 1;
+        if (isJsonObject(property) && (Array.isArray(property.anyOf) || Array.isArray(property.type))) unions += 1;
+      }
+      if (optional > ANTHROPIC_STRICT_LIMITS.optionalParameters) {
+        throw new NotStrict(`the schema has more than Anthropic's ${ANTHROPIC_STRICT_LIMITS.optionalParameters} optional properties`, path, false);
+      }
+      if (unions > ANTHROPIC_STRICT_LIMITS.unionParameters) {
+        throw new NotStrict(`the schema has more than Anthropic's ${ANTHROPIC_STRICT_LIMITS.unionParameters} properties with unions`, path, false);
+      }
+    }
+    for (const [key, value] of Object.entries(node)) {
+      if (key !== 'enum' && key !== 'description' && key !== 'title') walk(value, `${path}/${key}`);
+    }
+  };
+  walk(strict, '#');
+}
+
 /** Merges an `allOf` with json-schema-merge-allof; an impossible merge (or one through `$ref`) is not strict. */
 function mergeIntersection(node: SchemaObject, path: string): SchemaObject {
-  if (JSON.stringify(node.allOf).includes('"$ref"')) throw new NotStrict(`${path}/allOf refers to definitions`);
-  try {
-    return mergeAllOf(node as Parameters<typeof mergeAllOf>[0]) as SchemaObject;
-  } catch (error) {
-    throw new NotStrict(`${path}/allOf cannot be merged: ${error instanceof Error ? error.message : String(error)}`);
-  }
+  if (JSON.stringify(node.allOf).includes('"$ref"')) throw new NotStrict(`${path}/allOf refers to definitions`, path);
+  const merged = mergedOrUndefined(node);
+  if (merged === undefined) throw new NotStrict(`${path}/allOf cannot be merged`, path);
+  return merged;
 }
 
 /** True when every branch is an object with a required property fixed to a value no other branch uses. */
@@ -320,28 +552,31 @@ export function acceptsNull(schema: unknown, root: unknown, depth = 0): boolean 
 
 /**
  * Maps a value produced under the strict form back to the original schema: a `null` in an
- * optional property whose original schema does not accept `null` is removed. Unions pick the
- * first branch the mapped value fits; everything else is kept as it is.
+ * optional property whose original schema does not accept `null` is removed, and a JSON-encoded
+ * string standing for a part of `encodedNodes` (MODEL-12) is decoded (a string that is not JSON is
+ * left as it is, for the core's validation to refuse). Unions pick the first branch the mapped
+ * value fits; everything else is kept as it is.
  */
-export function fromStrictValue(value: unknown, originalSchema: JsonSchema): unknown {
-  return mapBack(value, originalSchema, originalSchema, 0);
+export function fromStrictValue(value: unknown, originalSchema: JsonSchema, encodedNodes: ReadonlySet<object> = NO_ENCODED): unknown {
+  return mapBack(value, originalSchema, originalSchema, 0, encodedNodes);
 }
 
-function mapBack(value: unknown, schema: unknown, root: unknown, hops: number): unknown {
+function mapBack(value: unknown, schema: unknown, root: unknown, hops: number, encoded: ReadonlySet<object>): unknown {
   if (!isJsonObject(schema) || hops > 32) return value;
+  if (encoded.has(schema)) return typeof value === 'string' ? decoded(value) : value;
   let result = value;
   if (typeof schema.$ref === 'string') {
     const target = resolvePointer(root, schema.$ref);
-    if (target !== undefined) result = mapBack(result, target, root, hops + 1);
+    if (target !== undefined) result = mapBack(result, target, root, hops + 1, encoded);
   }
   if (Array.isArray(schema.allOf)) {
     const merged = mergedOrUndefined(schema);
-    if (merged) return mapBack(result, merged, root, hops + 1);
+    if (merged) return mapBack(result, merged, root, hops + 1, encoded);
   }
   const branches = Array.isArray(schema.anyOf) ? schema.anyOf : Array.isArray(schema.oneOf) ? schema.oneOf : undefined;
   if (branches) {
     for (const branch of branches) {
-      const candidate = mapBack(result, branch, root, 0);
+      const candidate = mapBack(result, branch, root, 0, encoded);
       if (fits(candidate, branch, root, 0)) {
         result = candidate;
         break;
@@ -350,7 +585,7 @@ function mapBack(value: unknown, schema: unknown, root: unknown, hops: number): 
   }
   if (Array.isArray(result) && isJsonObject(schema.items)) {
     const items = schema.items;
-    result = result.map((item) => mapBack(item, items, root, 0));
+    result = result.map((item) => mapBack(item, items, root, 0, encoded));
   }
   if (isJsonObject(result) && isJsonObject(schema.properties)) {
     const properties = schema.properties;
@@ -363,11 +598,17 @@ function mapBack(value: unknown, schema: unknown, root: unknown, hops: number): 
       }
       const property = properties[name];
       if (item === null && !required.includes(name) && !acceptsNull(property, root)) continue;
-      entries.push([name, mapBack(item, property, root, 0)]);
+      entries.push([name, mapBack(item, property, root, 0, encoded)]);
     }
     result = Object.fromEntries(entries);
   }
   return result;
+}
+
+/** The value a JSON-encoded string holds (MODEL-12), parsed safely; the string itself when it holds no JSON. */
+function decoded(text: string): unknown {
+  const parsed = parseJson(text);
+  return parsed.ok ? parsed.value : text;
 }
 
 const mergedCache = new WeakMap<object, SchemaObject | null>();
@@ -375,7 +616,7 @@ const mergedCache = new WeakMap<object, SchemaObject | null>();
 function mergedOrUndefined(schema: SchemaObject): SchemaObject | undefined {
   if (!mergedCache.has(schema)) {
     try {
-      mergedCache.set(schema, mergeIntersection(schema, '#'));
+      mergedCache.set(schema, mergeAllOf(schema as Parameters<typeof mergeAllOf>[0]) as SchemaObject);
     } catch {
       mergedCache.set(schema, null);
     }
