@@ -400,71 +400,62 @@ function recursiveReferences(root: SchemaObject): Set<string> {
   return recursive;
 }
 
+/** Calls `visit` on every schema object of a strict schema, depth first, with its JSON pointer (enum lists and annotations are not entered). */
+function eachNode(node: unknown, path: string, visit: (node: SchemaObject, path: string) => void): void {
+  if (Array.isArray(node)) {
+    for (const [index, item] of node.entries()) eachNode(item, `${path}/${index}`, visit);
+    return;
+  }
+  if (!isJsonObject(node)) return;
+  visit(node, path);
+  for (const [key, value] of Object.entries(node)) {
+    if (key !== 'enum' && key !== 'description' && key !== 'title') eachNode(value, `${path}/${key}`, visit);
+  }
+}
+
 /** Throws when a strict schema passes one of OpenAI's documented limits (MODEL-14); a refused schema would only step the format down. */
 function checkOpenAILimits(strict: SchemaObject): void {
+  const limits = OPENAI_STRICT_LIMITS;
   let enumValues = 0;
   let characters = 0;
-  const walk = (node: unknown, path: string): void => {
-    if (Array.isArray(node)) {
-      node.forEach((item, index) => walk(item, `${path}/${index}`));
-      return;
-    }
-    if (!isJsonObject(node)) return;
+  eachNode(strict, '#', (node, path) => {
     if (isJsonObject(node.properties)) for (const name of Object.keys(node.properties)) characters += name.length;
     if (Array.isArray(node.enum)) {
-      const strings = node.enum.filter((value): value is string => typeof value === 'string');
-      const length = strings.reduce((sum, value) => sum + value.length, 0);
+      const length = node.enum.reduce<number>((sum, value) => sum + (typeof value === 'string' ? value.length : 0), 0);
       enumValues += node.enum.length;
       characters += node.enum.reduce<number>((sum, value) => sum + (typeof value === 'string' ? value.length : JSON.stringify(value).length), 0);
-      if (node.enum.length > OPENAI_STRICT_LIMITS.largeEnum && length > OPENAI_STRICT_LIMITS.largeEnumCharacters) {
+      if (node.enum.length > limits.largeEnum && length > limits.largeEnumCharacters) {
         throw new NotStrict(
-          `${path}/enum has ${node.enum.length} values totalling ${length} characters, more than OpenAI's ${OPENAI_STRICT_LIMITS.largeEnumCharacters} for an enum of more than ${OPENAI_STRICT_LIMITS.largeEnum} values`,
+          `${path}/enum has ${node.enum.length} values totalling ${length} characters, more than OpenAI's ${limits.largeEnumCharacters} for an enum of more than ${limits.largeEnum} values`,
           path,
           false,
         );
       }
-      if (enumValues > OPENAI_STRICT_LIMITS.enumValues) {
-        throw new NotStrict(`the schema has more than OpenAI's ${OPENAI_STRICT_LIMITS.enumValues} enum values in total`, path, false);
-      }
+      if (enumValues > limits.enumValues) throw new NotStrict(`the schema has more than OpenAI's ${limits.enumValues} enum values in total`, path, false);
     }
-    if (characters > OPENAI_STRICT_LIMITS.characters) {
-      throw new NotStrict(`the schema's property names and enum values pass OpenAI's ${OPENAI_STRICT_LIMITS.characters} characters in total`, path, false);
+    if (characters > limits.characters) {
+      throw new NotStrict(`the schema's property names and enum values pass OpenAI's ${limits.characters} characters in total`, path, false);
     }
-    for (const [key, value] of Object.entries(node)) {
-      if (key !== 'enum' && key !== 'description' && key !== 'title') walk(value, `${path}/${key}`);
-    }
-  };
-  walk(strict, '#');
+  });
 }
 
 /** Throws when a strict tool schema passes one of Anthropic's documented limits (MODEL-13). */
 function checkAnthropicLimits(strict: SchemaObject): void {
+  const limits = ANTHROPIC_STRICT_LIMITS;
   let optional = 0;
   let unions = 0;
-  const walk = (node: unknown, path: string): void => {
-    if (Array.isArray(node)) {
-      node.forEach((item, index) => walk(item, `${path}/${index}`));
-      return;
+  eachNode(strict, '#', (node, path) => {
+    if (!isJsonObject(node.properties)) return;
+    const required = Array.isArray(node.required) ? node.required : [];
+    for (const [name, property] of Object.entries(node.properties)) {
+      if (!required.includes(name)) optional += 1;
+      if (isJsonObject(property) && (Array.isArray(property.anyOf) || Array.isArray(property.type))) unions += 1;
     }
-    if (!isJsonObject(node)) return;
-    if (isJsonObject(node.properties)) {
-      const required = Array.isArray(node.required) ? node.required : [];
-      for (const [name, property] of Object.entries(node.properties)) {
-        if (!required.includes(name)) optional += 1;
-        if (isJsonObject(property) && (Array.isArray(property.anyOf) || Array.isArray(property.type))) unions += 1;
-      }
-      if (optional > ANTHROPIC_STRICT_LIMITS.optionalParameters) {
-        throw new NotStrict(`the schema has more than Anthropic's ${ANTHROPIC_STRICT_LIMITS.optionalParameters} optional properties`, path, false);
-      }
-      if (unions > ANTHROPIC_STRICT_LIMITS.unionParameters) {
-        throw new NotStrict(`the schema has more than Anthropic's ${ANTHROPIC_STRICT_LIMITS.unionParameters} properties with unions`, path, false);
-      }
-    }
-    for (const [key, value] of Object.entries(node)) {
-      if (key !== 'enum' && key !== 'description' && key !== 'title') walk(value, `${path}/${key}`);
-    }
-  };
-  walk(strict, '#');
+    if (optional > limits.optionalParameters)
+      throw new NotStrict(`the schema has more than Anthropic's ${limits.optionalParameters} optional properties`, path, false);
+    if (unions > limits.unionParameters)
+      throw new NotStrict(`the schema has more than Anthropic's ${limits.unionParameters} properties with unions`, path, false);
+  });
 }
 
 /** Merges an `allOf` with json-schema-merge-allof; an impossible merge (or one through `$ref`) is not strict. */
