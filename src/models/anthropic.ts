@@ -12,9 +12,10 @@ import type { Usage } from '../protocol/types.js';
 import { throwIfAborted } from './abort-error.js';
 import type { AttemptDeadline } from './deadline.js';
 import { answerCut, callWithRetries, sdkTimeoutMs } from './live-call.js';
-import { base64Of, type Model, type ModelRequest, type ModelResponse, type ProviderFile, type ProviderMessage } from '../protocol/model.js';
+import { base64Of, type Model, type ModelRequest, type ModelResponse, type ProviderFile, type ProviderMessage, type SchemaForm } from '../protocol/model.js';
 import { zeroUsage } from '../protocol/usage.js';
-import { isJsonObject } from '../protocol/types.js';
+import { isJsonObject, type JsonSchema } from '../protocol/types.js';
+import { fromStrictValue, schemaFormOf, toStrictSchema, type StrictSchemaResult } from './strict-schema.js';
 import { providerFetch } from './provider-fetch.js';
 import { parseAnswer } from './parse-json.js';
 import { EMPTY_PROMPT } from '../protocol/constants.js';
@@ -55,6 +56,9 @@ export class AnthropicModel implements Model {
   readonly id: string;
   private client: Promise<Anthropic> | undefined;
   private readonly clientOptions: ConstructorParameters<typeof Anthropic>[0];
+  private readonly strictSchemas = new WeakMap<object, StrictSchemaResult>();
+  /** The server's words when it refused a strict tool, after which this model sends none (MODEL-13). */
+  private strictRefused: string | undefined;
 
   constructor(private readonly options: AnthropicModelOptions) {
     const env = options.env ?? {};
@@ -87,16 +91,43 @@ export class AnthropicModel implements Model {
     throwIfAborted(request.signal);
     // Loaded before the first deadline starts: loading the SDK is not the server's delay.
     const sdk = await this.sdk();
-    const body = this.body(request);
     return callWithRetries('Anthropic', request, this.options, async (deadline, counted) => {
-      // A plain-text answer is the output itself (MSG-28): it holds no calls to stream.
-      const calls = request.plainText ? undefined : new StreamedCalls(counted);
-      const answer = this.options.stream === false ? await this.whole(sdk, body, deadline) : await this.streamed(sdk, body, deadline, calls);
-      return this.respond(answer, body, request, calls);
+      for (;;) {
+        const strict = request.plainText ? undefined : this.strictFor(request.schema);
+        const decode = strict?.strict ? (value: unknown) => fromStrictValue(value, request.schema, strict.encodedNodes) : undefined;
+        // A plain-text answer is the output itself (MSG-28): it holds no calls to stream.
+        const calls = request.plainText ? undefined : new StreamedCalls(counted, decode);
+        const body = this.body(request, strict);
+        try {
+          const answer = this.options.stream === false ? await this.whole(sdk, body, deadline) : await this.streamed(sdk, body, deadline, calls);
+          return this.respond(answer, body, request, calls, decode, strict && schemaFormOf(strict));
+        } catch (error) {
+          // A server (or model) without strict tools says so: the tool is sent without it from then on (MODEL-13).
+          if (!strict?.strict || this.strictRefused !== undefined || !rejectsStrictTool(error)) throw error;
+          this.strictRefused = `the server refused a strict tool: ${error instanceof Error ? error.message : String(error)}`;
+        }
+      }
     });
   }
 
-  private body(request: ModelRequest): MessageCreateParamsBase {
+  /** The form in which the schema of `request` goes out now (MODEL-15). */
+  schemaFormOf(request: Pick<ModelRequest, 'schema' | 'plainText'>): SchemaForm | undefined {
+    return request.plainText ? undefined : schemaFormOf(this.strictFor(request.schema));
+  }
+
+  /** The strict form of a schema (MODEL-13), built once per schema; not strict at all once the server refused strict tools. */
+  private strictFor(schema: JsonSchema): StrictSchemaResult {
+    if (this.strictRefused !== undefined) return { schema, strict: false, reason: this.strictRefused, encoded: [], encodedNodes: new Set() };
+    if (!isJsonObject(schema)) return toStrictSchema(schema, 'anthropic');
+    let result = this.strictSchemas.get(schema);
+    if (!result) {
+      result = toStrictSchema(schema, 'anthropic');
+      this.strictSchemas.set(schema, result);
+    }
+    return result;
+  }
+
+  private body(request: ModelRequest, strict: StrictSchemaResult | undefined): MessageCreateParamsBase {
     const system: TextBlockParam[] = request.messages
       .filter((message) => message.role === 'system')
       .map((message) => ({ type: 'text', text: message.content }));
@@ -112,8 +143,12 @@ export class AnthropicModel implements Model {
       messages,
     };
     // A plain-text answer is the output itself (MSG-28): no solution tool to force.
-    if (!request.plainText) {
-      body.tools = [{ name: SOLUTION_TOOL, description: SOLUTION_TOOL_DESCRIPTION, input_schema: request.schema as { type: 'object' } }];
+    if (strict) {
+      body.tools = [
+        strict.strict
+          ? { name: SOLUTION_TOOL, description: SOLUTION_TOOL_DESCRIPTION, input_schema: strict.schema as { type: 'object' }, strict: true }
+          : { name: SOLUTION_TOOL, description: SOLUTION_TOOL_DESCRIPTION, input_schema: request.schema as { type: 'object' } },
+      ];
       body.tool_choice = { type: 'tool', name: SOLUTION_TOOL };
     }
     if (system.length > 0) body.system = system;
@@ -176,7 +211,14 @@ export class AnthropicModel implements Model {
     return answer;
   }
 
-  private respond(answer: RawAnswer, body: MessageCreateParamsBase, request: ModelRequest, calls: StreamedCalls | undefined): ModelResponse {
+  private respond(
+    answer: RawAnswer,
+    body: MessageCreateParamsBase,
+    request: ModelRequest,
+    calls: StreamedCalls | undefined,
+    decode: ((value: unknown) => unknown) | undefined,
+    schemaForm: SchemaForm | undefined,
+  ): ModelResponse {
     if (answer.toolJson === undefined && answer.stopReason === 'refusal') {
       throw new ModelError('model_error', `The Anthropic model ${this.options.model} refused to answer${answer.text ? `: ${answer.text}` : '.'}`);
     }
@@ -192,7 +234,7 @@ export class AnthropicModel implements Model {
     // An empty tool input streams no JSON at all: it is the empty object.
     const text = request.plainText || answer.toolJson === undefined ? answer.text : answer.toolJson.trim() === '' ? '{}' : answer.toolJson;
     const parsed = parseAnswer(text, request.plainText);
-    const solution = parsed.ok ? parsed.value : undefined;
+    const solution = !parsed.ok ? undefined : decode ? decode(parsed.value) : parsed.value;
     calls?.finish(solution);
     return {
       text,
@@ -201,8 +243,16 @@ export class AnthropicModel implements Model {
       usage: answer.usage,
       costUsd: this.options.registry?.costOf(this.id, answer.usage) ?? null,
       ...(request.plainText ? { responseFormat: 'plain_text' } : {}),
+      ...(schemaForm ? { schemaForm } : {}),
     };
   }
+}
+
+/** Whether an error is the server refusing a strict tool (MODEL-13): a 400 whose message names strict tools or structured outputs. */
+export function rejectsStrictTool(error: unknown): boolean {
+  if ((error as { status?: unknown } | null)?.status !== 400) return false;
+  const message = error instanceof Error ? error.message : String(error);
+  return /strict|structured output/i.test(message);
 }
 
 interface RawAnswer {

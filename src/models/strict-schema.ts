@@ -1,5 +1,6 @@
 /** Turns a Solution schema into a provider's strict structured-output subset (OpenAI, Anthropic), and maps strict answers back to the original schema. */
 import mergeAllOf from 'json-schema-merge-allof';
+import type { SchemaForm } from '../protocol/model.js';
 import type { JsonSchema } from '../protocol/types.js';
 import { isJsonObject } from '../protocol/types.js';
 import { atPointer, parseJson } from '../protocol/json.js';
@@ -32,6 +33,12 @@ export interface StrictSchemaResult {
 }
 
 type SchemaObject = Record<string, unknown>;
+
+/** The form (MODEL-15) a strict-or-not schema result goes out in, with why and where when not strict. */
+export function schemaFormOf(result: Pick<StrictSchemaResult, 'strict' | 'reason' | 'pointer' | 'encoded'>): SchemaForm {
+  if (result.strict) return { form: 'strict', ...(result.encoded.length > 0 ? { encoded: result.encoded.map((part) => part.pointer) } : {}) };
+  return { form: 'non_strict', ...(result.reason ? { reason: result.reason } : {}), ...(result.pointer ? { pointer: result.pointer } : {}) };
+}
 
 /** Annotations kept in the strict form. */
 const KEPT_ANNOTATIONS = new Set(['description', 'title']);

@@ -8,6 +8,7 @@ import { ModelCatalog } from '../../src/models/model-catalog.js';
 import type { RetryEvent } from '../../src/models/retry.js';
 import { anthropicError, anthropicMessage, anthropicStream, anthropicUsage } from './support/anthropic-wire.js';
 import { deferred, pieces, redirectsTo, reset, startServer, within, type Handler, type LoopbackServer } from './support/loopback.js';
+import { toStrictSchema } from '../../src/models/strict-schema.js';
 import { solutionSchema } from './support/solution-schema.js';
 
 let server: LoopbackServer | undefined;
@@ -70,7 +71,11 @@ describe('AnthropicModel', () => {
     expect([received.headers['x-api-key'], received.headers.authorization]).toContain(received.headers['x-api-key'] ? 'test-key' : 'Bearer test-key');
     expect(received.body.model).toBe('claude-haiku-4-5');
     expect(received.body.max_tokens).toBe(500);
-    expect(received.body.tools).toEqual([expect.objectContaining({ name: 'solution', input_schema: solutionSchema })]);
+    // Strict where the schema fits Anthropic's strict subset (MODEL-13).
+    expect(received.body.tools).toEqual([
+      expect.objectContaining({ name: 'solution', input_schema: toStrictSchema(solutionSchema, 'anthropic').schema, strict: true }),
+    ]);
+    expect(response.schemaForm).toEqual({ form: 'strict' });
     expect(received.body.tool_choice).toEqual({ type: 'tool', name: 'solution' });
     expect(received.body.system).toEqual([
       { type: 'text', text: 'You compose.' },

@@ -82,12 +82,26 @@ describe('OpenAIModel', () => {
     expect(synth.properties._tool).toEqual({ enum: ['synth'], type: 'string' });
   });
 
-  it('sends the original schema with strict: false when the strict subset cannot express it', async () => {
+  it('stays strict, sending free-form parts as JSON-encoded strings, and decodes them on receipt (MODEL-12)', async () => {
     const schema = { type: 'object', properties: { calls: { type: 'array', items: { type: 'object' } }, output: {} }, required: ['calls', 'output'] };
-    const model = await modelFor([openAIStream(['{"calls":[],"output":', '{"free":true}}'])]);
+    const model = await modelFor([openAIStream(['{"calls":["{\\"a\\": 1}"],"output":', '"{\\"free\\":true}"}'])]);
     const response = await model.generate(request({ schema }));
-    expect(response.solution).toEqual({ calls: [], output: { free: true } });
+    expect(response.solution).toEqual({ calls: [{ a: 1 }], output: { free: true } });
+    const sent = server!.requests[0]!.body.response_format.json_schema;
+    expect(sent.strict).toBe(true);
+    expect(sent.schema.properties.output).toEqual({ type: 'string', description: expect.stringContaining('JSON-encoded') });
+    expect(response.schemaForm).toEqual({ form: 'strict', encoded: ['#/properties/calls/items', '#/properties/output'] });
+  });
+
+  it('sends the original schema with strict: false past a limit, and says why and where (MODEL-14, MODEL-15)', async () => {
+    const names = Array.from({ length: 1200 }, (_, index) => `v${index}`);
+    const schema = { type: 'object', properties: { calls: { type: 'array', maxItems: 0 }, output: { enum: names } }, required: ['calls', 'output'] };
+    const model = await modelFor([openAIStream(['{"calls":[],"output":"v7"}'])]);
+    expect(model.schemaFormOf({ schema })).toMatchObject({ form: 'non_strict', reason: expect.stringContaining('1000 enum values') });
+    const response = await model.generate(request({ schema }));
+    expect(response.solution).toEqual({ calls: [], output: 'v7' });
     expect(server!.requests[0]!.body.response_format.json_schema).toEqual({ name: 'solution', schema, strict: false });
+    expect(response.schemaForm).toEqual({ form: 'non_strict', reason: expect.stringContaining('1000 enum values'), pointer: '#/properties/output' });
   });
 
   it('streams: onCall for call 0 fires before the server sends the end of the answer', async () => {
