@@ -6,6 +6,7 @@ import { BATCH_ITEMS } from '../files/batched-log.js';
 import { costReport } from './cost-report.js';
 import { CostTree } from './cost-tree.js';
 import { RunTree } from './run-tree.js';
+import { noticeLine, SchemaFormNotices } from './schema-form-notices.js';
 import { formatSummary, summarize, type RunOutcome } from './summary.js';
 import { LiveTreeWriter, colorEnabled, type TerminalStream } from './tree-renderer.js';
 
@@ -98,6 +99,8 @@ export function createProgress(tracer: Tracer, stream: TerminalStream, options: 
     ? new LiveTreeWriter(stream, { env: options.env, now, tree: new RunTree(), ...(options.frameMs === undefined ? {} : { frameMs: options.frameMs }) })
     : undefined;
   const plain = plainProgress(stream);
+  // A weaker form than strict is said once per run, model and form (MODEL-15).
+  const notices = new SchemaFormNotices();
   // Only the summary reads the cost tree: it takes the events in passes of up to BATCH_ITEMS, not
   // each amid the run's own work (events do not change once emitted, TRACE-23).
   let forCosts: TraceEvent[] = [];
@@ -109,6 +112,11 @@ export function createProgress(tracer: Tracer, stream: TerminalStream, options: 
     if (forCosts.push(event) >= BATCH_ITEMS) settleCosts();
     if (live) live.listener(event);
     else plain(event);
+    const notice = notices.take(event);
+    if (notice === undefined) return;
+    const line = `${indent(event)}  ! ${noticeLine(notice)}`;
+    if (live) live.log(line);
+    else stream.write(`${line}\n`);
   });
   let finished = false;
   return {

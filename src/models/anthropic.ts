@@ -128,12 +128,12 @@ export class AnthropicModel implements Model {
   }
 
   private body(request: ModelRequest, strict: StrictSchemaResult | undefined): MessageCreateParamsBase {
-    const system: TextBlockParam[] = request.messages
-      .filter((message) => message.role === 'system')
-      .map((message) => ({ type: 'text', text: message.content }));
+    // Anthropic refuses empty text blocks and empty turns (MODEL-1): a message that says nothing is not sent.
+    const said = request.messages.filter((message) => message.content !== '' || (message.files?.length ?? 0) > 0);
+    const system: TextBlockParam[] = said.filter((message) => message.role === 'system').map((message) => ({ type: 'text', text: message.content }));
     const last = system.at(-1);
     if (last && this.options.promptCaching !== false) last.cache_control = { type: 'ephemeral' };
-    const messages: MessageParam[] = request.messages.filter((message) => message.role !== 'system').map(anthropicMessage);
+    const messages: MessageParam[] = said.filter((message) => message.role !== 'system').map(anthropicMessage);
     // The API wants the conversation to open with a user turn.
     if (messages[0]?.role !== 'user')
       messages.unshift({ role: 'user', content: request.plainText ? EMPTY_PROMPT : 'Give your answer with the solution tool.' });

@@ -156,16 +156,21 @@ class NotStrict extends Error {
 export function toStrictSchema(schema: JsonSchema, profile: StrictProfile = 'openai'): StrictSchemaResult {
   try {
     if (!isJsonObject(schema)) throw new NotStrict('the root schema is not an object schema', '#', false);
-    const transformer = new StrictTransformer(schema, profile);
-    const strict = transformer.transform(schema, '#', 0);
-    if (strict.type !== 'object' || strict.anyOf !== undefined) throw new NotStrict('the root schema must be a plain object schema', '#', false);
-    if (profile === 'openai') checkOpenAILimits(strict);
-    else checkAnthropicLimits(strict);
-    return { schema: strict, strict: true, encoded: transformer.encoded, encodedNodes: transformer.encodedNodes };
+    // OpenAI wants every property required (optional ones nullable); Anthropic takes optional ones as they are.
+    return profile === 'openai' ? strictForm(schema, profile, true, checkOpenAILimits) : strictForm(schema, profile, false, checkAnthropicLimits);
   } catch (error) {
     if (error instanceof NotStrict) return { schema, strict: false, reason: error.message, pointer: error.pointer, encoded: [], encodedNodes: NO_ENCODED };
     throw error;
   }
+}
+
+/** The strict form of a schema built with or without all properties required, checked against the provider's limits. */
+function strictForm(schema: SchemaObject, profile: StrictProfile, requireAll: boolean, checkLimits: (strict: SchemaObject) => void): StrictSchemaResult {
+  const transformer = new StrictTransformer(schema, profile, requireAll);
+  const strict = transformer.transform(schema, '#', 0);
+  if (strict.type !== 'object' || strict.anyOf !== undefined) throw new NotStrict('the root schema must be a plain object schema', '#', false);
+  checkLimits(strict);
+  return { schema: strict, strict: true, encoded: transformer.encoded, encodedNodes: transformer.encodedNodes };
 }
 
 class StrictTransformer {
@@ -174,13 +179,12 @@ class StrictTransformer {
   readonly encodedNodes = new Set<object>();
   /** The nodes of `encoded`, in its order. */
   private readonly encodedMarks: object[] = [];
-  private readonly requireAll: boolean;
   private readonly recursive: Set<string>;
   constructor(
     private readonly root: SchemaObject,
     private readonly profile: StrictProfile,
+    private readonly requireAll: boolean,
   ) {
-    this.requireAll = profile === 'openai';
     // Anthropic's strict tools take no recursive schema (MODEL-13): a reference back into itself travels encoded.
     this.recursive = profile === 'anthropic' ? recursiveReferences(root) : new Set();
   }
