@@ -84,6 +84,31 @@ describe('AnthropicModel', () => {
     expect(received.body.messages).toEqual([{ role: 'user', content: 'A ballad, please.' }]);
   });
 
+  it('asks again without strict, for good, when the server refuses strict tools (MODEL-13)', async () => {
+    const model = await modelFor([anthropicError(400, 'tools.0.custom.strict: Extra inputs are not permitted'), anthropicMessage(twoCalls)], { stream: false });
+    const response = await model.generate(request());
+    expect(response.solution).toEqual(twoCalls);
+    expect(server!.requests.map((received) => received.body.tools[0].strict)).toEqual([true, undefined]);
+    expect(server!.requests[1]!.body.tools[0].input_schema).toEqual(solutionSchema);
+    expect(response.schemaForm).toEqual({ form: 'non_strict', reason: expect.stringContaining('the server refused a strict tool') });
+    expect(model.schemaFormOf({ schema: solutionSchema })).toMatchObject({ form: 'non_strict' });
+  });
+
+  it('sends no empty text: Anthropic refuses empty system blocks and empty turns', async () => {
+    const model = await modelFor([anthropicMessage(twoCalls)], { stream: false });
+    await model.generate(
+      request({
+        messages: [
+          { role: 'system', content: '' },
+          { role: 'user', content: '' },
+          { role: 'user', content: 'Go.' },
+        ],
+      }),
+    );
+    expect(server!.requests[0]!.body.system).toBeUndefined();
+    expect(server!.requests[0]!.body.messages).toEqual([{ role: 'user', content: 'Go.' }]);
+  });
+
   it('streams: onCall for call 0 fires before the server sends the end of the tool input', async () => {
     const text = JSON.stringify(twoCalls);
     const split = text.indexOf('},') + 2;
