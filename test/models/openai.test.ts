@@ -93,6 +93,35 @@ describe('OpenAIModel', () => {
     expect(response.schemaForm).toEqual({ form: 'strict', encoded: ['#/properties/calls/items', '#/properties/output'] });
   });
 
+  it("delivers a streamed call whose free-form parameter travelled as a string decoded, as the delegate tool's output_schema does (MODEL-12)", async () => {
+    const schema = {
+      type: 'object',
+      properties: {
+        calls: {
+          type: 'array',
+          items: {
+            type: 'object',
+            properties: {
+              _tool: { const: 'delegate' },
+              task: { type: 'string' },
+              output_schema: { type: 'object', description: 'A JSON Schema of the output.' },
+            },
+            required: ['_tool', 'task'],
+          },
+        },
+        output: { type: ['string', 'null'] },
+      },
+      required: ['calls', 'output'],
+    };
+    const text = JSON.stringify({ calls: [{ _tool: 'delegate', task: 'sum', output_schema: '{"type": "number"}' }], output: null });
+    const model = await modelFor([openAIStream(pieces(text, 9))]);
+    const seen: Call[] = [];
+    const response = await model.generate(request({ schema, onCall: (call) => seen.push(call) }));
+    expect(server!.requests[0]!.body.response_format.json_schema.strict).toBe(true);
+    expect(seen).toEqual([{ _tool: 'delegate', task: 'sum', output_schema: { type: 'number' } }]);
+    expect(response.solution).toEqual({ calls: [{ _tool: 'delegate', task: 'sum', output_schema: { type: 'number' } }], output: null });
+  });
+
   it('sends the original schema with strict: false past a limit, and says why and where (MODEL-14, MODEL-15)', async () => {
     const names = Array.from({ length: 1200 }, (_, index) => `v${index}`);
     const schema = { type: 'object', properties: { calls: { type: 'array', maxItems: 0 }, output: { enum: names } }, required: ['calls', 'output'] };
