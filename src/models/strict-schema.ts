@@ -135,10 +135,14 @@ class NotStrict extends Error {
     message: string,
     readonly pointer: string,
     readonly encodable = true,
+    /** Past a limit: the original parts whose encoding would bring the schema within it, each with why (MODEL-14). */
+    readonly culprits?: ReadonlyMap<object, string>,
   ) {
     super(message);
   }
 }
+/** How many times a schema past OpenAI's limits is built again with more parts encoded before it is sent non-strict. */
+const LIMIT_ROUNDS = 4;
 
 /**
  * Builds a provider's strict form of a schema (MODEL-7 for OpenAI, MODEL-13 for Anthropic): every
@@ -149,15 +153,26 @@ class NotStrict extends Error {
  * (`maxItems: 0`) given closed empty objects as items. A part the subset cannot express (a
  * free-form or open object, a map, `patternProperties`, an overlapping `oneOf`, `not`,
  * conditionals, tuples, ...) becomes a JSON-encoded string whose description holds the part's
- * schema (MODEL-12; `fromStrictValue` decodes it). Past the provider's limits (MODEL-14), or when
- * the root itself cannot be expressed, the original is returned with `strict: false`, the reason
- * and the pointer of the part at fault.
+ * schema (MODEL-12; `fromStrictValue` decodes it), and so do the parts past OpenAI's enum and
+ * character limits (MODEL-14). Past the other limits (nesting, property count, Anthropic's), or
+ * when the root itself cannot be expressed, the original is returned with `strict: false`, the
+ * reason and the pointer of the part at fault.
  */
 export function toStrictSchema(schema: JsonSchema, profile: StrictProfile = 'openai'): StrictSchemaResult {
   try {
     if (!isJsonObject(schema)) throw new NotStrict('the root schema is not an object schema', '#', false);
-    // OpenAI wants every property required (optional ones nullable); Anthropic takes optional ones as they are.
-    return profile === 'openai' ? strictForm(schema, profile, true, checkOpenAILimits) : strictForm(schema, profile, false, checkAnthropicLimits);
+    // Anthropic takes optional properties as they are; OpenAI wants every property required (optional ones nullable).
+    if (profile === 'anthropic') return strictForm(schema, profile, false, checkAnthropicLimits, new Map());
+    // Past an enum or character limit, the parts that pass it travel encoded, and the rest stays strict (MODEL-14).
+    let forced = new Map<object, string>();
+    for (let round = 1; ; round += 1) {
+      try {
+        return strictForm(schema, profile, true, checkOpenAILimits, forced);
+      } catch (error) {
+        if (!(error instanceof NotStrict) || error.culprits === undefined || round >= LIMIT_ROUNDS) throw error;
+        forced = new Map([...forced, ...error.culprits]);
+      }
+    }
   } catch (error) {
     if (error instanceof NotStrict) return { schema, strict: false, reason: error.message, pointer: error.pointer, encoded: [], encodedNodes: NO_ENCODED };
     throw error;
@@ -165,16 +180,30 @@ export function toStrictSchema(schema: JsonSchema, profile: StrictProfile = 'ope
 }
 
 /** The strict form of a schema built with or without all properties required, checked against the provider's limits. */
-function strictForm(schema: SchemaObject, profile: StrictProfile, requireAll: boolean, checkLimits: (strict: SchemaObject) => void): StrictSchemaResult {
-  const transformer = new StrictTransformer(schema, profile, requireAll);
+function strictForm(
+  schema: SchemaObject,
+  profile: StrictProfile,
+  requireAll: boolean,
+  checkLimits: (strict: SchemaObject, origins: ReadonlyMap<object, Origin>) => void,
+  forced: ReadonlyMap<object, string>,
+): StrictSchemaResult {
+  const transformer = new StrictTransformer(schema, profile, requireAll, forced);
   const strict = transformer.transform(schema, '#', 0);
   if (strict.type !== 'object' || strict.anyOf !== undefined) throw new NotStrict('the root schema must be a plain object schema', '#', false);
-  checkLimits(strict);
+  checkLimits(strict, transformer.origins);
   return { schema: strict, strict: true, encoded: transformer.encoded, encodedNodes: transformer.encodedNodes };
+}
+
+/** The original node a strict node was built from, and its pointer. */
+interface Origin {
+  node: object;
+  path: string;
 }
 
 class StrictTransformer {
   private properties = 0;
+  /** The original node of each strict node built (MODEL-14 names the parts to encode through it). */
+  readonly origins = new Map<object, Origin>();
   readonly encoded: EncodedPart[] = [];
   readonly encodedNodes = new Set<object>();
   /** The nodes of `encoded`, in its order. */
@@ -184,6 +213,8 @@ class StrictTransformer {
     private readonly root: SchemaObject,
     private readonly profile: StrictProfile,
     private readonly requireAll: boolean,
+    /** Parts past a limit, sent encoded (MODEL-14), with why. */
+    private readonly forced: ReadonlyMap<object, string>,
   ) {
     // Anthropic's strict tools take no recursive schema (MODEL-13): a reference back into itself travels encoded.
     this.recursive = profile === 'anthropic' ? recursiveReferences(root) : new Set();
@@ -191,10 +222,12 @@ class StrictTransformer {
 
   /**
    * The strict form of `node`, or, when the subset cannot express it (and it is not the root),
-   * a JSON-encoded string standing for it (MODEL-12). Limits are never encoded away (MODEL-14).
+   * a JSON-encoded string standing for it (MODEL-12); a part past an enum or character limit too (MODEL-14).
    */
   transform(node: unknown, path: string, objectDepth: number): SchemaObject {
     if (path === '#') return this.exact(node, path, objectDepth);
+    const forced = isJsonObject(node) ? this.forced.get(node) : undefined;
+    if (forced !== undefined) return this.encode(node, path, forced);
     const properties = this.properties;
     const encodedBefore = this.encoded.length;
     try {
@@ -225,6 +258,12 @@ class StrictTransformer {
   }
 
   private exact(node: unknown, path: string, objectDepth: number): SchemaObject {
+    const out = this.build(node, path, objectDepth);
+    if (isJsonObject(node)) this.origins.set(out, { node, path });
+    return out;
+  }
+
+  private build(node: unknown, path: string, objectDepth: number): SchemaObject {
     if (!isJsonObject(node)) throw new NotStrict(`${path} is ${typeof node === 'boolean' ? 'a boolean schema' : 'not a schema'}`, path);
     const source = node.allOf !== undefined ? mergeIntersection(node, path) : node;
     const out: SchemaObject = {};
@@ -340,7 +379,8 @@ class StrictTransformer {
   }
 
   private object(source: SchemaObject, out: SchemaObject, path: string, objectDepth: number): void {
-    if (objectDepth >= OPENAI_STRICT_LIMITS.objectDepth) {
+    // OpenAI's nesting and property-count limits (MODEL-14); Anthropic documents none.
+    if (this.profile === 'openai' && objectDepth >= OPENAI_STRICT_LIMITS.objectDepth) {
       throw new NotStrict(`${path} nests objects deeper than ${OPENAI_STRICT_LIMITS.objectDepth} levels`, path, false);
     }
     const properties = source.properties ?? {};
@@ -358,14 +398,17 @@ class StrictTransformer {
       }
     }
     this.properties += names.length;
-    if (this.properties > OPENAI_STRICT_LIMITS.properties) {
+    if (this.profile === 'openai' && this.properties > OPENAI_STRICT_LIMITS.properties) {
       throw new NotStrict(`the schema has more than ${OPENAI_STRICT_LIMITS.properties} properties`, path, false);
     }
     const strictProperties: SchemaObject = {};
     for (const name of names) {
       const original = properties[name];
       const strict = this.transform(original, `${path}/properties/${escapePointer(name)}`, objectDepth + 1);
-      strictProperties[name] = !this.requireAll || required.includes(name) || acceptsNull(original, this.root) ? strict : nullable(strict);
+      const sent = !this.requireAll || required.includes(name) || acceptsNull(original, this.root) ? strict : nullable(strict);
+      const origin = this.origins.get(strict);
+      if (sent !== strict && origin) this.origins.set(sent, origin);
+      strictProperties[name] = sent;
     }
     if (out.type === undefined) out.type = 'object';
     out.properties = strictProperties;
@@ -424,30 +467,67 @@ function eachNode(node: unknown, path: string, visit: (node: SchemaObject, path:
   }
 }
 
-/** Throws when a strict schema passes one of OpenAI's documented limits (MODEL-14); a refused schema would only step the format down. */
-function checkOpenAILimits(strict: SchemaObject): void {
+/**
+ * Throws when a strict schema passes one of OpenAI's documented limits (MODEL-14): a refused schema
+ * would only step the format down. Past an enum or character limit the error names the parts
+ * whose encoding brings the schema within it (the largest first); past others, or when such a part
+ * is the root, none.
+ */
+function checkOpenAILimits(strict: SchemaObject, origins: ReadonlyMap<object, Origin>): void {
   const limits = OPENAI_STRICT_LIMITS;
-  let enumValues = 0;
-  let characters = 0;
+  const enums: Array<{ node: SchemaObject; path: string; values: number; characters: number }> = [];
+  const objects: Array<{ node: SchemaObject; path: string; characters: number }> = [];
+  const large: Array<{ node: SchemaObject; why: string }> = [];
   eachNode(strict, '#', (node, path) => {
-    if (isJsonObject(node.properties)) for (const name of Object.keys(node.properties)) characters += name.length;
-    if (Array.isArray(node.enum)) {
-      const length = node.enum.reduce<number>((sum, value) => sum + (typeof value === 'string' ? value.length : 0), 0);
-      enumValues += node.enum.length;
-      characters += node.enum.reduce<number>((sum, value) => sum + (typeof value === 'string' ? value.length : JSON.stringify(value).length), 0);
-      if (node.enum.length > limits.largeEnum && length > limits.largeEnumCharacters) {
-        throw new NotStrict(
-          `${path}/enum has ${node.enum.length} values totalling ${length} characters, more than OpenAI's ${limits.largeEnumCharacters} for an enum of more than ${limits.largeEnum} values`,
-          path,
-          false,
-        );
-      }
-      if (enumValues > limits.enumValues) throw new NotStrict(`the schema has more than OpenAI's ${limits.enumValues} enum values in total`, path, false);
-    }
-    if (characters > limits.characters) {
-      throw new NotStrict(`the schema's property names and enum values pass OpenAI's ${limits.characters} characters in total`, path, false);
+    if (isJsonObject(node.properties)) objects.push({ node, path, characters: Object.keys(node.properties).reduce((sum, name) => sum + name.length, 0) });
+    if (!Array.isArray(node.enum)) return;
+    const strings = node.enum.reduce<number>((sum, value) => sum + (typeof value === 'string' ? value.length : 0), 0);
+    const characters = node.enum.reduce<number>((sum, value) => sum + (typeof value === 'string' ? value.length : JSON.stringify(value).length), 0);
+    enums.push({ node, path, values: node.enum.length, characters });
+    if (node.enum.length > limits.largeEnum && strings > limits.largeEnumCharacters) {
+      large.push({
+        node,
+        why: `${origins.get(node)?.path ?? path} has ${node.enum.length} enum values totalling ${strings} characters, more than OpenAI's ${limits.largeEnumCharacters} for an enum of more than ${limits.largeEnum} values`,
+      });
     }
   });
+  const sum = (parts: Array<{ [key: string]: unknown }>, key: string) => parts.reduce((total, part) => total + (part[key] as number), 0);
+  const culprits = new Map<object, string>(large.map(({ node, why }) => [node, why]));
+  const pick = (candidates: Array<{ node: SchemaObject; size: number }>, excess: number, why: string): void => {
+    for (const { node, size } of [...candidates].sort((left, right) => right.size - left.size)) {
+      if (excess <= 0) return;
+      if (culprits.has(node)) continue;
+      culprits.set(node, why);
+      excess -= size;
+    }
+  };
+  const values = sum(enums, 'values');
+  if (values > limits.enumValues) {
+    pick(
+      enums.map(({ node, values: size }) => ({ node, size })),
+      values - limits.enumValues,
+      `the schema has ${values} enum values, more than OpenAI's ${limits.enumValues} in total`,
+    );
+  }
+  const characters = sum(enums, 'characters') + sum(objects, 'characters');
+  if (characters > limits.characters) {
+    pick(
+      [...enums, ...objects].map(({ node, characters: size }) => ({ node, size })),
+      characters - limits.characters,
+      `the schema has ${characters} characters of property names and enum values, more than OpenAI's ${limits.characters} in total`,
+    );
+  }
+  if (culprits.size === 0) return;
+  const [first, why] = [...culprits][0] as [object, string];
+  const parts = [...culprits].map(([node, reason]) => [origins.get(node), reason] as const);
+  // A part that is the root, or was not built from an original node, cannot travel encoded: not strict.
+  const encodable = parts.every(([origin]) => origin !== undefined && origin.path !== '#');
+  throw new NotStrict(
+    why,
+    origins.get(first)?.path ?? '#',
+    false,
+    encodable ? new Map(parts.map(([origin, reason]) => [(origin as Origin).node, reason])) : undefined,
+  );
 }
 
 /** Throws when a strict tool schema passes one of Anthropic's documented limits (MODEL-13). */

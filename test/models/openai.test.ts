@@ -122,15 +122,30 @@ describe('OpenAIModel', () => {
     expect(response.solution).toEqual({ calls: [{ _tool: 'delegate', task: 'sum', output_schema: { type: 'number' } }], output: null });
   });
 
-  it('sends the original schema with strict: false past a limit, and says why and where (MODEL-14, MODEL-15)', async () => {
+  it('sends the original schema with strict: false past the depth limit, and says why and where (MODEL-14, MODEL-15)', async () => {
+    let deep: Record<string, unknown> = { type: 'string' };
+    for (let level = 0; level < 11; level += 1) deep = { type: 'object', properties: { d: deep }, required: ['d'] };
+    const schema = { type: 'object', properties: { calls: { type: 'array', maxItems: 0 }, output: deep }, required: ['calls', 'output'] };
+    const model = await modelFor([openAIStream(['{"calls":[],"output":"v7"}'])]);
+    const said = {
+      form: 'non_strict',
+      reason: expect.stringContaining('deeper than 10 levels'),
+      pointer: expect.stringMatching(/^#\/properties\/output(\/properties\/d)+$/),
+    };
+    expect(model.schemaFormOf({ schema })).toEqual(said);
+    const response = await model.generate(request({ schema }));
+    expect(server!.requests[0]!.body.response_format.json_schema).toEqual({ name: 'solution', schema, strict: false });
+    expect(response.schemaForm).toEqual(said);
+  });
+
+  it('stays strict past an enum limit, sending the enum encoded (MODEL-14)', async () => {
     const names = Array.from({ length: 1200 }, (_, index) => `v${index}`);
     const schema = { type: 'object', properties: { calls: { type: 'array', maxItems: 0 }, output: { enum: names } }, required: ['calls', 'output'] };
-    const model = await modelFor([openAIStream(['{"calls":[],"output":"v7"}'])]);
-    expect(model.schemaFormOf({ schema })).toMatchObject({ form: 'non_strict', reason: expect.stringContaining('1000 enum values') });
+    const model = await modelFor([openAIStream(['{"calls":[],"output":"\\"v7\\""}'])]);
     const response = await model.generate(request({ schema }));
     expect(response.solution).toEqual({ calls: [], output: 'v7' });
-    expect(server!.requests[0]!.body.response_format.json_schema).toEqual({ name: 'solution', schema, strict: false });
-    expect(response.schemaForm).toEqual({ form: 'non_strict', reason: expect.stringContaining('1000 enum values'), pointer: '#/properties/output' });
+    expect(server!.requests[0]!.body.response_format.json_schema.strict).toBe(true);
+    expect(response.schemaForm).toEqual({ form: 'strict', encoded: ['#/properties/output'] });
   });
 
   it('streams: onCall for call 0 fires before the server sends the end of the answer', async () => {

@@ -166,11 +166,30 @@ describe('toStrictSchema', () => {
 
   const wide = (count: number, length: number) => Array.from({ length: count }, (_, index) => `${String(index).padStart(length, 'v')}`);
   it.each([
-    ['an enum of 300 values totalling 18,000 characters', { e: { enum: wide(300, 60) } }, /more than OpenAI's 15000/],
-    ['1,200 enum values', { e: { enum: wide(1200, 4) } }, /1000 enum values/],
-    ['126,006 characters of property names', Object.fromEntries(wide(2001, 63).map((name) => [name, { type: 'string' }])), /120000 characters/],
+    [
+      'an enum of 300 values totalling 18,000 characters',
+      { e: { enum: wide(300, 60) } },
+      /300 enum values totalling 18000 characters, more than OpenAI's 15000/,
+    ],
+    ['1,200 enum values', { e: { enum: wide(1200, 4) } }, /1202 enum values, more than OpenAI's 1000/],
+    [
+      '126,006 characters of property names',
+      { e: { type: 'object', properties: Object.fromEntries(wide(2001, 63).map((name) => [name, { type: 'string' }])) } },
+      /126\d{3} characters .* more than OpenAI's 120000/,
+    ],
+  ])('stays strict past an OpenAI limit, sending the part that passes it encoded: %s (MODEL-14)', (_, properties, reason) => {
+    const schema = { type: 'object', properties: { ...properties, small: { enum: ['a', 'b'] } }, required: ['e', 'small'] };
+    const result = toStrictSchema(schema);
+    expect(result.strict).toBe(true);
+    expect(result.encoded).toEqual([{ pointer: '#/properties/e', reason: expect.stringMatching(reason) }]);
+    expect((result.schema as { properties: Record<string, unknown> }).properties.small).toEqual({ enum: ['a', 'b'], type: 'string' });
+    expect(fromStrictValue({ e: '"0007"', small: 'a' }, schema, result.encodedNodes)).toEqual({ e: '0007', small: 'a' });
+  });
+
+  it.each([
+    ['126,006 characters of property names at the root', Object.fromEntries(wide(2001, 63).map((name) => [name, { type: 'string' }])), /120000/],
     ['objects nested 12 levels', { a: nest(12) }, /deeper than 10 levels/],
-  ])('is not strict past OpenAI limits: %s (MODEL-14)', (_, properties, reason) => {
+  ])('is not strict past an OpenAI limit no encoded part can fix: %s (MODEL-14)', (_, properties, reason) => {
     const schema = { type: 'object', properties, required: Object.keys(properties) };
     const result = toStrictSchema(schema);
     expect(result.strict).toBe(false);
