@@ -99,7 +99,7 @@ export function createProgress(tracer: Tracer, stream: TerminalStream, options: 
     ? new LiveTreeWriter(stream, { env: options.env, now, tree: new RunTree(), ...(options.frameMs === undefined ? {} : { frameMs: options.frameMs }) })
     : undefined;
   const plain = plainProgress(stream);
-  // A weaker form than strict is said once per run, model and form (MODEL-15).
+  // A weaker form than strict is said once per run, model and form (MODEL-16).
   const notices = new SchemaFormNotices();
   // Only the summary reads the cost tree: it takes the events in passes of up to BATCH_ITEMS, not
   // each amid the run's own work (events do not change once emitted, TRACE-23).

@@ -479,7 +479,7 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
   let queue: QueueChildRunner | undefined;
   let stopIdle: (() => void) | undefined;
   const replayed = countReplayed(tracer);
-  // The model calls sent weaker than strict, for --json's `schemaForms` (MODEL-15).
+  // The model calls sent weaker than strict, for --json's `schemaForms` (MODEL-16).
   const schemaForms = new SchemaFormNotices();
   tracer.subscribe((event) => schemaForms.take(event));
   try {
@@ -604,7 +604,7 @@ interface Written {
   sink: JsonlFileSink | undefined;
   journal: JournalStore | undefined;
   replayed?: { modelCalls: number; calls: number };
-  /** The model calls sent in a weaker form than strict, once per run, model and form (MODEL-15). */
+  /** The model calls sent in a weaker form than strict, once per run, model and form (MODEL-16). */
   schemaForms?: SchemaFormNotice[];
 }
 

@@ -1,4 +1,4 @@
-/** The weaker-than-strict schema forms of a run's model calls, each said once per run, model and form (spec/models.md MODEL-15). */
+/** The weaker-than-strict schema forms of a run's model calls, each said once per run, model and form (spec/models.md MODEL-16). */
 import type { SchemaForm } from '../protocol/model.js';
 import type { TraceEvent } from '../protocol/trace.js';
 import { knownTraceEvent } from '../protocol/trace-events.js';

@@ -57,7 +57,7 @@ export class AnthropicModel implements Model {
   private client: Promise<Anthropic> | undefined;
   private readonly clientOptions: ConstructorParameters<typeof Anthropic>[0];
   private readonly strictSchemas = new WeakMap<object, StrictSchemaResult>();
-  /** The server's words when it refused a strict tool, after which this model sends none (MODEL-13). */
+  /** The server's words when it refused a strict tool, after which this model sends none (MODEL-14). */
   private strictRefused: string | undefined;
 
   constructor(private readonly options: AnthropicModelOptions) {
@@ -102,7 +102,7 @@ export class AnthropicModel implements Model {
           const answer = this.options.stream === false ? await this.whole(sdk, body, deadline) : await this.streamed(sdk, body, deadline, calls);
           return this.respond(answer, body, request, calls, decode, strict && schemaFormOf(strict));
         } catch (error) {
-          // A server (or model) without strict tools says so: the tool is sent without it from then on (MODEL-13).
+          // A server (or model) without strict tools says so: the tool is sent without it from then on (MODEL-14).
           if (!strict?.strict || this.strictRefused !== undefined || !rejectsStrictTool(error)) throw error;
           this.strictRefused = `the server refused a strict tool: ${error instanceof Error ? error.message : String(error)}`;
         }
@@ -110,12 +110,12 @@ export class AnthropicModel implements Model {
     });
   }
 
-  /** The form in which the schema of `request` goes out now (MODEL-15). */
+  /** The form in which the schema of `request` goes out now (MODEL-16). */
   schemaFormOf(request: Pick<ModelRequest, 'schema' | 'plainText'>): SchemaForm | undefined {
     return request.plainText ? undefined : schemaFormOf(this.strictFor(request.schema));
   }
 
-  /** The strict form of a schema (MODEL-13), built once per schema; not strict at all once the server refused strict tools. */
+  /** The strict form of a schema (MODEL-14), built once per schema; not strict at all once the server refused strict tools. */
   private strictFor(schema: JsonSchema): StrictSchemaResult {
     if (this.strictRefused !== undefined) return { schema, strict: false, reason: this.strictRefused, encoded: [], encodedNodes: new Set() };
     if (!isJsonObject(schema)) return toStrictSchema(schema, 'anthropic');
@@ -248,7 +248,7 @@ export class AnthropicModel implements Model {
   }
 }
 
-/** Whether an error is the server refusing a strict tool (MODEL-13): a 400 whose message names strict tools or structured outputs. */
+/** Whether an error is the server refusing a strict tool (MODEL-14): a 400 whose message names strict tools or structured outputs. */
 export function rejectsStrictTool(error: unknown): boolean {
   if ((error as { status?: unknown } | null)?.status !== 400) return false;
   const message = error instanceof Error ? error.message : String(error);

@@ -50,7 +50,7 @@ export class OpenAIModel implements Model {
   private readonly customServer: boolean;
   private readonly strictSchemas = new WeakMap<object, StrictSchemaResult>();
   private responseFormat: OpenAIResponseFormat = 'json_schema';
-  /** The server's words when it refused a response format, which stepped this model down (MODEL-15). */
+  /** The server's words when it refused a response format, which stepped this model down (MODEL-16). */
   private steppedDownBecause: string | undefined;
 
   constructor(private readonly options: OpenAIModelOptions) {
@@ -126,7 +126,7 @@ export class OpenAIModel implements Model {
     return this.respond(answer, request, undefined, 'plain_text', undefined, undefined);
   }
 
-  /** The form in which the schema of `request` goes out now (MODEL-15). */
+  /** The form in which the schema of `request` goes out now (MODEL-16). */
   schemaFormOf(request: Pick<ModelRequest, 'schema' | 'plainText'>): SchemaForm | undefined {
     if (request.plainText) return undefined;
     return this.formOf(this.responseFormat, this.responseFormat === 'json_schema' ? this.strictFor(request.schema) : undefined);

@@ -34,7 +34,7 @@ export class ReplayStandIn implements Model {
     return this.replay.generate(request);
   }
 
-  /** The form of the model underneath (MODEL-15): a live model chosen under another part still says how strictly it sends. */
+  /** The form of the model underneath (MODEL-16): a live model chosen under another part still says how strictly it sends. */
   schemaFormOf(request: Pick<ModelRequest, 'schema' | 'plainText'>): SchemaForm | undefined {
     return this.replay.schemaFormOf?.(request);
   }

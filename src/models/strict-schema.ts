@@ -5,10 +5,10 @@ import type { JsonSchema } from '../protocol/types.js';
 import { isJsonObject } from '../protocol/types.js';
 import { atPointer, parseJson } from '../protocol/json.js';
 
-/** The provider whose strict subset a schema is built for (MODEL-7, MODEL-13). */
+/** The provider whose strict subset a schema is built for (MODEL-7, MODEL-14). */
 export type StrictProfile = 'openai' | 'anthropic';
 
-/** A part of the schema sent as a JSON-encoded string because strict mode cannot express it (MODEL-12). */
+/** A part of the schema sent as a JSON-encoded string because strict mode cannot express it (MODEL-13). */
 export interface EncodedPart {
   /** The JSON pointer (`#/properties/output/properties/song`) of the part in the original schema. */
   pointer: string;
@@ -24,9 +24,9 @@ export interface StrictSchemaResult {
   strict: boolean;
   /** Why it could not, when it could not. */
   reason?: string;
-  /** The JSON pointer of the part that made it not strict, when one part did (MODEL-14). */
+  /** The JSON pointer of the part that made it not strict, when one part did (MODEL-15). */
   pointer?: string;
-  /** The parts sent as JSON-encoded strings in the strict form (MODEL-12); empty when none or not strict. */
+  /** The parts sent as JSON-encoded strings in the strict form (MODEL-13); empty when none or not strict. */
   encoded: EncodedPart[];
   /** The original schema nodes of `encoded`: `fromStrictValue` decodes the strings they hold. */
   encodedNodes: ReadonlySet<object>;
@@ -34,7 +34,7 @@ export interface StrictSchemaResult {
 
 type SchemaObject = Record<string, unknown>;
 
-/** The form (MODEL-15) a strict-or-not schema result goes out in, with why and where when not strict. */
+/** The form (MODEL-16) a strict-or-not schema result goes out in, with why and where when not strict. */
 export function schemaFormOf(result: Pick<StrictSchemaResult, 'strict' | 'reason' | 'pointer' | 'encoded'>): SchemaForm {
   if (result.strict) return { form: 'strict', ...(result.encoded.length > 0 ? { encoded: result.encoded.map((part) => part.pointer) } : {}) };
   return { form: 'non_strict', ...(result.reason ? { reason: result.reason } : {}), ...(result.pointer ? { pointer: result.pointer } : {}) };
@@ -67,7 +67,7 @@ const DESCRIBED_CONSTRAINTS: Record<string, (value: unknown) => string | undefin
   pattern: (value) => `Matches the regular expression ${JSON.stringify(value)}.`,
   uniqueItems: (value) => (value === true ? 'No two items are equal.' : undefined),
 };
-/** Constraints Anthropic's strict subset lacks besides those above (MODEL-13): said in the description too. */
+/** Constraints Anthropic's strict subset lacks besides those above (MODEL-14): said in the description too. */
 const ANTHROPIC_DESCRIBED_CONSTRAINTS: Record<string, (value: unknown) => string | undefined> = {
   minimum: (value) => `At least ${String(value)}.`,
   maximum: (value) => `At most ${String(value)}.`,
@@ -113,7 +113,7 @@ const NULL_NEUTRAL = new Set([
   'unevaluatedItems',
 ]);
 const PRIMITIVE_TYPES = new Set(['string', 'number', 'integer', 'boolean', 'null']);
-/** OpenAI's documented limits (MODEL-14): object nesting, total properties, enum sizes and the text of names and values. */
+/** OpenAI's documented limits (MODEL-15): object nesting, total properties, enum sizes and the text of names and values. */
 export const OPENAI_STRICT_LIMITS = {
   objectDepth: 10,
   properties: 5000,
@@ -124,18 +124,18 @@ export const OPENAI_STRICT_LIMITS = {
   /** Property names, enum values and const values together. */
   characters: 120_000,
 } as const;
-/** Anthropic's documented limits of strict tools (MODEL-13): optional parameters and parameters with unions, across the request. */
+/** Anthropic's documented limits of strict tools (MODEL-14): optional parameters and parameters with unions, across the request. */
 export const ANTHROPIC_STRICT_LIMITS = { optionalParameters: 24, unionParameters: 16 } as const;
 const NULL_SCHEMA = { type: 'null' } as const;
 const NO_ENCODED: ReadonlySet<object> = new Set();
 
-/** Why a schema (or a part of it) cannot be strict; an `encodable` part can travel as a JSON-encoded string instead (MODEL-12). */
+/** Why a schema (or a part of it) cannot be strict; an `encodable` part can travel as a JSON-encoded string instead (MODEL-13). */
 class NotStrict extends Error {
   constructor(
     message: string,
     readonly pointer: string,
     readonly encodable = true,
-    /** Past a limit: the original parts whose encoding would bring the schema within it, each with why (MODEL-14). */
+    /** Past a limit: the original parts whose encoding would bring the schema within it, each with why (MODEL-15). */
     readonly culprits?: ReadonlyMap<object, string>,
   ) {
     super(message);
@@ -145,7 +145,7 @@ class NotStrict extends Error {
 const LIMIT_ROUNDS = 4;
 
 /**
- * Builds a provider's strict form of a schema (MODEL-7 for OpenAI, MODEL-13 for Anthropic): every
+ * Builds a provider's strict form of a schema (MODEL-7 for OpenAI, MODEL-14 for Anthropic): every
  * object closed (`additionalProperties: false`); for OpenAI every property required and optional
  * ones made nullable (a `null` type in a type array, or `anyOf [x, {type: 'null'}]`); `const` as a
  * one-value `enum`, `allOf` merged, disjoint `oneOf` as `anyOf`, annotations dropped, constraints
@@ -153,8 +153,8 @@ const LIMIT_ROUNDS = 4;
  * (`maxItems: 0`) given closed empty objects as items. A part the subset cannot express (a
  * free-form or open object, a map, `patternProperties`, an overlapping `oneOf`, `not`,
  * conditionals, tuples, ...) becomes a JSON-encoded string whose description holds the part's
- * schema (MODEL-12; `fromStrictValue` decodes it), and so do the parts past OpenAI's enum and
- * character limits (MODEL-14). Past the other limits (nesting, property count, Anthropic's), or
+ * schema (MODEL-13; `fromStrictValue` decodes it), and so do the parts past OpenAI's enum and
+ * character limits (MODEL-15). Past the other limits (nesting, property count, Anthropic's), or
  * when the root itself cannot be expressed, the original is returned with `strict: false`, the
  * reason and the pointer of the part at fault.
  */
@@ -163,7 +163,7 @@ export function toStrictSchema(schema: JsonSchema, profile: StrictProfile = 'ope
     if (!isJsonObject(schema)) throw new NotStrict('the root schema is not an object schema', '#', false);
     // Anthropic takes optional properties as they are; OpenAI wants every property required (optional ones nullable).
     if (profile === 'anthropic') return strictForm(schema, profile, false, checkAnthropicLimits, new Map());
-    // Past an enum or character limit, the parts that pass it travel encoded, and the rest stays strict (MODEL-14).
+    // Past an enum or character limit, the parts that pass it travel encoded, and the rest stays strict (MODEL-15).
     let forced = new Map<object, string>();
     for (let round = 1; ; round += 1) {
       try {
@@ -202,7 +202,7 @@ interface Origin {
 
 class StrictTransformer {
   private properties = 0;
-  /** The original node of each strict node built (MODEL-14 names the parts to encode through it). */
+  /** The original node of each strict node built (MODEL-15 names the parts to encode through it). */
   readonly origins = new Map<object, Origin>();
   readonly encoded: EncodedPart[] = [];
   readonly encodedNodes = new Set<object>();
@@ -213,16 +213,16 @@ class StrictTransformer {
     private readonly root: SchemaObject,
     private readonly profile: StrictProfile,
     private readonly requireAll: boolean,
-    /** Parts past a limit, sent encoded (MODEL-14), with why. */
+    /** Parts past a limit, sent encoded (MODEL-15), with why. */
     private readonly forced: ReadonlyMap<object, string>,
   ) {
-    // Anthropic's strict tools take no recursive schema (MODEL-13): a reference back into itself travels encoded.
+    // Anthropic's strict tools take no recursive schema (MODEL-14): a reference back into itself travels encoded.
     this.recursive = profile === 'anthropic' ? recursiveReferences(root) : new Set();
   }
 
   /**
    * The strict form of `node`, or, when the subset cannot express it (and it is not the root),
-   * a JSON-encoded string standing for it (MODEL-12); a part past an enum or character limit too (MODEL-14).
+   * a JSON-encoded string standing for it (MODEL-13); a part past an enum or character limit too (MODEL-15).
    */
   transform(node: unknown, path: string, objectDepth: number): SchemaObject {
     if (path === '#') return this.exact(node, path, objectDepth);
@@ -242,7 +242,7 @@ class StrictTransformer {
     }
   }
 
-  /** A JSON-encoded string in place of a part: its description says what the string must hold (MODEL-12). */
+  /** A JSON-encoded string in place of a part: its description says what the string must hold (MODEL-13). */
   private encode(node: unknown, path: string, reason: string): SchemaObject {
     const said = isJsonObject(node) && typeof node.description === 'string' ? `${node.description} ` : '';
     // A boolean schema has no identity to find again: its stand-in is never reached by mapping back.
@@ -290,7 +290,7 @@ class StrictTransformer {
       throw new NotStrict(`${path} accepts any value`, path);
     }
     if (out.$ref !== undefined) {
-      // OpenAI refuses any keyword beside "$ref", annotations too (MODEL-14): they are dropped.
+      // OpenAI refuses any keyword beside "$ref", annotations too (MODEL-15): they are dropped.
       if (Object.keys(out).some((keyword) => keyword !== '$ref' && !KEPT_ANNOTATIONS.has(keyword))) {
         throw new NotStrict(`${path} has keywords beside "$ref"`, path);
       }
@@ -379,7 +379,7 @@ class StrictTransformer {
   }
 
   private object(source: SchemaObject, out: SchemaObject, path: string, objectDepth: number): void {
-    // OpenAI's nesting and property-count limits (MODEL-14); Anthropic documents none.
+    // OpenAI's nesting and property-count limits (MODEL-15); Anthropic documents none.
     if (this.profile === 'openai' && objectDepth >= OPENAI_STRICT_LIMITS.objectDepth) {
       throw new NotStrict(`${path} nests objects deeper than ${OPENAI_STRICT_LIMITS.objectDepth} levels`, path, false);
     }
@@ -424,7 +424,7 @@ function escapePointer(name: string): string {
 
 /**
  * The local references (`#`, `#/$defs/x`) whose target reaches itself again through references:
- * the recursive ones, which Anthropic's strict tools cannot take (MODEL-13).
+ * the recursive ones, which Anthropic's strict tools cannot take (MODEL-14).
  */
 function recursiveReferences(root: SchemaObject): Set<string> {
   const referencesIn = (node: unknown, found: Set<string>, skipDefinitions: boolean): Set<string> => {
@@ -468,7 +468,7 @@ function eachNode(node: unknown, path: string, visit: (node: SchemaObject, path:
 }
 
 /**
- * Throws when a strict schema passes one of OpenAI's documented limits (MODEL-14): a refused schema
+ * Throws when a strict schema passes one of OpenAI's documented limits (MODEL-15): a refused schema
  * would only step the format down. Past an enum or character limit the error names the parts
  * whose encoding brings the schema within it (the largest first); past others, or when such a part
  * is the root, none.
@@ -530,7 +530,7 @@ function checkOpenAILimits(strict: SchemaObject, origins: ReadonlyMap<object, Or
   );
 }
 
-/** Throws when a strict tool schema passes one of Anthropic's documented limits (MODEL-13). */
+/** Throws when a strict tool schema passes one of Anthropic's documented limits (MODEL-14). */
 function checkAnthropicLimits(strict: SchemaObject): void {
   const limits = ANTHROPIC_STRICT_LIMITS;
   let optional = 0;
@@ -635,7 +635,7 @@ export function acceptsNull(schema: unknown, root: unknown, depth = 0): boolean 
 /**
  * Maps a value produced under the strict form back to the original schema: a `null` in an
  * optional property whose original schema does not accept `null` is removed, and a JSON-encoded
- * string standing for a part of `encodedNodes` (MODEL-12) is decoded (a string that is not JSON is
+ * string standing for a part of `encodedNodes` (MODEL-13) is decoded (a string that is not JSON is
  * left as it is, for the core's validation to refuse). Unions pick the first branch the mapped
  * value fits; everything else is kept as it is.
  */
@@ -687,7 +687,7 @@ function mapBack(value: unknown, schema: unknown, root: unknown, hops: number, e
   return result;
 }
 
-/** The value a JSON-encoded string holds (MODEL-12), parsed safely; the string itself when it holds no JSON. */
+/** The value a JSON-encoded string holds (MODEL-13), parsed safely; the string itself when it holds no JSON. */
 function decoded(text: string): unknown {
   const parsed = parseJson(text);
   return parsed.ok ? parsed.value : text;

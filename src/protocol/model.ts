@@ -93,12 +93,12 @@ export interface ModelResponse {
   replayOf?: string;
   /** How the answer's shape was asked for, when the provider has several ways (OpenAI: MODEL-5). */
   responseFormat?: string;
-  /** How strictly the Solution schema was enforced by the provider, and why not more (MODEL-15). */
+  /** How strictly the Solution schema was enforced by the provider, and why not more (MODEL-16). */
   schemaForm?: SchemaForm;
 }
 
 /**
- * How strictly a provider was asked for the Solution's shape (spec/models.md MODEL-15): `strict`
+ * How strictly a provider was asked for the Solution's shape (spec/models.md MODEL-16): `strict`
  * (the provider enforces the schema, `encoded` parts aside), `non_strict` (the schema is sent but
  * only guides the model), `json_object` (JSON is enforced, the schema is in the prompt) or
  * `prompt_only` (the schema is in the prompt alone). The core validates every answer either way.
@@ -109,7 +109,7 @@ export interface SchemaForm {
   reason?: string;
   /** The JSON pointer of the Solution schema's part that forced it, when one part did. */
   pointer?: string;
-  /** In a strict form: the pointers of the parts sent as JSON-encoded strings (MODEL-12). */
+  /** In a strict form: the pointers of the parts sent as JSON-encoded strings (MODEL-13). */
   encoded?: string[];
 }
 
@@ -125,7 +125,7 @@ export interface Model {
   readonly standsFor?: string;
   generate(request: ModelRequest): Promise<ModelResponse>;
   /**
-   * The form in which `generate` would send this request's schema now (MODEL-15), for the trace's
+   * The form in which `generate` would send this request's schema now (MODEL-16), for the trace's
    * `model.request`; absent for models with one way only (replay) and for plain-text requests.
    */
   schemaFormOf?(request: Pick<ModelRequest, 'schema' | 'plainText'>): SchemaForm | undefined;

@@ -121,7 +121,7 @@ export interface TraceEventMap {
     messages: TracedProviderMessage[];
     /** The Solution schema sent (TOOL-7). */
     schema: JsonSchema;
-    /** How strictly the provider is asked to enforce it (MODEL-15; an addition). */
+    /** How strictly the provider is asked to enforce it (MODEL-16; an addition). */
     schemaForm?: SchemaForm;
   };
   /** TRACE-12: one per retry of a model call, before the wait. */
@@ -149,7 +149,7 @@ export interface TraceEventMap {
     ms: number;
     /** How the answer's shape was asked for (MODEL-5). */
     responseFormat?: string;
-    /** How strictly the provider enforced the Solution schema (MODEL-15; an addition). */
+    /** How strictly the provider enforced the Solution schema (MODEL-16; an addition). */
     schemaForm?: SchemaForm;
   };
   /** TRACE-6. */

@@ -1,4 +1,4 @@
-/** The CLI says each weaker form than strict once per run, model and form, on stderr and in --json (MODEL-15), against a loopback OpenAI server. */
+/** The CLI says each weaker form than strict once per run, model and form, on stderr and in --json (MODEL-16), against a loopback OpenAI server. */
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { folderWith, readTrace, startCli } from '../helpers/cli.js';
@@ -82,7 +82,7 @@ describe('weaker forms than strict, said by the CLI', () => {
     const { done } = startCli([join(folder, 'song.json'), '--model', 'openai:gpt-4.1', '--base-url', server.url, '--json'], { env: { OPENAI_API_KEY: 'k' } });
     const result = await done;
     expect(result.code).toBe(0);
-    // The free-form song travelled as a JSON-encoded string and reaches the run decoded (MODEL-12).
+    // The free-form song travelled as a JSON-encoded string and reaches the run decoded (MODEL-13).
     expect(JSON.parse(result.stdout)).toMatchObject({ output: { title: 't', song: { key: 'C' } } });
     expect(JSON.parse(result.stdout).schemaForms).toBeUndefined();
     expect(result.stderr).not.toContain('strict mode off');

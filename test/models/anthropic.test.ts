@@ -71,7 +71,7 @@ describe('AnthropicModel', () => {
     expect([received.headers['x-api-key'], received.headers.authorization]).toContain(received.headers['x-api-key'] ? 'test-key' : 'Bearer test-key');
     expect(received.body.model).toBe('claude-haiku-4-5');
     expect(received.body.max_tokens).toBe(500);
-    // Strict where the schema fits Anthropic's strict subset (MODEL-13).
+    // Strict where the schema fits Anthropic's strict subset (MODEL-14).
     expect(received.body.tools).toEqual([
       expect.objectContaining({ name: 'solution', input_schema: toStrictSchema(solutionSchema, 'anthropic').schema, strict: true }),
     ]);
@@ -84,7 +84,7 @@ describe('AnthropicModel', () => {
     expect(received.body.messages).toEqual([{ role: 'user', content: 'A ballad, please.' }]);
   });
 
-  it('asks again without strict, for good, when the server refuses strict tools (MODEL-13)', async () => {
+  it('asks again without strict, for good, when the server refuses strict tools (MODEL-14)', async () => {
     const model = await modelFor([anthropicError(400, 'tools.0.custom.strict: Extra inputs are not permitted'), anthropicMessage(twoCalls)], { stream: false });
     const response = await model.generate(request());
     expect(response.solution).toEqual(twoCalls);

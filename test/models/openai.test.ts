@@ -82,7 +82,7 @@ describe('OpenAIModel', () => {
     expect(synth.properties._tool).toEqual({ enum: ['synth'], type: 'string' });
   });
 
-  it('stays strict, sending free-form parts as JSON-encoded strings, and decodes them on receipt (MODEL-12)', async () => {
+  it('stays strict, sending free-form parts as JSON-encoded strings, and decodes them on receipt (MODEL-13)', async () => {
     const schema = { type: 'object', properties: { calls: { type: 'array', items: { type: 'object' } }, output: {} }, required: ['calls', 'output'] };
     const model = await modelFor([openAIStream(['{"calls":["{\\"a\\": 1}"],"output":', '"{\\"free\\":true}"}'])]);
     const response = await model.generate(request({ schema }));
@@ -93,7 +93,7 @@ describe('OpenAIModel', () => {
     expect(response.schemaForm).toEqual({ form: 'strict', encoded: ['#/properties/calls/items', '#/properties/output'] });
   });
 
-  it("delivers a streamed call whose free-form parameter travelled as a string decoded, as the delegate tool's output_schema does (MODEL-12)", async () => {
+  it("delivers a streamed call whose free-form parameter travelled as a string decoded, as the delegate tool's output_schema does (MODEL-13)", async () => {
     const schema = {
       type: 'object',
       properties: {
@@ -122,7 +122,7 @@ describe('OpenAIModel', () => {
     expect(response.solution).toEqual({ calls: [{ _tool: 'delegate', task: 'sum', output_schema: { type: 'number' } }], output: null });
   });
 
-  it('sends the original schema with strict: false past the depth limit, and says why and where (MODEL-14, MODEL-15)', async () => {
+  it('sends the original schema with strict: false past the depth limit, and says why and where (MODEL-15, MODEL-16)', async () => {
     let deep: Record<string, unknown> = { type: 'string' };
     for (let level = 0; level < 11; level += 1) deep = { type: 'object', properties: { d: deep }, required: ['d'] };
     const schema = { type: 'object', properties: { calls: { type: 'array', maxItems: 0 }, output: deep }, required: ['calls', 'output'] };
@@ -138,7 +138,7 @@ describe('OpenAIModel', () => {
     expect(response.schemaForm).toEqual(said);
   });
 
-  it('stays strict past an enum limit, sending the enum encoded (MODEL-14)', async () => {
+  it('stays strict past an enum limit, sending the enum encoded (MODEL-15)', async () => {
     const names = Array.from({ length: 1200 }, (_, index) => `v${index}`);
     const schema = { type: 'object', properties: { calls: { type: 'array', maxItems: 0 }, output: { enum: names } }, required: ['calls', 'output'] };
     const model = await modelFor([openAIStream(['{"calls":[],"output":"\\"v7\\""}'])]);

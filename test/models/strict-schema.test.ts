@@ -134,7 +134,7 @@ describe('toStrictSchema', () => {
     ['an overlapping oneOf', { type: 'object', properties: { a: { oneOf: [{ type: 'string' }, { type: 'string', minLength: 2 }] } } }, 'a'],
     ['patternProperties', { type: 'object', properties: { a: { type: 'object', patternProperties: { '^x': { type: 'string' } } } } }, 'a'],
     ['an unknown keyword', { type: 'object', properties: { a: { type: 'string', contentSchema: {} } } }, 'a'],
-  ])('stays strict and sends %s as a JSON-encoded string, decoded on receipt (MODEL-12)', (_, schema, name) => {
+  ])('stays strict and sends %s as a JSON-encoded string, decoded on receipt (MODEL-13)', (_, schema, name) => {
     const result = toStrictSchema(schema);
     expect(result.strict).toBe(true);
     expect(result.encoded).toEqual([{ pointer: `#/properties/${name}`, reason: expect.any(String) }]);
@@ -177,7 +177,7 @@ describe('toStrictSchema', () => {
       { e: { type: 'object', properties: Object.fromEntries(wide(2001, 63).map((name) => [name, { type: 'string' }])) } },
       /126\d{3} characters .* more than OpenAI's 120000/,
     ],
-  ])('stays strict past an OpenAI limit, sending the part that passes it encoded: %s (MODEL-14)', (_, properties, reason) => {
+  ])('stays strict past an OpenAI limit, sending the part that passes it encoded: %s (MODEL-15)', (_, properties, reason) => {
     const schema = { type: 'object', properties: { ...properties, small: { enum: ['a', 'b'] } }, required: ['e', 'small'] };
     const result = toStrictSchema(schema);
     expect(result.strict).toBe(true);
@@ -189,7 +189,7 @@ describe('toStrictSchema', () => {
   it.each([
     ['126,006 characters of property names at the root', Object.fromEntries(wide(2001, 63).map((name) => [name, { type: 'string' }])), /120000/],
     ['objects nested 12 levels', { a: nest(12) }, /deeper than 10 levels/],
-  ])('is not strict past an OpenAI limit no encoded part can fix: %s (MODEL-14)', (_, properties, reason) => {
+  ])('is not strict past an OpenAI limit no encoded part can fix: %s (MODEL-15)', (_, properties, reason) => {
     const schema = { type: 'object', properties, required: Object.keys(properties) };
     const result = toStrictSchema(schema);
     expect(result.strict).toBe(false);
@@ -197,7 +197,7 @@ describe('toStrictSchema', () => {
     expect(result.pointer).toMatch(/^#/);
   });
 
-  it('drops the annotations beside a $ref, which OpenAI refuses (MODEL-14)', () => {
+  it('drops the annotations beside a $ref, which OpenAI refuses (MODEL-15)', () => {
     const schema = {
       type: 'object',
       $defs: { point: { type: 'object', properties: { x: { type: 'number' } }, required: ['x'] } },
@@ -217,7 +217,7 @@ function nest(levels: number): Record<string, unknown> {
   return schema;
 }
 
-describe('toStrictSchema for Anthropic (MODEL-13)', () => {
+describe('toStrictSchema for Anthropic (MODEL-14)', () => {
   it('closes objects, keeps optional properties optional and says the constraints Anthropic lacks', () => {
     const schema = {
       type: 'object',
