@@ -2,7 +2,7 @@
  * Capture and check: every request the project sends for requests/, spec/conformance/ and stress
  * documents, through the real SDKs, against loopback servers that refuse (400, in each provider's
  * words) any body breaking a documented rule; no body may break one, and every weaker form than
- * strict is said in the trace (MODEL-13..15).
+ * strict is said in the trace (MODEL-13..16).
  */
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
