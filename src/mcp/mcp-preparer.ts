@@ -11,7 +11,7 @@ import { RunTrace, Tracer } from '../protocol/trace.js';
 import type { Message, ToolMessage, ToolSchema } from '../protocol/types.js';
 import { definedTools } from '../activities/workers-preparer.js';
 import { type McpConnection, type McpConnections, type McpServerSpec, serverKey } from './mcp-connections.js';
-import { mcpToolSchema } from './mcp-tools.js';
+import { mcpToolSchema, offeredToolNames } from './mcp-tools.js';
 
 function isMcpToolset(message: Message): message is McpToolsetMessage {
   return message.type === 'toolset' && (message as { toolset?: unknown }).toolset === 'mcp';
@@ -19,8 +19,10 @@ function isMcpToolset(message: Message): message is McpToolsetMessage {
 
 /** Where the server of a toolset is; a command starts in the folder of the document that declares it, else the root (MCP-2). */
 function serverSpec(message: McpToolsetMessage, location: string, root: string): McpServerSpec {
-  if (message.url !== undefined) return { url: message.url };
+  const bound = message.maxResultBytes === undefined ? {} : { maxResultBytes: message.maxResultBytes };
+  if (message.url !== undefined) return { url: message.url, ...bound };
   return {
+    ...bound,
     command: message.command as string,
     ...(message.args === undefined ? {} : { args: message.args }),
     ...(message.env === undefined ? {} : { env: message.env }),
@@ -30,20 +32,34 @@ function serverSpec(message: McpToolsetMessage, location: string, root: string):
 
 /**
  * The tools one toolset offers (MCP-3, MCP-6): the allowed tools the server listed, or, when it could
- * not be reached, the names `allow` spells out (globs match nothing then), each failing its calls.
+ * not be reached, the names `allow` spells out (globs match nothing then), each failing its calls;
+ * each under a name every model provider accepts (MCP-22).
  */
-function offeredTools(message: McpToolsetMessage, connection: McpConnection | { failure(): string; tools: [] }, key: string): Record<string, ToolSchema> {
+function offeredTools(message: McpToolsetMessage, connection: McpConnection | UnreachableServer, key: string): Record<string, ToolSchema> {
   const allow = message.allow ?? '*';
-  const prefix = message.prefix ?? '';
   const tools: Record<string, ToolSchema> = {};
   const failure = connection.failure();
   if (failure !== undefined) {
     const unavailable = `the MCP server ${connectionLabel(message)} cannot be reached: ${failure}`;
-    for (const name of Array.isArray(allow) ? allow : []) if (!name.includes('*')) tools[`${prefix}${name}`] = mcpToolSchema({ name }, key, unavailable);
+    const named = (Array.isArray(allow) ? allow : []).filter((name) => !name.includes('*'));
+    const names = offeredToolNames(named, message.prefix ?? '');
+    for (const name of named) tools[names.get(name) as string] = mcpToolSchema({ name }, key, unavailable);
     return tools;
   }
-  for (const tool of connection.tools) if (isAllowedWorker(allow, tool.name)) tools[`${prefix}${tool.name}`] = mcpToolSchema(tool, key);
+  const allowed = connection.tools.filter((tool) => isAllowedWorker(allow, tool.name));
+  const names = offeredToolNames(
+    allowed.map((tool) => tool.name),
+    message.prefix ?? '',
+  );
+  for (const tool of allowed) tools[names.get(tool.name) as string] = mcpToolSchema(tool, key);
   return tools;
+}
+
+/** A server this run may not start or reach (MCP-7): no tools, and why. */
+interface UnreachableServer {
+  failure(): string;
+  tools: [];
+  leftOut: [];
 }
 
 function connectionLabel(message: McpToolsetMessage): string {
@@ -82,13 +98,14 @@ export function createMcpPreparer(options: McpPreparerOptions): RunPreparer {
       const at = pointer('context', index);
       const spec = serverSpec(message, request.location, options.root);
       const key = serverKey(spec);
-      const connection: McpConnection | { failure(): string; tools: [] } = run.trusted
+      const connection: McpConnection | UnreachableServer = run.trusted
         ? await options.connections.connect(tree, spec, runOptions.signal ?? new AbortController().signal)
-        : { failure: () => 'the document is not trusted to run local Activities, so it starts or reaches no MCP server', tools: [] };
+        : { failure: () => 'the document is not trusted to run local Activities, so it starts or reaches no MCP server', tools: [], leftOut: [] };
       const failure = connection.failure();
-      if (failure === undefined)
-        trace.emit('mcp.connected', { server: connectionLabel(message).slice(1, -1), tools: connection.tools.map((tool) => tool.name) });
-      else trace.emit('mcp.failed', { server: connectionLabel(message).slice(1, -1), message: failure });
+      const server = connectionLabel(message).slice(1, -1);
+      if (failure === undefined) trace.emit('mcp.connected', { server, tools: connection.tools.map((tool) => tool.name) });
+      else trace.emit('mcp.failed', { server, message: failure });
+      for (const { tool, message: why } of connection.leftOut) trace.emit('mcp.failed', { server, tool, message: why });
       const tools = offeredTools(message, connection, key);
       for (const name of Object.keys(tools)) {
         const earlier = defined.get(name);

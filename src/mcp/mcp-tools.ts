@@ -1,4 +1,5 @@
 /** An MCP server's tools as the protocol's tools (MCP-3) and its call results as call results (MCP-5). */
+import { createHash } from 'node:crypto';
 import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
 import type { JsonSchema, ToolSchema } from '../protocol/types.js';
 
@@ -11,6 +12,42 @@ export const MCP_TARGET_PROPERTY = '_mcp';
 export interface McpTarget {
   server: string;
   tool: string;
+}
+
+/** The tool names every model provider accepts (OpenAI's function names are the narrowest): what an offered name must be (MCP-22). */
+export const PROVIDER_TOOL_NAME = /^[A-Za-z0-9_-]{1,64}$/;
+/** How long an offered tool name may be. */
+const MAX_NAME = 64;
+
+/**
+ * The names the tools named `names` (a server's, in listing order) are offered under, by name on the
+ * server (MCP-22): `prefix` + the name when that is 1 to 64 letters, digits, `_` or `-`; else a safe
+ * name made of it, every other character replaced by `_`, cut to fit, and `_` with the first 8 hex
+ * digits of the name's SHA-256 after it (`tool` stands for an empty name). A safe name never takes
+ * one the listing already gives or another safe name took: it then ends in `_2`, `_3`, …. The same
+ * listing and prefix always give the same names.
+ */
+export function offeredToolNames(names: readonly string[], prefix: string): Map<string, string> {
+  const offered = new Map<string, string>();
+  const taken = new Set<string>();
+  for (const name of names)
+    if (PROVIDER_TOOL_NAME.test(prefix + name)) {
+      offered.set(name, prefix + name);
+      taken.add(prefix + name);
+    }
+  for (const name of names) {
+    if (offered.has(name)) continue;
+    const hash = createHash('sha256').update(name).digest('hex').slice(0, 8);
+    const stem = prefix + (name.replace(/[^A-Za-z0-9_-]/g, '_') || 'tool');
+    let safe = `${stem.slice(0, MAX_NAME - hash.length - 1)}_${hash}`;
+    for (let count = 2; taken.has(safe); count++) {
+      const suffix = `_${hash}_${count}`;
+      safe = stem.slice(0, MAX_NAME - suffix.length) + suffix;
+    }
+    offered.set(name, safe);
+    taken.add(safe);
+  }
+  return offered;
 }
 
 /** The parameters of a tool whose server failed to start: anything, since its schema is unknown (MCP-6). */

@@ -227,8 +227,8 @@ export interface TraceEventMap {
   };
   /** TRACE-20: an `mcp` toolset's server was started or reached, and listed these tools (MCP-4). */
   'mcp.connected': { server: string; tools: string[] };
-  /** TRACE-20: an `mcp` toolset's server could not be started or reached; the run goes on (MCP-6). */
-  'mcp.failed': { server: string; message: string };
+  /** TRACE-20: an `mcp` toolset's server could not be started or reached (MCP-6), or one of its tools (`tool`) is left out (MCP-21); the run goes on. */
+  'mcp.failed': { server: string; tool?: string; message: string };
   /** TRACE-16: one per opinion an advisor gave, in an answer or through a consultation. */
   'advisor.opinion': {
     /** The step whose answer held it, or `null` for a consultation (then `call` says which). */

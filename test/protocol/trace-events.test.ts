@@ -71,7 +71,7 @@ const FIELDS: { [E in TraceEventName]: Record<keyof TraceEventMap[E], 'required'
   'mcp.connected': { server: 'required', tools: 'required' },
   'queue.job': { job: 'required', queue: 'required', worker: 'required', attempt: 'required' },
   'queue.retried': { job: 'required', attempts: 'required', usage: 'required' },
-  'mcp.failed': { server: 'required', message: 'required' },
+  'mcp.failed': { server: 'required', tool: 'optional', message: 'required' },
   'run.completed': { output: 'required', meta: 'optional', usage: 'required', usageTotal: 'required' },
   'run.failed': { code: 'required', message: 'required', error: 'required', usage: 'optional', usageTotal: 'optional' },
 };

@@ -28,6 +28,8 @@ export interface McpToolsetMessage extends BaseMessage {
   allow?: '*' | string[];
   /** Put before each offered tool's name (MCP-3). */
   prefix?: string;
+  /** The most bytes one answer of the server may hold (default 10 MiB, MCP-20). */
+  maxResultBytes?: number;
 }
 
 /** A toolset message: `files` or `mcp`. */
