@@ -203,6 +203,13 @@ describe.each(['openai', 'anthropic'] as const)('every request sent to %s', (pro
         for (const violation of entry.violations) problems.push(`${provider} ${testCase.name}: ${violation}`);
       }
       for (const body of new Set(captured.map((entry) => entry.provider))) tallies[body].documents += 1;
+      // The main example and a delegating planner (the delegate tool's free-form output_schema encoded) go out strict.
+      if (/requests\/music\/|delegating planner/.test(testCase.name)) {
+        if (bodies.some((kind) => kind !== 'strict')) problems.push(`${provider} ${testCase.name}: not strict`);
+        if (testCase.name.includes('planner') && !JSON.stringify(captured[0]?.body).includes('output_schema')) {
+          problems.push(`${provider} ${testCase.name}: no delegate tool offered`);
+        }
+      }
       const forms = sink.events.filter((event) => event.event === 'model.request' && eventClass(event) !== 'strict' && eventClass(event) !== 'plain');
       for (const event of forms) weaker.push(`${provider} ${testCase.name}: ${JSON.stringify(event.schemaForm)}`);
       const count = (list: string[], kind: string) => list.filter((item) => item === kind).length;
