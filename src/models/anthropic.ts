@@ -15,7 +15,7 @@ import { answerCut, callWithRetries, sdkTimeoutMs } from './live-call.js';
 import { base64Of, type Model, type ModelRequest, type ModelResponse, type ProviderFile, type ProviderMessage, type SchemaForm } from '../protocol/model.js';
 import { zeroUsage } from '../protocol/usage.js';
 import { isJsonObject, type JsonSchema } from '../protocol/types.js';
-import { fromStrictValue, schemaFormOf, toStrictSchema, type StrictSchemaResult } from './strict-schema.js';
+import { fromStrictValue, schemaFormOf, StrictSchemas, type StrictSchemaResult } from './strict-schema.js';
 import { providerFetch } from './provider-fetch.js';
 import { parseAnswer } from './parse-json.js';
 import { EMPTY_PROMPT } from '../protocol/constants.js';
@@ -56,7 +56,7 @@ export class AnthropicModel implements Model {
   readonly id: string;
   private client: Promise<Anthropic> | undefined;
   private readonly clientOptions: ConstructorParameters<typeof Anthropic>[0];
-  private readonly strictSchemas = new WeakMap<object, StrictSchemaResult>();
+  private readonly strictSchemas = new StrictSchemas('anthropic');
   /** The server's words when it refused a strict tool, after which this model sends none (MODEL-14). */
   private strictRefused: string | undefined;
 
@@ -118,17 +118,11 @@ export class AnthropicModel implements Model {
   /** The strict form of a schema (MODEL-14), built once per schema; not strict at all once the server refused strict tools. */
   private strictFor(schema: JsonSchema): StrictSchemaResult {
     if (this.strictRefused !== undefined) return { schema, strict: false, reason: this.strictRefused, encoded: [], encodedNodes: new Set() };
-    if (!isJsonObject(schema)) return toStrictSchema(schema, 'anthropic');
-    let result = this.strictSchemas.get(schema);
-    if (!result) {
-      result = toStrictSchema(schema, 'anthropic');
-      this.strictSchemas.set(schema, result);
-    }
-    return result;
+    return this.strictSchemas.of(schema);
   }
 
   private body(request: ModelRequest, strict: StrictSchemaResult | undefined): MessageCreateParamsBase {
-    // Anthropic refuses empty text blocks and empty turns (MODEL-1): a message that says nothing is not sent.
+    // Anthropic refuses empty text blocks and empty turns (MODEL-14): a message that says nothing is not sent.
     const said = request.messages.filter((message) => message.content !== '' || (message.files?.length ?? 0) > 0);
     const system: TextBlockParam[] = said.filter((message) => message.role === 'system').map((message) => ({ type: 'text', text: message.content }));
     const last = system.at(-1);

@@ -9,10 +9,9 @@ import type { AttemptDeadline } from './deadline.js';
 import { answerCut, callWithRetries, sdkTimeoutMs } from './live-call.js';
 import { base64Of, type Model, type ModelRequest, type ModelResponse, type ProviderFile, type ProviderMessage, type SchemaForm } from '../protocol/model.js';
 import { zeroUsage } from '../protocol/usage.js';
-import { isJsonObject } from '../protocol/types.js';
 import { providerFetch } from './provider-fetch.js';
 import { parseAnswer } from './parse-json.js';
-import { fromStrictValue, schemaFormOf, toStrictSchema, type StrictSchemaResult } from './strict-schema.js';
+import { fromStrictValue, schemaFormOf, StrictSchemas, type StrictSchemaResult } from './strict-schema.js';
 import { StreamedCalls } from './stream-calls.js';
 import type { LiveModelOptions } from './live-model-options.js';
 
@@ -48,7 +47,7 @@ export class OpenAIModel implements Model {
   private readonly clientOptions: ConstructorParameters<typeof OpenAI>[0];
   private readonly name: string;
   private readonly customServer: boolean;
-  private readonly strictSchemas = new WeakMap<object, StrictSchemaResult>();
+  private readonly strictSchemas = new StrictSchemas('openai');
   private responseFormat: OpenAIResponseFormat = 'json_schema';
   /** The server's words when it refused a response format, which stepped this model down (MODEL-16). */
   private steppedDownBecause: string | undefined;
@@ -170,13 +169,7 @@ export class OpenAIModel implements Model {
   }
 
   private strictFor(schema: JsonSchema): StrictSchemaResult {
-    if (!isJsonObject(schema)) return toStrictSchema(schema);
-    let result = this.strictSchemas.get(schema);
-    if (!result) {
-      result = toStrictSchema(schema, 'openai');
-      this.strictSchemas.set(schema, result);
-    }
-    return result;
+    return this.strictSchemas.of(schema);
   }
 
   private async whole(sdk: OpenAI, body: ChatCompletionCreateParamsBase, deadline: AttemptDeadline): Promise<RawAnswer> {

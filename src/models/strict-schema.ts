@@ -179,6 +179,23 @@ export function toStrictSchema(schema: JsonSchema, profile: StrictProfile = 'ope
   }
 }
 
+/** A provider's strict forms, built once per schema object (a run's steps share their Solution schemas, MSG-26). */
+export class StrictSchemas {
+  private readonly built = new WeakMap<object, StrictSchemaResult>();
+  constructor(private readonly profile: StrictProfile) {}
+
+  /** The strict form of `schema` for this provider. */
+  of(schema: JsonSchema): StrictSchemaResult {
+    if (!isJsonObject(schema)) return toStrictSchema(schema, this.profile);
+    let result = this.built.get(schema);
+    if (!result) {
+      result = toStrictSchema(schema, this.profile);
+      this.built.set(schema, result);
+    }
+    return result;
+  }
+}
+
 /** The strict form of a schema built with or without all properties required, checked against the provider's limits. */
 function strictForm(
   schema: SchemaObject,
