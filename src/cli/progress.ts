@@ -3,6 +3,7 @@ import type { TraceEvent, Tracer } from '../protocol/trace/trace.js';
 import { knownTraceEvent } from '../protocol/trace/events.js';
 import type { Usage } from '../protocol/usage.js';
 import { RunTree } from './run-tree.js';
+import { noticeLine, SchemaFormNotices } from './schema-form-notices.js';
 import { TreeCosts } from './tree-costs.js';
 import { formatSummary, summarize, type RunOutcome } from './summary.js';
 import { LiveTreeWriter, colorEnabled, type TerminalStream } from './tree-renderer.js';
@@ -99,9 +100,16 @@ export function createProgress(tracer: Tracer, stream: TerminalStream, options: 
     ? new LiveTreeWriter(stream, { env: options.env, now, tree: new RunTree(), ...(options.frameMs === undefined ? {} : { frameMs: options.frameMs }) })
     : undefined;
   const plain = plainProgress(stream);
+  // A weaker form than strict is said once per run, model and form (MODEL-17).
+  const notices = new SchemaFormNotices();
   const unsubscribe = tracer.subscribe((event) => {
     if (live) live.listener(event);
     else plain(event);
+    const notice = notices.take(event);
+    if (notice === undefined) return;
+    const line = `${indent(event)}  ! ${noticeLine(notice)}`;
+    if (live) live.log(line);
+    else stream.write(`${line}\n`);
   });
   let finished = false;
   return {

@@ -23,6 +23,7 @@ import { openJournalFile } from '../files/journal-file.js';
 import { journalSettings, resumedArguments } from './journal-arguments.js';
 import { type JsonlFileSink, jsonlFileSink } from '../files/jsonl-file-sink.js';
 import { Tracer } from '../protocol/trace/trace.js';
+import { type SchemaFormNotice, SchemaFormNotices } from './schema-form-notices.js';
 import { APPROVAL_MODES, createApprovalHook, type ApprovalMode } from '../approvals/approval-policy.js';
 import { terminalPrompt } from './approval-prompt.js';
 import { isEntryPoint } from './entry.js';
@@ -548,6 +549,9 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
   let queue: QueueChildRunner | undefined;
   let stopIdle: (() => void) | undefined;
   const replayed = countReplayed(tracer);
+  // The model calls sent weaker than strict, for --json's `schemaForms` (MODEL-17).
+  const schemaForms = new SchemaFormNotices();
+  tracer.subscribe((event) => schemaForms.take(event));
   try {
     const requestPath = isHttpUrl(args.request) ? args.request : resolve(io.cwd, args.request);
     const root = args.root ? resolve(io.cwd, args.root) : isHttpUrl(args.request) ? io.cwd : dirname(requestPath);
@@ -613,7 +617,13 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
   progress.finish(result);
   // A resume says what it took from the journal instead of paying for it again (CLI-23).
   if (resumed && !args.quiet && !args.json) say(replayedSentence(resumed.path, replayed));
-  return reportResult(result, args, io, { sink, journal, runs: costs.report().total.runs, ...(resumed ? { replayed } : {}) }, say);
+  return reportResult(
+    result,
+    args,
+    io,
+    { sink, journal, runs: costs.report().total.runs, ...(resumed ? { replayed } : {}), schemaForms: schemaForms.all },
+    say,
+  );
 }
 
 /**
@@ -675,6 +685,8 @@ interface Written {
   replayed?: { modelCalls: number; calls: number };
   /** Runs in the tree, as the summary and `delegate-run report` count them (CLI-4). */
   runs: number;
+  /** The model calls sent in a weaker form than strict, once per run, model and form (MODEL-17). */
+  schemaForms?: SchemaFormNotice[];
 }
 
 /** Prints a finished run's result (CLI-4) and says its exit status; a trace or journal that failed to write fails the command (TRACE-14, CLI-22). */
@@ -689,6 +701,7 @@ function reportResult(result: RunResult, args: ParsedArguments, io: CliIo, writt
     ...(traceError ? { traceError } : {}),
     ...(journalError ? { journalError } : {}),
     ...(written.replayed ? { replayed: written.replayed } : {}),
+    ...(written.schemaForms?.length ? { schemaForms: written.schemaForms } : {}),
   };
   if (result.ok) {
     const output = printable(result.output);

@@ -19,7 +19,7 @@ const FIELDS: { [E in TraceEventName]: Record<keyof TraceEventMap[E], 'required'
   'run.resumed': { request: 'required', name: 'required', model: 'required' },
   'model.replayed': { step: 'required', attempt: 'required', usage: 'required', costUsd: 'required' },
   'call.replayed': { call: 'required', tool: 'required', outcome: 'required' },
-  'model.request': { step: 'required', attempt: 'required', messages: 'required', schema: 'required' },
+  'model.request': { step: 'required', attempt: 'required', messages: 'required', schema: 'required', schemaForm: 'optional' },
   'model.retry': { step: 'required', attempt: 'required', reason: 'required', waitMs: 'required' },
   'model.response': {
     step: 'required',
@@ -32,6 +32,7 @@ const FIELDS: { [E in TraceEventName]: Record<keyof TraceEventMap[E], 'required'
     ms: 'required',
     responseFormat: 'optional',
     replayOf: 'optional',
+    schemaForm: 'optional',
   },
   'call.started': { call: 'required', tool: 'required', params: 'required', instance: 'required' },
   'call.completed': { call: 'required', tool: 'required', result: 'required', noResult: 'optional' },

@@ -1,6 +1,6 @@
 /** The trace's vocabulary: every event the runtime emits and the fields each carries (spec/trace.md). */
 import type { ErrorCode, ErrorJson } from '../errors.js';
-import type { ProviderMessage } from '../model.js';
+import type { ProviderMessage, SchemaForm } from '../model.js';
 import type { JsonSchema, RequestConfig } from '../types.js';
 import type { Usage } from '../usage.js';
 import type { UsageSummary } from '../usage.js';
@@ -132,6 +132,8 @@ export interface TraceEventMap {
     messages: TracedProviderMessage[];
     /** The Solution schema sent (TOOL-7). */
     schema: JsonSchema;
+    /** How strictly the provider is asked to enforce it (MODEL-16; an addition). */
+    schemaForm?: SchemaForm;
   };
   /** TRACE-12: one per retry of a model call, before the wait. */
   'model.retry': {
@@ -158,6 +160,8 @@ export interface TraceEventMap {
     ms: number;
     /** How the answer's shape was asked for (MODEL-5). */
     responseFormat?: string;
+    /** How strictly the provider enforced the Solution schema (MODEL-16; an addition). */
+    schemaForm?: SchemaForm;
   };
   /** TRACE-6. */
   'call.started': CallFields & {
