@@ -1,5 +1,5 @@
 /** The scheduler of one step's (or one plan's) calls: runs every unblocked call in parallel, in dependency order. */
-import { CallError, type ProtocolError } from '../errors.js';
+import { CallError, type ProtocolError, toProtocolError } from '../errors.js';
 import { addWriter, callLabel, CycleSearch, cycleSentence, forEachWriterOf, readScopeOf, readsOf, writeScopeOf, writesOf } from '../variables/plan-graph.js';
 import { ScopedReferenceIndex } from '../variables/reference-index.js';
 import type { Call } from '../types.js';
@@ -56,7 +56,8 @@ interface Node {
  * Calls are added (possibly while the model is still streaming), then the batch is closed. A call
  * starts as soon as no unfinished call of the batch declares a write it reads and its references
  * resolve. When the batch is closed and nothing runs, calls still blocked fail: members of a
- * dependency cycle with a message naming the cycle, the rest with `unresolved_reference`.
+ * dependency cycle with a message naming the cycle, the rest with `unresolved_reference` (or with
+ * the error `prepare` throws, when it can no longer prepare one).
  *
  * Work is linear in the calls plus their dependencies (PLAN-9): reads and writes are indexed once
  * per call; a finished call wakes only the calls that waited for it, and a write only the blocked
@@ -231,7 +232,7 @@ export class CallBatch {
       prepared = this.hooks.prepare(node.entry);
     } catch (error) {
       this.finish(node);
-      this.hooks.fail(node.entry, error as ProtocolError);
+      this.hooks.fail(node.entry, toProtocolError(error));
       return;
     }
     if (prepared.status === 'blocked') {
@@ -333,8 +334,11 @@ export class CallBatch {
       try {
         const prepared = this.hooks.prepare(node.entry);
         if (prepared.status === 'blocked') missing = prepared.missing;
-      } catch {
-        // prepare reports its own failure on the next pass.
+      } catch (error) {
+        // A call that can no longer be prepared (its tool gone from the context) fails with that reason, not as unresolved.
+        this.finish(node);
+        this.hooks.fail(node.entry, toProtocolError(error));
+        continue;
       }
       this.finish(node);
       const names = missing.map((reference) => reference.text).join(', ');
