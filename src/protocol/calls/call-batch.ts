@@ -13,16 +13,16 @@ export interface BatchEntry {
   call: Call;
 }
 
-/** What the batch asks of its owner. */
-export interface BatchHooks {
+/** What the batch asks of its owner, whose `prepare` makes of a call what its `execute` takes (the call, by default). */
+export interface BatchHooks<Prepared = Call> {
   /**
    * Resolves the call's references. Returns the call with references replaced, `blocked` with the
    * references still missing, or throws a ProtocolError for a call that can never run. Its answer
    * for a blocked call may change only when data is written, and every write is reported to `watch`.
    */
-  prepare(entry: BatchEntry): { status: 'ready'; call: Call } | { status: 'blocked'; missing: Reference[] };
+  prepare(entry: BatchEntry): { status: 'ready'; call: Prepared } | { status: 'blocked'; missing: Reference[] };
   /** Executes a prepared call; must not throw (failures are the owner's to record). */
-  execute(entry: BatchEntry, call: Call): Promise<void>;
+  execute(entry: BatchEntry, call: Prepared): Promise<void>;
   /** Records a call that failed before it could run. */
   fail(entry: BatchEntry, error: ProtocolError): void;
   /** Calls `listener` with every data record written from now on (until the returned function is called). */
@@ -63,7 +63,7 @@ interface Node {
  * per call; a finished call wakes only the calls that waited for it, and a write only the blocked
  * calls that miss something it wrote.
  */
-export class CallBatch {
+export class CallBatch<Prepared = Call> {
   /** Every call ever added, in order. */
   private readonly nodes: Node[] = [];
   /** Calls added since the scheduler last ran, linked together when it does. */
@@ -94,7 +94,7 @@ export class CallBatch {
   /** Counts of the work done so far. */
   readonly work: BatchWork = { prepared: 0, examined: 0 };
 
-  constructor(private readonly hooks: BatchHooks) {
+  constructor(private readonly hooks: BatchHooks<Prepared>) {
     this.unwatch = hooks.watch((record) => this.wake(record));
   }
 
@@ -227,7 +227,7 @@ export class CallBatch {
 
   private prepare(node: Node): void {
     this.work.prepared += 1;
-    let prepared: ReturnType<BatchHooks['prepare']>;
+    let prepared: ReturnType<BatchHooks<Prepared>['prepare']>;
     try {
       prepared = this.hooks.prepare(node.entry);
     } catch (error) {
@@ -273,7 +273,7 @@ export class CallBatch {
     }
   }
 
-  private start(node: Node, call: Call): void {
+  private start(node: Node, call: Prepared): void {
     node.state = 'running';
     for (const read of node.reads) this.readers.delete(read, readScopeOf(node.entry.call), node);
     this.pending -= 1;
