@@ -37,7 +37,7 @@ function harness(initial: Call[] = []) {
   const preparedOnce = new Set<string>();
   const hooks: BatchHooks = {
     prepare(entry) {
-      if (entry.call._tool === 'explode') throw new CallError('unknown_tool', `There is no tool named "explode".`);
+      if (entry.call._tool === 'explode') throw new CallError('unknown_tool', `There is no tool named "explode".`, { toolName: 'explode', available: [] });
       // A tool that leaves the context after its call was first prepared: the call cannot be prepared again.
       if (entry.call._tool === 'vanishing' && preparedOnce.has(entry.id))
         throw new CallError('unknown_tool', `There is no tool named "vanishing".`, { toolName: 'vanishing', available: [] });
