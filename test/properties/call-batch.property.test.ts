@@ -102,7 +102,7 @@ async function runScenario(
   const specs = new Map(scenario.calls.map((spec, index) => [`c${index}`, spec]));
   const hooks: BatchHooks = {
     prepare(entry) {
-      if (entry.call._tool === 'explode') throw new CallError('unknown_tool', 'There is no tool named "explode".');
+      if (entry.call._tool === 'explode') throw new CallError('unknown_tool', 'There is no tool named "explode".', { toolName: 'explode', available: [] });
       const { _outputPath, ...rest } = entry.call;
       const resolution = resolveValue(rest, (read) => store.read(read, entry.call._instance));
       return resolution.status === 'blocked' ? resolution : { status: 'ready', call: resolution.value as Call };

@@ -152,7 +152,7 @@ export async function runStep(run: RunState): Promise<StepOutcome> {
  * Adds each call of the answer to the step's batch once it has arrived, streamed or in the final
  * answer: each position once, though two identical calls at different positions are two calls.
  */
-function callStarter(batch: CallBatch | undefined, step: number): (call: Call, index: number) => void {
+function callStarter(batch: CallBatch<unknown> | undefined, step: number): (call: Call, index: number) => void {
   const started = new Set<string>();
   return (call, index) => {
     // A call nested too deep cannot be part of a valid answer (DOC-10), and is never run.
