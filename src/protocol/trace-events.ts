@@ -43,6 +43,8 @@ export interface WorkerStartFields {
   contextReferenceCount: number;
   /** The task's size in tokens, estimated as its characters / 4, rounded up. */
   taskTokens: number;
+  /** How many tools the caller asked to lend: the distinct names of `allowed_tools`, else of all its own tools (an addition). */
+  allowedToolCount: number;
   /** The names of `allowed_tools` the worker did not get: `delegate` always, and names that are not the caller's tools. */
   droppedTools: string[];
 }
@@ -199,8 +201,13 @@ export interface TraceEventMap {
     /** The child's total usage, with the model it ran on (TRACE-17). */
     usage: DelegateUsage;
   };
-  /** TRACE-7: the child's own error, flat and as data; for a worker, its failure mode (TRACE-17). */
-  'delegate.failed': DelegateFields & { code: ErrorCode; message: string; error: ErrorJson } & Partial<WorkerFailureFields>;
+  /** TRACE-7: the child's own error, flat and as data; for a worker, its failure mode, and `child: null` when no child run started (TRACE-17). */
+  'delegate.failed': Omit<DelegateFields, 'child'> & {
+    child: string | null;
+    code: ErrorCode;
+    message: string;
+    error: ErrorJson;
+  } & Partial<WorkerFailureFields>;
   /** TRACE-22: a worker process took up the job of a queued child run (QUEUE-8); one per attempt, before the child's `run.started`. */
   'queue.job': {
     /** The BullMQ job id (the child's run id). */

@@ -53,6 +53,7 @@ const FIELDS: { [E in TraceEventName]: Record<keyof TraceEventMap[E], 'required'
     contextMode: 'optional',
     contextReferenceCount: 'optional',
     taskTokens: 'optional',
+    allowedToolCount: 'optional',
     droppedTools: 'optional',
     attachments: 'optional',
   },
