@@ -13,7 +13,7 @@ import type { JsonSchema, Message, RequestDocument, ToolMessage, ToolSchema } fr
 import { isHttpUrl, isInside } from '../resolvers/reference-forms.js';
 import type { ResolvedRequest } from '../resolvers/resolver.js';
 import { acceptsAttachments } from './attachment-policy.js';
-import { creationTools } from './created-workers.js';
+import { creationTools, WORKER_CALL_TOOL, workerCallTool } from './created-workers.js';
 import type { DelegateResolver } from './delegate.js';
 import { mergeDelegateContract } from './upfront-preparer.js';
 
@@ -124,7 +124,8 @@ export interface WorkersPreparerOptions {
 
 /**
  * A run preparer that turns every `workers` message into a `tool` message at its place: one tool
- * per allowed worker, named after it and delegating to it (WRK-2 to WRK-4). Collisions with another
+ * per allowed worker, named after it and delegating to it (WRK-2 to WRK-4), and one `worker_call`
+ * reaching those workers and created ones (WRK-9). Collisions with another
  * tool, another worker or a reserved name, an allowed name no worker has, and a `from` that is not
  * a folder inside the root are `invalid_request`, before the first model call (WRK-5).
  */
@@ -136,6 +137,10 @@ export function createWorkersPreparer(options: WorkersPreparerOptions): RunPrepa
     const problem = (at: string, message: string) => problems.push({ document: request.location, pointer: at, message });
     const defined = definedTools(request.document.context, runtime.handlers);
     const context: Message[] = [];
+    // What worker_call may reach: every allowed worker of the document, and created ones when a message says so (WRK-9).
+    const callable: Record<string, ToolSchema> = {};
+    let creates = false;
+    let last: ToolMessage | undefined;
     for (const [index, message] of request.document.context.entries()) {
       if (message.type !== 'workers') {
         context.push(message);
@@ -160,6 +165,7 @@ export function createWorkersPreparer(options: WorkersPreparerOptions): RunPrepa
           );
         defined.set(worker.name, { pointer: at, what: `the worker "${worker.name}" of ${worker.reference}` });
         tools[worker.name] = workerTool({ reference: worker.reference, document: worker.resolved.document });
+        callable[worker.name] = tools[worker.name];
       }
       if (Array.isArray(workers.allow))
         for (const [position, name] of workers.allow.entries())
@@ -172,10 +178,14 @@ export function createWorkersPreparer(options: WorkersPreparerOptions): RunPrepa
         // Every name defined so far, configured workers included: a created worker never shadows one (WRK-8).
         const taken = [...new Set([...defined.keys(), ...Object.keys(tools)])];
         Object.assign(tools, creationTools(taken));
+        creates = true;
       }
-      context.push({ type: 'tool', tool: tools } as ToolMessage);
+      last = { type: 'tool', tool: tools } as ToolMessage;
+      context.push(last);
     }
     if (problems.length > 0) throw new RequestError(problems);
+    // One worker_call for the whole document, offered whenever some worker is callable (WRK-9).
+    if (last && (creates || Object.keys(callable).length > 0)) last.tool[WORKER_CALL_TOOL] = workerCallTool(callable, creates);
     return { ...request, document: { ...request.document, context } };
   };
 }
