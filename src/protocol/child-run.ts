@@ -14,7 +14,7 @@ import type { JournalReplay, JournalStore } from './journal.js';
 import { filesToJson, type RemoteChild, type StartedCallLog } from './remote-child.js';
 import { runRequest } from './run-loop.js';
 import { childTurn } from './child-turns.js';
-import type { ChildRunRequest, RunOptions, RunResult } from './runtime.js';
+import type { ChildRunRequest, RunInfo, RunOptions, RunResult } from './runtime.js';
 import type { TreeBounds } from './tree-bounds.js';
 
 /** What every run of a tree shares: the budget meter (when the tree has a budget) and the bounds. */
@@ -41,7 +41,8 @@ export interface RunJournal {
  * shares. A top run given a link without a parent uses the link's tree instead of creating one.
  */
 export interface RunLink {
-  parent?: { run: string; depth: number; callId: string; root?: string };
+  /** `lineage`: the callers' run ids, the top run first (CALL-11); absent, the parent alone is known. */
+  parent?: { run: string; depth: number; callId: string; root?: string; lineage?: readonly string[] };
   /** Absent for a top run, which creates its tree's. */
   tree?: TreeShares;
   /** A top run's journal (JOURNAL-1); a child's is its tree's. */
@@ -115,7 +116,7 @@ export async function runChild(scope: CallScope, place: ChildPlace, child: Child
   if (child.input !== undefined) options.input = child.input;
   const model = child.model ?? scope.run.model;
   if (model) options.model = model;
-  const parent = { run: scope.run.id, depth: scope.run.depth, callId, root: scope.run.root ?? scope.run.id };
+  const parent = { run: scope.run.id, depth: scope.run.depth, callId, root: scope.run.root ?? scope.run.id, lineage: [...lineageOf(scope.run), scope.run.id] };
   const remote = scope.runtime.childRunner;
   const result = remote
     ? await remote.run(remoteChild(scope, id, parent, child, options), { signal: scope.signal, tracer: scope.options.tracer })
@@ -163,4 +164,9 @@ function inheritedOptions(options: RunOptions, childMaxSteps: number | undefined
   for (const name of INHERITED_OPTIONS) if (options[name] !== undefined) inherited[name] = options[name];
   if (childMaxSteps === undefined && options.maxSteps !== undefined) inherited.maxSteps = options.maxSteps;
   return inherited as RunOptions;
+}
+
+/** The ids of the runs above `run`, the top run first (CALL-11): its recorded lineage, else its parent alone. */
+export function lineageOf(run: RunInfo): readonly string[] {
+  return run.lineage ?? (run.parent === null ? [] : [run.parent]);
 }

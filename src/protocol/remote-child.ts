@@ -17,7 +17,7 @@ export interface RemoteChild {
   /** The child's run id, derived from its place in the tree (JOURNAL-6). */
   id: string;
   /** The calling run and call, the caller's depth and the tree's top run. */
-  parent: { run: string; depth: number; callId: string; root: string };
+  parent: { run: string; depth: number; callId: string; root: string; lineage?: readonly string[] };
   /** The resolved Request: its document (context already isolated, DEL-9), location and name. */
   request: LoadedRequest;
   input?: unknown;

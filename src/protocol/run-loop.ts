@@ -140,6 +140,7 @@ function runInfo(loaded: LoadedRequest, options: RunOptions, link: RunLink | und
     location: loaded.location,
     depth: link?.parent ? link.parent.depth + 1 : 0,
     parent: link?.parent?.run ?? null,
+    ...(link?.parent?.lineage === undefined ? {} : { lineage: link.parent.lineage }),
     trusted: options.trusted ?? true,
     model: options.model,
     ...(loaded.document.config?.delegates === undefined ? {} : { delegates: loaded.document.config.delegates }),

@@ -29,6 +29,8 @@ export interface RunInfo {
   location: string;
   depth: number;
   parent: string | null;
+  /** The ids of the runs above it, the top run first (its parent last): what a session approval's scope is judged by (CALL-11). */
+  lineage?: readonly string[];
   /** The id of its tree's top run (its own id for a top run): what a run tree keeps together (WRK-8, CALL-11). Absent in a RunInfo built by hand. */
   root?: string;
   /** False for documents fetched from hosts not trusted to run local Activities. */
