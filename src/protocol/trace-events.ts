@@ -184,8 +184,8 @@ export interface TraceEventMap {
     name: string;
     /** The `_delegate` reference as the tool or call wrote it: a path, a URL, `anonymous` or a name (an addition). */
     reference: string;
-    /** The named registry a name was found in (`document`: its `config.delegates`; `runtime`), `null` for any other reference (DEL-21; an addition). */
-    registry: 'document' | 'runtime' | null;
+    /** Where a name was found (`document`: its `config.delegates`; `runtime`; `catalog`: the root folder's or the parent's server's), `null` for any other reference (DEL-21; an addition). */
+    registry: 'document' | 'runtime' | 'catalog' | null;
     resolution: 'runtime' | 'upfront';
     /** The scopes used, `[]` when none. */
     scopes: string[];
