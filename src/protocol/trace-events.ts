@@ -79,6 +79,8 @@ export interface TraceEventMap {
     input: unknown;
     /** The hash of the run's Request document (JOURNAL-8; an addition). */
     requestHash?: string;
+    /** The names of the tools the run is offered, in order (TRACE-3; an addition): absent when it failed before they were known. */
+    tools?: string[];
   };
   /** JOURNAL-2: the top run of a run with a journal, after its `run.started`: what a resume needs besides the request and input. */
   'journal.started': {
