@@ -8,6 +8,7 @@ import type { LoadedRequest } from '../protocol/load-request.js';
 import { declaredInputSchema } from '../protocol/messages/input.js';
 import { isAllowedWorker, WORKER_NAME_PATTERN, type WorkersMessage } from '../protocol/messages/workers.js';
 import { isReservedToolName } from '../protocol/reserved-tools.js';
+import { applyToolRules } from '../protocol/tool-rules.js';
 import type { RunOptions, RunPreparer, Runtime } from '../protocol/runtime.js';
 import type { JsonSchema, Message, RequestDocument, ToolMessage, ToolSchema } from '../protocol/types.js';
 import { isHttpUrl, isInside } from '../resolvers/reference-forms.js';
@@ -184,8 +185,11 @@ export function createWorkersPreparer(options: WorkersPreparerOptions): RunPrepa
       context.push(last);
     }
     if (problems.length > 0) throw new RequestError(problems);
-    // One worker_call for the whole document, offered whenever some worker is callable (WRK-9).
-    if (last && (creates || Object.keys(callable).length > 0)) last.tool[WORKER_CALL_TOOL] = workerCallTool(callable, creates);
+    // One worker_call for the whole document, offered whenever some worker is callable (WRK-9); it
+    // reaches only the workers the document's tool rules leave offered (TOOL-21).
+    const reachable = new Map(Object.entries(callable));
+    applyToolRules(reachable, request.document.config?.toolRules ?? []);
+    if (last && (creates || reachable.size > 0)) last.tool[WORKER_CALL_TOOL] = workerCallTool(Object.fromEntries(reachable), creates);
     return { ...request, document: { ...request.document, context } };
   };
 }

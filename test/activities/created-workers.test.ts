@@ -166,6 +166,25 @@ describe('workers created mid-run (WRK-7 to WRK-10)', () => {
     expect(model.requests.some((request) => request.requestName === 'evaluator')).toBe(true);
   });
 
+  it('never reaches a worker the tool rules forbid, nor offers worker_call for it alone (TOOL-21)', async () => {
+    const ruled = {
+      ...orchestrator,
+      config: { toolRules: [{ tool: 'evaluator', allowed: false }] },
+      context: [{ type: 'workers', from: './team/', allow: ['evaluator'] }],
+    };
+    const root = folderWith({ ...team, 'orchestrator.json': ruled });
+    const { model } = await run([() => ({ calls: [], output: 'done' })], { root });
+    expect(JSON.stringify(model.requests[0]?.schema)).not.toContain('"worker_call"');
+    const creating = { ...ruled, context: [{ type: 'workers', from: './team/', allow: ['evaluator'], create: true }] };
+    const withCreate = folderWith({ ...team, 'orchestrator.json': creating });
+    const second = await run(
+      [() => ({ calls: [{ _tool: 'worker_call', worker: 'evaluator', input: 'x' }], output: null }), () => ({ calls: [], output: 'done' })],
+      { root: withCreate },
+    );
+    expect(second.model.requests.some((request) => request.requestName === 'evaluator')).toBe(false);
+    expect(JSON.stringify(second.model.requests[1]?.messages)).toContain('delegate_forbidden');
+  });
+
   it("checks a configured worker's input against its parameters: a bad input is invalid_params and nothing runs", async () => {
     const typed = {
       'team/evaluator.json': {
