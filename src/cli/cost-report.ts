@@ -1,5 +1,5 @@
 /** Where the dollars went: a cost tree priced answer by answer, as rows per run with subtotals per parent, or grouped by model, tier or parent (spec/cli.md CLI-17). */
-import { type Usage, addCost, addUsage, zeroUsage } from '../protocol/usage.js';
+import { type Usage, type UsageSummary, addCost, addUsage, zeroUsage } from '../protocol/usage.js';
 import { type CostAnswer, type CostRun, type CostTree, answerModel, isReplayed } from './cost-tree.js';
 
 /** Sums over some answers: tokens, dollars, steps, runs, and whether any answer was replayed. */
@@ -232,7 +232,30 @@ export type ReportGrouping = 'run' | 'model' | 'tier' | 'parent';
 /** The groupings, in the order the usage text lists them. */
 export const REPORT_GROUPINGS: readonly ReportGrouping[] = ['run', 'model', 'tier', 'parent'];
 
-/** The figures every JSON row and the total carry (and the trace viewer's, VIEW-4). */
+/**
+ * The decimals of a dollar amount in JSON output (spec/cli.md CLI-28). A price per million tokens
+ * with up to four decimals makes every amount a whole multiple of 1e-10 dollars, so rounding there
+ * gives the exact amount whichever order its answers were summed in: every output prints one number.
+ */
+export const JSON_COST_DECIMALS = 10;
+
+/**
+ * A dollar amount as JSON output gives it (CLI-28): rounded to {@link JSON_COST_DECIMALS}, so sums
+ * of prices print as `0.001224`, never `0.0012240000000000003`; unknown stays `null`. Only outputs
+ * round: sums are taken at full precision.
+ */
+export function jsonCost(costUsd: number | null): number | null {
+  if (costUsd === null) return null;
+  const scale = 10 ** JSON_COST_DECIMALS;
+  return Math.round(costUsd * scale) / scale;
+}
+
+/** `--json`'s `usage` (CLI-4): the top run's `usageTotal` with its cost rounded (CLI-28) and the tree's runs as the summary and the report count them. */
+export function jsonUsage(usageTotal: UsageSummary, runs: number): UsageSummary & { runs: number } {
+  return { ...usageTotal, costUsd: jsonCost(usageTotal.costUsd), runs };
+}
+
+/** The figures every JSON row and the total carry (and the trace viewer's, VIEW-4); the cost as JSON gives it (CLI-28). */
 export function tallyFigures(tally: Tally) {
   return {
     steps: tally.steps,
@@ -240,7 +263,7 @@ export function tallyFigures(tally: Tally) {
     outputTokens: tally.outputTokens,
     cacheReadTokens: tally.cacheReadTokens,
     cacheWriteTokens: tally.cacheWriteTokens,
-    costUsd: tally.costUsd,
+    costUsd: jsonCost(tally.costUsd),
   };
 }
 

@@ -14,6 +14,7 @@ import type { ListedRequest } from '../mcp/request-tool.js';
 import type { ModelChooser } from '../models/choose-model.js';
 import { parseTimeoutSeconds } from '../models/live-model-options.js';
 import { ModelCatalog } from '../models/model-catalog.js';
+import { cassetteForTree } from '../models/shared-cassette.js';
 import { ProtocolError, UsageError } from '../protocol/errors.js';
 import type { RunResult } from '../protocol/runtime.js';
 import { isHttpUrl } from '../resolvers/reference-forms.js';
@@ -149,7 +150,9 @@ function runnerFor(args: McpArguments, io: CliIo, runtime: DelegatingRuntime, si
   return async (request: ListedRequest, input: unknown, call: ToolCallRun): Promise<RunResult> => {
     if (sink) call.tracer.subscribe(sink);
     const entry = await loadEntry(runtime, request.reference);
-    const model = chooseModel(args.run, entry.loaded, runtime.models as ModelChooser, io, say);
+    const chosen = chooseModel(args.run, entry.loaded, runtime.models as ModelChooser, io, say);
+    // Each call is a run tree of its own: a replayed cassette answers it from its start (CAS-17).
+    const model = chosen && cassetteForTree(chosen);
     // One approval session per run tree (CLI-12); nobody is at a terminal to ask.
     const confirm = createApprovalHook({ mode: args.run.approve ?? 'strict' });
     const signal = io.signal ? AbortSignal.any([io.signal, call.signal]) : call.signal;

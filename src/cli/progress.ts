@@ -2,10 +2,8 @@
 import type { TraceEvent, Tracer } from '../protocol/trace.js';
 import { knownTraceEvent } from '../protocol/trace-events.js';
 import type { Usage } from '../protocol/usage.js';
-import { BATCH_ITEMS } from '../files/batched-log.js';
-import { costReport } from './cost-report.js';
-import { CostTree } from './cost-tree.js';
 import { RunTree } from './run-tree.js';
+import { TreeCosts } from './tree-costs.js';
 import { formatSummary, summarize, type RunOutcome } from './summary.js';
 import { LiveTreeWriter, colorEnabled, type TerminalStream } from './tree-renderer.js';
 
@@ -87,6 +85,8 @@ export interface ProgressOptions {
   frameMs?: number;
   /** The tier of a model, for runs of the summary's cost table delegated at none (the command's model catalog); without it such runs show none. */
   tierOf?: (model: string) => string | undefined;
+  /** The cost tree the summary reads, fed by the caller (a resume's holds the journal's earlier events, JOURNAL-12); default, one fed by `tracer` alone. */
+  costs?: TreeCosts;
 }
 
 /** The progress view of one CLI run. */
@@ -111,20 +111,13 @@ export function createProgress(tracer: Tracer, stream: TerminalStream, options: 
   if (options.quiet) return { log: () => undefined, aside: (work) => work(), finish: () => undefined };
   const now = options.now ?? Date.now;
   // The summary's one source: the same cost tree `delegate-run report` builds from the trace (CLI-17).
-  const costs = new CostTree();
+  const costs = options.costs ?? new TreeCosts();
+  const unfollow = options.costs ? () => undefined : costs.follow(tracer);
   const live = stream.isTTY
     ? new LiveTreeWriter(stream, { env: options.env, now, tree: new RunTree(), ...(options.frameMs === undefined ? {} : { frameMs: options.frameMs }) })
     : undefined;
   const plain = plainProgress(stream);
-  // Only the summary reads the cost tree: it takes the events in passes of up to BATCH_ITEMS, not
-  // each amid the run's own work (events do not change once emitted, TRACE-23).
-  let forCosts: TraceEvent[] = [];
-  const settleCosts = () => {
-    for (const event of forCosts) costs.apply(event);
-    forCosts = [];
-  };
   const unsubscribe = tracer.subscribe((event) => {
-    if (forCosts.push(event) >= BATCH_ITEMS) settleCosts();
     if (live) {
       live.listener(event);
       // Above the live tree, only the top run's tools: its children show in the tree.
@@ -150,14 +143,14 @@ export function createProgress(tracer: Tracer, stream: TerminalStream, options: 
       if (finished) return;
       finished = true;
       unsubscribe();
+      unfollow();
       // The top run has ended: whatever still shows as running was abandoned with it.
       if (result && live) live.tree.cancelRunning(Math.max(live.tree.lastEventAt, now()));
       live?.stop();
       if (!result) return;
-      settleCosts();
       const color = live !== undefined && colorEnabled(options.env);
       // Each answer as the run priced it; the catalog only names the tiers of runs not delegated at one.
-      const report = costReport(costs, { price: (answer) => answer.costUsd, ...(options.tierOf ? { tierOf: options.tierOf } : {}) });
+      const report = costs.report(options.tierOf);
       const lines = formatSummary(summarize(result, report), { color });
       stream.write(`\n${lines.join('\n')}\n`);
     },

@@ -3,6 +3,7 @@ import { addCost, addUsage, tokensOf, type UsageSummary, zeroUsage } from '../pr
 import type { TraceEvent } from '../protocol/trace.js';
 import { knownTraceEvent } from '../protocol/trace-events.js';
 import type { Usage } from '../protocol/types.js';
+import { callLabel } from './call-label.js';
 import { RunIndex } from './run-index.js';
 
 /** Where a run is: still going, finished with an output, failed, or cancelled by the user. */
@@ -28,6 +29,8 @@ export interface RunNode {
   model: string | null;
   /** The parent's call that delegated to this run. */
   call?: string;
+  /** That call as a label, its tool and a summary of its parameters (`worker · {"topic":"tides"}`, CLI-6). */
+  callLabel?: string;
   /** Model steps begun: 0 before the first model request, 1 while the first is asked, and so on. */
   step: number;
   status: RunStatus;
@@ -67,6 +70,8 @@ export class RunTree {
   private readonly index = new RunIndex<RunNode>();
   /** Calls started and not yet settled, per run (call ids are unique within a run only). */
   private readonly openCalls = new Map<string, Set<string>>();
+  /** The labels of calls started and not yet settled, by run and call: a delegation takes its call's (CLI-6). */
+  private readonly openLabels = new Map<string, string>();
   private lastTime = 0;
   /** The last `ts` read and its time: events of one millisecond share it, and a fan-out's events come many to a millisecond. */
   private lastStamp = '';
@@ -98,6 +103,8 @@ export class RunTree {
         child.name = known.name;
         child.model = known.model ?? child.model;
         child.call = known.call;
+        const label = this.openLabels.get(`${known.run}\u0000${known.call}`);
+        if (label !== undefined) child.callLabel = label;
         return true;
       }
       case 'model.request': {
@@ -124,9 +131,13 @@ export class RunTree {
         const node = this.ensure(known.run, known.parent, known.depth, at);
         const open = this.openCalls.get(node.run) ?? new Set<string>();
         this.openCalls.set(node.run, open);
-        if (known.event === 'call.started') open.add(known.call);
-        else {
+        const key = `${node.run}\u0000${known.call}`;
+        if (known.event === 'call.started') {
+          open.add(known.call);
+          this.openLabels.set(key, callLabel(known.tool, known.params));
+        } else {
           open.delete(known.call);
+          this.openLabels.delete(key);
           node.calls[known.event === 'call.completed' ? 'done' : 'failed']++;
         }
         node.calls.running = open.size;

@@ -28,8 +28,11 @@ import { APPROVAL_MODES, createApprovalHook, type ApprovalMode } from '../approv
 import { terminalPrompt } from './approval-prompt.js';
 import { isEntryPoint } from './entry.js';
 import { checkOutputPaths, type RunInput } from './output-paths.js';
+import { jsonUsage } from './cost-report.js';
 import { createProgress, type Progress } from './progress.js';
+import { TreeCosts } from './tree-costs.js';
 import { REPORT_COMMAND, reportMain } from './report.js';
+import { EXAMPLES_FLAG, exampleArguments, examplesText } from './examples.js';
 import type { QueueChildRunner, QueueChildRunnerOptions } from '../queue/queue-child-runner.js';
 import { connectionFor } from '../queue/redis-url.js';
 import { treeKey } from '../queue/queue-keys.js';
@@ -62,6 +65,8 @@ const USAGE = `Usage: delegate-run <request.json | http(s)://host/path.json> [op
          (where the dollars went; a request file named "report" runs as ./report)
        delegate-run view <trace.jsonl> [--out <file.html>] [--open]
          (the trace as one self-contained HTML page; a request file named "view" runs as ./view)
+       delegate-run --example <name> [options]
+         (runs an example shipped with the package, offline; --examples lists them)
 
 Options:
   --input <json> | --input @file.json   values for the Request's input message
@@ -441,6 +446,18 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
   // A subcommand is its exact name as the first argument (CLI-17); a file of that name is `./report`.
   if (argv[0] === REPORT_COMMAND) return reportMain(argv.slice(1), io);
   if (argv[0] === VIEW_COMMAND) return viewMain(argv.slice(1), io);
+  // The shipped examples (CLI-29): `--examples` lists them, `--example <name>` stands for the command line that runs one.
+  if (argv.includes(EXAMPLES_FLAG)) {
+    io.stdout.write(examplesText());
+    return EXIT.ok;
+  }
+  let example: string[] | undefined;
+  try {
+    example = exampleArguments(argv);
+  } catch (error) {
+    return reportSetupError(error, argv.includes('--json'), io, (line) => io.stderr.write(`${line}\n`));
+  }
+  if (example) return main(example, io);
   const say = (line: string) => io.stderr.write(`${line}\n`);
   let args: ParsedArguments | 'help';
   let resumed: ReturnType<typeof openResumed> | undefined;
@@ -468,7 +485,10 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
   const tracer = new Tracer();
   // Loaded once, below: it prices the answers, chooses the models and names the summary's tiers.
   let catalog: ModelCatalog | undefined;
-  const progress = createProgress(tracer, io.stderr, { env: io.env, quiet: args.quiet, tierOf: (model) => catalog?.tierOf(model) });
+  // The figures of the whole tree, a resume's included the journal's earlier work (JOURNAL-12): the summary's and --json's.
+  const costs = new TreeCosts(resumed?.store.events);
+  costs.follow(tracer);
+  const progress = createProgress(tracer, io.stderr, { env: io.env, quiet: args.quiet, tierOf: (model) => catalog?.tierOf(model), costs });
   // Said through the progress view, so a live tree on screen stays intact.
   io.signal?.addEventListener('abort', () => progress.log('Cancelling… (press Ctrl-C again to quit at once)'), { once: true });
   let result: RunResult | undefined;
@@ -540,7 +560,7 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
   progress.finish(result);
   // A resume says what it took from the journal instead of paying for it again (CLI-23).
   if (resumed && !args.quiet && !args.json) say(replayedSentence(resumed.path, replayed));
-  return reportResult(result, args, io, { sink, journal, ...(resumed ? { replayed } : {}) }, say);
+  return reportResult(result, args, io, { sink, journal, runs: costs.report().total.runs, ...(resumed ? { replayed } : {}) }, say);
 }
 
 /**
@@ -600,6 +620,8 @@ interface Written {
   sink: JsonlFileSink | undefined;
   journal: JournalStore | undefined;
   replayed?: { modelCalls: number; calls: number };
+  /** Runs in the tree, as the summary and `delegate-run report` count them (CLI-4). */
+  runs: number;
 }
 
 /** Prints a finished run's result (CLI-4) and says its exit status; a trace or journal that failed to write fails the command (TRACE-14, CLI-22). */
@@ -619,7 +641,9 @@ function reportResult(result: RunResult, args: ParsedArguments, io: CliIo, writt
     const output = printable(result.output);
     // `meta` only when the Request had a meta message (MSG-23, CLI-4).
     const meta = result.meta === undefined ? {} : { meta: printable(result.meta) };
-    if (args.json) io.stdout.write(`${JSON.stringify({ ok: true, output, ...meta, usage: result.usageTotal, run: result.run, ...traceField })}\n`);
+    // Money rounded as every JSON output rounds it (CLI-28); runs counted as the summary counts them (CLI-4).
+    const usage = jsonUsage(result.usageTotal, written.runs);
+    if (args.json) io.stdout.write(`${JSON.stringify({ ok: true, output, ...meta, usage, run: result.run, ...traceField })}\n`);
     else io.stdout.write(`${typeof output === 'string' ? output : JSON.stringify(output, null, 2)}\n`);
     return traceError || journalError ? EXIT.failed : EXIT.ok;
   }

@@ -1,5 +1,7 @@
 /** Builds the viewer's data from a trace, event by event: the report's cost tree for the figures, and the bars, model calls, calls and approvals beside it (spec/viewer.md). */
-import { type CostReport, type GroupCost, type RunCost, type Tally, costReport, tallyFigures } from './cost-report.js';
+import { basename, dirname, isAbsolute, relative } from 'node:path';
+import { callLabel } from './call-label.js';
+import { type CostReport, type GroupCost, type RunCost, type Tally, costReport, jsonCost, tallyFigures } from './cost-report.js';
 import { CostTree, type CostRunStatus } from './cost-tree.js';
 import type { BadTraceLine } from './read-trace.js';
 import { formatModel } from './tree-renderer.js';
@@ -42,6 +44,13 @@ export class TraceView {
   private readonly times: number[] = [];
   private readonly exchanges = new Map<string, ViewExchange>();
   private readonly calls = new Map<string, ViewCall>();
+  /** Each call's label by run and call, and each delegated run's, from the call that started it (VIEW-12). */
+  private readonly callLabels = new Map<string, string>();
+  private readonly runLabels = new Map<string, string>();
+  /** The latest attempt of each model call, by run and step: a provider's retries belong to it (VIEW-5). */
+  private readonly latestAttempt = new Map<string, ViewExchange>();
+  /** Each run's Request, as `run.started` resolved it. */
+  private readonly requests = new Map<string, string>();
   private readonly runEvents = new Map<string, { start: number; end: number | null; last: number; failure?: Record<string, unknown>; usageTotal?: unknown }>();
 
   constructor(private readonly options: TraceViewOptions = {}) {}
@@ -61,17 +70,26 @@ export class TraceView {
     const fields = event as unknown as Record<string, unknown>;
     const known = knownTraceEvent(event);
     switch (known?.event) {
-      case 'model.request':
-      case 'model.response':
       case 'model.retry': {
-        const exchange = this.exchangeOf(event.run, known.step, known.attempt);
-        if (known.event === 'model.request') exchange.request ??= index;
-        else if (known.event === 'model.response' && exchange.response === null) {
-          exchange.response = index;
-          exchange.modelLabel = formatModel(known.replayOf ?? known.model);
-        } else if (known.event === 'model.retry') exchange.retries.push(index);
+        // Its `attempt` counts the provider's tries, not re-asks (TRACE-12): it is a retry of the attempt under way.
+        const exchange = this.latestAttempt.get(`${event.run}\u0000${known.step}`) ?? this.exchangeOf(event.run, known.step, 0);
+        exchange.retries.push(index);
         return;
       }
+      case 'model.request':
+      case 'model.response': {
+        const exchange = this.exchangeOf(event.run, known.step, known.attempt);
+        if (known.event === 'model.request') exchange.request ??= index;
+        else if (exchange.response === null) {
+          exchange.response = index;
+          exchange.modelLabel = formatModel(known.replayOf ?? known.model);
+        }
+        return;
+      }
+      case 'run.started':
+      case 'run.resumed':
+        if (!this.requests.has(event.run)) this.requests.set(event.run, known.request);
+        return;
       case 'run.completed':
       case 'run.failed':
         run.end ??= index;
@@ -82,11 +100,19 @@ export class TraceView {
       case 'delegate.completed':
       case 'delegate.failed': {
         const call = this.callOf(event.run, known.call, stringField(fields, 'tool', ''));
-        call.child = known.child;
+        // A `delegate` outcome that started no child run names none (TRACE-17).
+        if (known.child !== null) {
+          call.child = known.child;
+          const label = this.callLabels.get(`${event.run}\u0000${known.call}`);
+          if (label !== undefined) this.runLabels.set(known.child, label);
+        }
         call.events.push(index);
         return;
       }
       case 'call.started':
+        this.callLabels.set(`${event.run}\u0000${known.call}`, callLabel(known.tool, known.params));
+        this.callOf(event.run, known.call, known.tool).events.push(index);
+        return;
       case 'call.completed':
       case 'call.failed':
       case 'call.skipped':
@@ -135,6 +161,8 @@ export class TraceView {
     if (!exchange) {
       exchange = { run, step, attempt, request: null, response: null, retries: [], modelLabel: null };
       this.exchanges.set(key, exchange);
+      const latest = this.latestAttempt.get(`${run}\u0000${step}`);
+      if (latest === undefined || latest.attempt <= attempt) this.latestAttempt.set(`${run}\u0000${step}`, exchange);
     }
     return exchange;
   }
@@ -172,13 +200,19 @@ export class TraceView {
       return failed;
     };
     for (const root of report.roots) markFailed(root);
+    // References are shown from the top Request's folder, not as the host's absolute paths (VIEW-12).
+    const top = report.roots[0] === undefined ? undefined : this.requests.get(report.roots[0].run.run);
+    const folder = top !== undefined && isAbsolute(top) ? dirname(top) : null;
     return report.runs.map((cost) => {
+      const request = this.requests.get(cost.run.run);
       const failure = this.runEvents.get(cost.run.run)?.failure;
       return {
         run: cost.run.run,
         parent: cost.run.parent,
         depth: cost.run.depth,
         name: cost.run.name,
+        call: this.runLabels.get(cost.run.run) ?? null,
+        request: request === undefined ? null : shownReference(request, folder),
         model: cost.model,
         modelLabel: cost.models.length > 0 ? cost.models.map(formatModel).join(', ') : formatModel(cost.model),
         tier: cost.tier,
@@ -270,6 +304,12 @@ export class TraceView {
   }
 }
 
+/** A Request's reference as the page shows it: a path under `folder` relative to it, other references as they are (VIEW-12). */
+export function shownReference(reference: string, folder: string | null): string {
+  if (folder === null || !isAbsolute(reference)) return reference;
+  return relative(folder, reference) || basename(reference);
+}
+
 /** A group of the report as the page shows it. */
 function groupOf(group: GroupCost): ViewGroup {
   return { key: group.key, label: group.key === null ? '(none)' : formatModel(group.key), figures: figuresOf(group.tally) };
@@ -285,7 +325,7 @@ function usageFigures(value: unknown, runs: number): ViewFigures {
     outputTokens: numberField(usage, 'outputTokens'),
     cacheReadTokens: numberField(usage, 'cacheReadTokens'),
     cacheWriteTokens: numberField(usage, 'cacheWriteTokens'),
-    costUsd: usage.costUsd === null ? null : numberField(usage, 'costUsd'),
+    costUsd: usage.costUsd === null ? null : jsonCost(numberField(usage, 'costUsd')),
   };
 }
 

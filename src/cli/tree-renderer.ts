@@ -81,9 +81,10 @@ interface Segment {
 function fit(segments: Segment[], width: number | undefined, color: boolean): string {
   let room = width === undefined ? Number.POSITIVE_INFINITY : Math.max(1, width);
   let line = '';
-  for (const segment of segments) {
+  for (const [index, segment] of segments.entries()) {
     const characters = Array.from(segment.text);
-    if (characters.length <= room) {
+    // A segment that fills the line exactly fits only when nothing visible follows it.
+    if (characters.length < room || (characters.length === room && segments.slice(index + 1).every((next) => next.text === ''))) {
       line += paint(segment.text, segment.style, color);
       room -= characters.length;
       continue;
@@ -94,7 +95,25 @@ function fit(segments: Segment[], width: number | undefined, color: boolean): st
   return line;
 }
 
-function nodeSegments(node: RunNode, now: number): Segment[] {
+/** The part of a run's call label its name does not already say: `worker · {"topic":"tides"}` under a run named `worker` is `{"topic":"tides"}` (CLI-6). */
+function callText(node: RunNode): string | undefined {
+  const label = node.callLabel;
+  if (label === undefined || label === node.name) return undefined;
+  return label.startsWith(`${node.name} · `) ? label.slice(node.name.length + 3) : label;
+}
+
+/** How a parent's delegations stand: `37/100 done · 2 failed · 61 running`, the zero counts left out but `done` (CLI-6). */
+export function childCounts(children: readonly RunNode[]): string {
+  const counts: Record<RunStatus, number> = { running: 0, done: 0, failed: 0, cancelled: 0 };
+  for (const child of children) counts[child.status]++;
+  const parts = [`${counts.done}/${children.length} done`];
+  if (counts.failed > 0) parts.push(`${counts.failed} failed`);
+  if (counts.cancelled > 0) parts.push(`${counts.cancelled} cancelled`);
+  if (counts.running > 0) parts.push(`${counts.running} running`);
+  return parts.join(' · ');
+}
+
+function nodeSegments(node: RunNode, children: readonly RunNode[], now: number): Segment[] {
   const details = [
     node.step === 0 && node.status === 'running' ? 'starting' : `step ${node.step}`,
     `${formatTokens(node.tokens.inputTokens)}→${formatTokens(node.tokens.outputTokens)} tok`,
@@ -108,14 +127,11 @@ function nodeSegments(node: RunNode, now: number): Segment[] {
     node.calls.failed > 0 ? `✗${node.calls.failed}` : '',
   ].filter(Boolean);
   if (calls.length > 0) details.push(`calls ${calls.join(' ')}`);
-  const segments: Segment[] = [
-    { text: statusGlyph(node.status, now), style: STATUS_STYLES[node.status] },
-    { text: ' ' },
-    { text: node.name, style: 'bold' },
-    { text: '  ' },
-    { text: formatModel(node.model), style: 'dim' },
-    { text: ` · ${details.join(' · ')}` },
-  ];
+  const segments: Segment[] = [{ text: statusGlyph(node.status, now), style: STATUS_STYLES[node.status] }, { text: ' ' }, { text: node.name, style: 'bold' }];
+  const call = callText(node);
+  if (call !== undefined) segments.push({ text: ` · ${call}` });
+  if (children.length > 0) segments.push({ text: ` · ${childCounts(children)}`, style: 'bold' });
+  segments.push({ text: '  ' }, { text: formatModel(node.model), style: 'dim' }, { text: ` · ${details.join(' · ')}` });
   if (node.error) segments.push({ text: ` · ${node.error.code}`, style: STATUS_STYLES[node.status] });
   if (node.retry) segments.push({ text: ` · ${retryText(node.retry, now)}`, style: 'yellow' });
   return segments;
@@ -142,7 +158,8 @@ export interface RenderOptions {
 
 /**
  * Renders the tree as lines: one per run, children under their parent with `├─`/`└─`, each with
- * its status glyph, request name, model, `step n`, tokens in→out, `$cost` (`$?` unknown), elapsed
+ * its status glyph, request name, the call that delegated it (`worker · {"topic":"tides"}`, CLI-6),
+ * for a parent how its delegations stand (`37/100 done · 2 failed · 61 running`, CLI-6), model, `step n`, tokens in→out, `$cost` (`$?` unknown), elapsed
  * time, and its calls (`calls ▸running ✓done ✗failed`) when it has any.
  */
 export function renderTree(tree: RunTree, options: RenderOptions): string[] {
@@ -152,11 +169,11 @@ export function renderTree(tree: RunTree, options: RenderOptions): string[] {
   let runs = 0;
   const visit = (node: RunNode, prefix: string, branch: string) => {
     runs++;
+    const children = tree.childrenOf(node);
     // Lines past the frame are counted, not rendered: a tree of a thousand runs redrawn ten times a second shows a terminal's worth.
     if (maxLines === undefined || lines.length < maxLines) {
-      lines.push(fit([{ text: prefix + branch, style: 'dim' }, ...nodeSegments(node, options.now)], options.width, color));
+      lines.push(fit([{ text: prefix + branch, style: 'dim' }, ...nodeSegments(node, children, options.now)], options.width, color));
     }
-    const children = tree.childrenOf(node);
     const below = prefix + (branch === '' ? '' : branch === '├─ ' ? '│  ' : '   ');
     for (const [index, child] of children.entries()) visit(child, below, index === children.length - 1 ? '└─ ' : '├─ ');
   };

@@ -2,6 +2,8 @@
 import { Readable, type Transform, pipeline } from 'node:stream';
 import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
 import { type Dispatcher, fetch as undiciFetch, request } from 'undici';
+import { isAbortError } from './abort-error.js';
+import { ConnectionFailure } from './connection-failure.js';
 
 type FetchInput = Parameters<typeof fetch>[0];
 
@@ -16,6 +18,17 @@ type FetchInput = Parameters<typeof fetch>[0];
  */
 export const providerFetch = (async (input: FetchInput, init: RequestInit = {}): Promise<Response> => {
   const url = typeof input === 'string' ? input : input instanceof URL ? input.href : undefined;
+  try {
+    return await send(input, url, init);
+  } catch (error) {
+    // Cancellation and our deadlines stay what they are; a network failure names where it tried (MODEL-12).
+    if (init.signal?.aborted || isAbortError(error)) throw error;
+    throw new ConnectionFailure(url ?? (input as Request).url, error);
+  }
+}) as typeof fetch;
+
+/** Sends one request: through undici's request API when it covers it, else through fetch. */
+async function send(input: FetchInput, url: string | undefined, init: RequestInit): Promise<Response> {
   const body = init.body;
   if (url === undefined || !(body === undefined || body === null || typeof body === 'string')) return viaFetch(input, init);
   const answer = await request(url, {
@@ -44,7 +57,7 @@ export const providerFetch = (async (input: FetchInput, init: RequestInit = {}):
     return streamedAnswer(url, statusCode, responseHeaders, answer.body);
   }
   return new Response(Readable.toWeb(answer.body) as ReadableStream<Uint8Array>, { status: statusCode, headers: responseHeaders });
-}) as typeof fetch;
+}
 
 /** The body of an answer as undici's request API gives it: a Node stream that can also be read whole. */
 type AnswerBody = Dispatcher.ResponseData['body'];

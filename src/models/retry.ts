@@ -1,6 +1,7 @@
 /** The retry policy of the live providers: bounded exponential backoff with jitter that honours retry-after and cancellation. */
 import { ModelError, ProtocolError } from '../protocol/errors.js';
 import { abortError, isAbortError, sleep } from './abort-error.js';
+import { connectionFailureIn, describeConnectionCause } from './connection-failure.js';
 
 /** How a provider retries failed HTTP requests. */
 export interface RetryOptions {
@@ -31,8 +32,10 @@ export interface FailureInfo {
   status?: number;
   /** The wait the server asked for (`retry-after-ms` / `retry-after`), in milliseconds. */
   retryAfterMs?: number;
-  /** The provider's message. */
+  /** The provider's message; for a request that reached no server, the cause in words with its code (MODEL-12). */
   message: string;
+  /** The endpoint a request that reached no server tried (MODEL-12): scheme, host, port and path. */
+  endpoint?: string;
 }
 
 /** The policy's defaults. */
@@ -90,11 +93,13 @@ function headerValue(headers: unknown, name: string): string | undefined {
 export function describeFailure(error: unknown): FailureInfo {
   const record = (error ?? {}) as { status?: unknown; headers?: unknown; message?: unknown; error?: unknown; type?: unknown };
   const status = typeof record.status === 'number' ? record.status : undefined;
-  const message = providerMessage(error, status);
+  const unreached = connectionFailureIn(error);
+  const message = unreached ? `${describeConnectionCause(unreached)}.` : providerMessage(error, status);
   const retryAfter = retryAfterMs(record.headers);
   const info = (retryable: boolean): FailureInfo => ({
     retryable,
     message,
+    ...(unreached && { endpoint: unreached.endpoint }),
     ...(status !== undefined && { status }),
     ...(retryAfter !== undefined && { retryAfterMs: retryAfter }),
   });
@@ -168,10 +173,11 @@ export async function withRetries<T>(attempt: (attemptNumber: number) => Promise
         const tried = attempts > 1 ? ` after ${attempts} attempts` : '';
         throw new ModelError(
           'model_error',
-          `The ${call.provider} request failed${tried}: ${failure.message}`,
+          `The ${call.provider} request${failure.endpoint ? ` to ${failure.endpoint}` : ''} failed${tried}: ${failure.message}`,
           {
             provider: call.provider,
             attempts,
+            ...(failure.endpoint !== undefined && { endpoint: failure.endpoint }),
             ...(failure.status !== undefined && { status: failure.status }),
           },
           { cause: error },

@@ -1,6 +1,6 @@
-/** A replayed model whose cassette a run tree's processes share (spec/cassettes.md CAS-16); any other model as it is. */
+/** A replayed model whose cassette one run tree uses (spec/cassettes.md CAS-16, CAS-17): shared by a tree's processes, fresh for each tree; any other model as it is. */
 import type { Model } from '../protocol/model.js';
-import type { CassetteClaims } from './cassette-claims.js';
+import { type CassetteClaims, LocalCassetteClaims } from './cassette-claims.js';
 import { ReplayModel } from './replay.js';
 import { ReplayStandIn } from './replay-stand-in.js';
 
@@ -13,4 +13,13 @@ export function shareCassette(model: Model, claims: CassetteClaims): Model {
   const replay = model instanceof ReplayStandIn ? model.replay : model;
   if (!(replay instanceof ReplayModel)) return model;
   return ReplayStandIn.of(replay.sharing(claims), model.standsFor);
+}
+
+/**
+ * `model` for one run tree started from outside (CAS-17): a replayed cassette with claims of its
+ * own, so the tree replays from the cassette's first entry whatever trees the process ran before
+ * (a long-running delegate-mcp answers any number of calls); a live model as it is.
+ */
+export function cassetteForTree(model: Model): Model {
+  return shareCassette(model, new LocalCassetteClaims());
 }

@@ -65,7 +65,7 @@
   <div id="bad-lines"></div>
 </header>
 <main>
-  <section id="tree-section"><h2>Delegation tree</h2><ul class="tree" id="tree"></ul></section>
+  <section id="tree-section"><h2>Delegation tree</h2><div class="filter"><input id="filter" type="search" placeholder="Filter: name, status, tool, prompt or answer text" aria-label="Filter runs" autocomplete="off"><span id="filter-count"></span></div><ul class="tree" id="tree"></ul></section>
   <section id="details-section"><h2>Details</h2><div id="details"><p class="hint">Choose a run in the tree or a bar in the timeline.</p></div></section>
   <section id="timeline-section" class="wide"><h2>Timeline <small><span class="key key-run"></span>run <span class="key key-model"></span>model call <span class="key key-call"></span>call <span class="key key-critical"></span>critical path</small></h2><div id="timeline"></div></section>
   <section id="cost-section"><h2>Cost</h2><div id="cost"></div></section>
@@ -81,6 +81,14 @@
         .join('')}</ul></details>`;
   }
 
+  /** The call that delegated a run, when it says more than the run's name (VIEW-12). @param {ViewRun} run */
+  const callText = (run) => {
+    if (run.call === null || run.call === run.name) return '';
+    return run.call.startsWith(`${run.name} · `) ? run.call.slice(run.name.length + 3) : run.call;
+  };
+  /** @param {ViewRun} run */
+  const callSpan = (run) => (callText(run) === '' ? '' : `<span class="call" title="${esc(run.call)}">${esc(callText(run))}</span>`);
+
   // The delegation tree (VIEW-2).
   /** @param {ViewRun} run @returns {string} */
   const treeNode = (run) => {
@@ -89,7 +97,7 @@
     const tokens = run.own.inputTokens + run.own.outputTokens;
     const subtree = children.length > 0 ? `<span class="subtree" title="with its delegations">Σ ${dollars(run.subtree.costUsd)}</span>` : '';
     return `<li class="${classes}" data-run="${esc(run.run)}" data-status="${run.status}">
-<div class="row"><button class="toggle" aria-label="collapse" ${children.length === 0 ? 'disabled' : ''}>${children.length === 0 ? '·' : '▾'}</button><span class="name">${esc(run.name)}</span>${statusBadge(run)}<span class="model" title="${esc(run.model ?? '')}">${esc(run.modelLabel)}</span><span class="tier">${esc(run.tier ?? '')}</span><span class="steps" data-value="${run.own.steps}">${count(run.own.steps)} step${run.own.steps === 1 ? '' : 's'}</span><span class="tokens" data-value="${tokens}">${count(tokens)} tok</span><span class="cost" data-value="${run.own.costUsd ?? ''}">${dollars(run.own.costUsd)}</span>${subtree}</div>${children.length > 0 ? `<ul>${children.map(treeNode).join('')}</ul>` : ''}</li>`;
+<div class="row"><button class="toggle" aria-label="collapse" ${children.length === 0 ? 'disabled' : ''}>${children.length === 0 ? '·' : '▾'}</button><span class="name">${esc(run.name)}</span>${callSpan(run)}${statusBadge(run)}<span class="model" title="${esc(run.model ?? '')}">${esc(run.modelLabel)}</span><span class="tier">${esc(run.tier ?? '')}</span><span class="steps" data-value="${run.own.steps}">${count(run.own.steps)} step${run.own.steps === 1 ? '' : 's'}</span><span class="tokens" data-value="${tokens}">${count(tokens)} tok</span><span class="cost" data-value="${run.own.costUsd ?? ''}">${dollars(run.own.costUsd)}</span>${subtree}</div>${children.length > 0 ? `<ul>${children.map(treeNode).join('')}</ul>` : ''}</li>`;
   };
   const roots = data.runs.filter((run) => run.parent === null || !runsById.has(run.parent));
   byId('tree').innerHTML = roots.map(treeNode).join('');
@@ -176,7 +184,7 @@
           case 'approval.decided':
             return `<p>Approval: <b>${esc(event.decision)}</b>${event.by ? ` by ${esc(event.by)}` : ''}${event.reason ? ` — ${esc(event.reason)}` : ''}</p>`;
           case 'delegate.started':
-            return `<p>Delegated to <a href="#" class="run-link" data-run="${esc(event.child)}">${esc(event.name)}</a> (${esc(event.delegate)})</p>`;
+            return `<p>Delegated to <a href="#" class="run-link" data-run="${esc(event.child)}">${esc(event.name)}</a> (${esc(runsById.get(String(event.child))?.request ?? event.delegate)})</p>`;
           case 'delegate.failed':
             return `<p>The delegation failed: ${esc(event.code)}: ${esc(event.message)}</p>`;
           default:
@@ -191,13 +199,12 @@
     if (!run) return;
     for (const old of document.querySelectorAll('li.run.selected')) old.classList.remove('selected');
     document.querySelector(`li.run[data-run="${CSS.escape(id)}"]`)?.classList.add('selected');
-    const started = events.find((event) => event.run === id && event.event === 'run.started');
     const exchanges = exchangesByRun.get(id) ?? [];
     const calls = callsByRun.get(id) ?? [];
     const failure = run.code ? `<p class="error">${esc(run.code)}: ${esc(run.message ?? '')}</p>` : '';
     byId('details').innerHTML = `<div class="run-details" data-run="${esc(run.run)}">
 <h3>${esc(run.name)} ${statusBadge(run)}</h3>
-<p class="meta">${esc(run.run)} · <span title="${esc(run.model ?? '')}">${esc(run.modelLabel)}</span>${run.tier ? ` · tier ${esc(run.tier)}` : ''} · ${esc(started?.request ?? '')}</p>${failure}
+<p class="meta">${esc(run.run)} · <span title="${esc(run.model ?? '')}">${esc(run.modelLabel)}</span>${run.tier ? ` · tier ${esc(run.tier)}` : ''} · <span class="request">${esc(run.request ?? '')}</span>${run.call ? ` · called as <span class="call">${esc(run.call)}</span>` : ''}</p>${failure}
 <p class="meta">own: ${count(run.own.steps)} steps, ${count(run.own.inputTokens)} in / ${count(run.own.outputTokens)} out, ${dollars(run.own.costUsd)} · with delegations: ${count(run.subtree.runs)} runs, ${dollars(run.subtree.costUsd)}</p>
 <h4>Model calls (${exchanges.length})</h4>${exchanges
       .map(
@@ -233,12 +240,20 @@
     }
   };
 
+  /** A model call's retries (a connection or provider failure tried again, not a re-ask), with the last one's reason (VIEW-5). @param {ViewExchange} exchange */
+  const retrySummary = (exchange) => {
+    const retries = exchange.retries.length;
+    if (retries === 0) return '';
+    const last = events[/** @type {number} */ (exchange.retries[retries - 1])] ?? {};
+    return ` · ${retries === 1 ? 'retried once' : `retried ${retries} times`}: ${esc(last.reason)}`;
+  };
+
   /** A model call's one-line summary. @param {ViewExchange} exchange */
   const exchangeSummary = (exchange) => {
     const response = exchange.response === null ? undefined : events[exchange.response];
-    if (!response) return ' · no answer yet';
+    if (!response) return `${retrySummary(exchange)} · no answer yet`;
     const usage = /** @type {Record<string, number>} */ (response.usage ?? {});
-    return ` · ${esc(exchange.modelLabel)} · ${count(usage.inputTokens ?? 0)} in / ${count(usage.outputTokens ?? 0)} out · ${dollars(/** @type {number | null} */ (response.costUsd ?? null))} · ${esc(response.ms)} ms${response.solution === null ? ' · not JSON' : ''}`;
+    return `${retrySummary(exchange)} · ${esc(exchange.modelLabel)} · ${count(usage.inputTokens ?? 0)} in / ${count(usage.outputTokens ?? 0)} out · ${dollars(/** @type {number | null} */ (response.costUsd ?? null))} · ${esc(response.ms)} ms${response.solution === null ? ' · not JSON' : ''}`;
   };
 
   /** How a call ended, in a word. @param {ViewCall} call */
@@ -300,7 +315,7 @@
         })
         .join('');
       const height = (laneEnds.length + 1) * 11 + 6;
-      return `<div class="lane-row${run?.failedPath ? ' failed-path' : ''}" data-run="${esc(runBar.run)}"><div class="label" style="padding-left:${(run?.depth ?? 0) * 12 + 4}px">${esc(runBar.label)}</div><div class="track" style="height:${height}px">${barHtml(runBar, 0)}${inner}</div></div>`;
+      return `<div class="lane-row${run?.failedPath ? ' failed-path' : ''}" data-run="${esc(runBar.run)}"><div class="label" style="padding-left:${(run?.depth ?? 0) * 12 + 4}px" title="${esc(run?.call ?? runBar.label)}"><span class="lane-name">${esc(runBar.label)}</span>${run ? callSpan(run) : ''}</div><div class="track" style="height:${height}px">${barHtml(runBar, 0)}${inner}</div></div>`;
     })
     .join('')}`;
   /** What a bar stands for, in a line: the run, the model call or the call. @param {ViewSpan} view */
@@ -308,7 +323,7 @@
     if (view.kind === 'run') {
       const run = /** @type {ViewRun} */ (data.runs[view.ref]);
       const tokens = run.own.inputTokens + run.own.outputTokens;
-      return `${run.name} (${run.run}) · ${run.modelLabel} · ${run.status}${run.code ? ` ${run.code}` : ''} · ${count(run.own.steps)} steps · ${count(tokens)} tokens · ${dollars(run.own.costUsd)}`;
+      return `${run.name}${run.call ? ` · ${run.call}` : ''} (${run.run}) · ${run.modelLabel} · ${run.status}${run.code ? ` ${run.code}` : ''} · ${count(run.own.steps)} steps · ${count(tokens)} tokens · ${dollars(run.own.costUsd)}`;
     }
     if (view.kind === 'model') {
       const exchange = /** @type {ViewExchange} */ (data.exchanges[view.ref]);
@@ -340,6 +355,56 @@
     const view = bar ? barList[Number(/** @type {HTMLElement} */ (bar).dataset.bar)] : undefined;
     if (view) select(view.run, view.kind === 'run' ? undefined : view.event);
   });
+
+  // The filter: runs whose name, status, call, tools, prompts or answers hold every word typed, with the runs above them (VIEW-12).
+  /** @type {Map<string, HTMLElement>} */
+  const treeItems = new Map();
+  for (const item of byId('tree').querySelectorAll('li.run'))
+    treeItems.set(/** @type {HTMLElement} */ (item).dataset.run ?? '', /** @type {HTMLElement} */ (item));
+  /** @type {Map<string, HTMLElement>} */
+  const laneRows = new Map();
+  for (const row of timeline.querySelectorAll('.lane-row')) laneRows.set(/** @type {HTMLElement} */ (row).dataset.run ?? '', /** @type {HTMLElement} */ (row));
+  /** @type {Map<string, string> | undefined} the text each run is searched by, built at the first search */
+  let searchText;
+  const buildSearchText = () => {
+    /** @type {Map<string, string[]>} */
+    const parts = new Map(data.runs.map((run) => [run.run, [run.name, run.status, run.code ?? '', run.call ?? '', run.modelLabel, run.request ?? '']]));
+    for (const event of events) {
+      const list = parts.get(String(event.run));
+      if (!list) continue;
+      if (event.event === 'model.request' && Array.isArray(event.messages)) {
+        for (const message of event.messages) list.push(contentText(/** @type {{content: unknown}} */ (message).content));
+      } else if (event.event === 'model.response') list.push(event.solution === null ? String(event.text ?? '') : (JSON.stringify(event.solution) ?? ''));
+      else if (event.event === 'call.started') list.push(String(event.tool));
+      else if (event.event === 'model.retry') list.push(`retry ${String(event.reason)}`);
+    }
+    return new Map([...parts].map(([id, list]) => [id, list.join('\n').toLowerCase()]));
+  };
+  /** Shows the runs matching `query`, and the runs above them for context; all of them when it is empty. @param {string} query */
+  const applyFilter = (query) => {
+    const words = query.toLowerCase().split(/\s+/).filter(Boolean);
+    /** @type {Set<string>} */
+    const matched = new Set();
+    /** @type {Set<string>} */
+    const shown = new Set();
+    if (words.length > 0) {
+      searchText ??= buildSearchText();
+      for (const run of data.runs) {
+        const text = searchText.get(run.run) ?? '';
+        if (!words.every((word) => text.includes(word))) continue;
+        matched.add(run.run);
+        for (let id = /** @type {string | null | undefined} */ (run.run); id && !shown.has(id); id = runsById.get(id)?.parent) shown.add(id);
+      }
+    }
+    const all = words.length === 0;
+    for (const [id, element] of [...treeItems, ...laneRows]) {
+      element.hidden = !all && !shown.has(id);
+      element.classList.toggle('match', !all && matched.has(id));
+      element.classList.toggle('context', !all && shown.has(id) && !matched.has(id));
+    }
+    byId('filter-count').textContent = all ? '' : `${count(matched.size)} of ${count(data.runs.length)} runs`;
+  };
+  byId('filter').addEventListener('input', (event) => applyFilter(/** @type {HTMLInputElement} */ (event.target).value));
 
   // Cost per model and per tier; the total is the top run's usageTotal (VIEW-4).
   /** @param {string} heading @param {string} id @param {ViewGroup[]} groups */

@@ -38,6 +38,10 @@ export interface ViewRun {
   parent: string | null;
   depth: number;
   name: string;
+  /** The call that delegated it, as its tool and a short summary of its parameters (`worker · {"topic":"tides"}`), `null` for the top run (VIEW-12). */
+  call: string | null;
+  /** Its Request (`run.started.request`), relative to the top Request's folder when it is a path there (VIEW-12). */
+  request: string | null;
   /** The model(s) its answers came from, else the model it was started with. */
   model: string | null;
   /** The model made short for a line: a replay cassette by its file name. */

@@ -81,10 +81,10 @@ describe('createProgress', () => {
     expect(chunks.length).toBeGreaterThanOrEqual(3);
     expect(chunks[chunks.length - 2]).toMatch(/^\r\u001b\[1A/);
     expect(frameLines(chunks[chunks.length - 2]!).map((line) => line.slice(0, 22))).toEqual([
-      '✓ producer  replay:pro',
-      '├─ ✓ composer  replay:',
+      '✓ producer · 2/2 done ',
+      '├─ ✓ composer · compos',
       '│  └─ ✓ sound-designer',
-      '└─ ✓ sound-designer  r',
+      '└─ ✓ sound-designer · ',
     ]);
     expect(chunks[chunks.length - 1]).toMatch(/^\n✓ producer done in 1\.9s/);
     expect(hasAnsi(chunks[chunks.length - 1]!)).toBe(false);

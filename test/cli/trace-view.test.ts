@@ -5,6 +5,7 @@ import type { TraceEventBase } from '../../src/protocol/trace-events.js';
 import { TraceView } from '../../src/cli/trace-view.js';
 import type { ViewData } from '../../src/viewer/view-data.js';
 import { type ExampleName, writeExampleTraces } from '../helpers/example-traces.js';
+import { wideTrace } from '../helpers/wide-trace.js';
 
 let traces: Record<ExampleName, string>;
 
@@ -102,6 +103,22 @@ describe('the trace view', () => {
       expect(data.events[exchange.response ?? -1]?.event).toBe('model.response');
     }
     expect(attempts[0]?.modelLabel).toBe('openai:gpt-4.1-nano');
+  });
+
+  it('keeps a provider retry with the attempt under way, not as a re-ask still waiting for its answer (VIEW-5)', () => {
+    const data = viewOf(wideTrace(30) as unknown as TraceEventBase[]);
+    const attempts = data.exchanges.filter((exchange) => exchange.run === 'run_3');
+    expect(attempts.map((exchange) => [exchange.step, exchange.attempt, exchange.retries.length, exchange.response !== null])).toEqual([[0, 0, 1, true]]);
+    expect(data.spans.filter((span) => span.kind === 'model' && span.run === 'run_3').map((span) => [span.label, span.status])).toEqual([['step 0', 'ok']]);
+  });
+
+  it('labels each delegated run by its call and shows Requests from the top Request’s folder (VIEW-12)', () => {
+    const data = viewOf(wideTrace(30) as unknown as TraceEventBase[]);
+    expect(data.runs.slice(0, 3).map((run) => [run.name, run.call, run.request])).toEqual([
+      ['orchestrator', null, 'orchestrator.json'],
+      ['worker', 'worker · {"topic":"tides 0"}', 'workers/worker.json'],
+      ['worker', 'worker · {"topic":"glaciers 1"}', 'workers/worker.json'],
+    ]);
   });
 
   it('keeps each call with its events and the child it delegated to', async () => {

@@ -22,13 +22,13 @@ function play(listener: (event: TraceEvent) => void, events: TraceEvent[] = musi
 }
 
 describe('renderTree', () => {
-  it('draws nested delegates with box-drawing branches, glyphs, model, step, tokens, cost and elapsed time', () => {
+  it('draws nested delegates with box-drawing branches, glyphs, call, delegations, model, step, tokens, cost and elapsed time', () => {
     const lines = renderTree(treeOf(musicEvents), { now: musicEnd });
     expect(lines).toEqual([
-      '✓ producer  replay:producer.cassette.json · step 2 · 1.8k→208 tok · $0.0056 · 1.9s · calls ✓2',
-      '├─ ✓ composer  replay:producer.cassette.json · step 2 · 1.3k→170 tok · $0.0035 · 480ms · calls ✓2',
-      '│  └─ ✓ sound-designer  replay:producer.cassette.json · step 1 · 210→70 tok · $0.0007 · 0ms',
-      '└─ ✓ sound-designer  replay:producer.cassette.json · step 1 · 205→66 tok · $0.0006 · 40ms',
+      '✓ producer · 2/2 done  replay:producer.cassette.json · step 2 · 1.8k→208 tok · $0.0056 · 1.9s · calls ✓2',
+      '├─ ✓ composer · compose · 1/1 done  replay:producer.cassette.json · step 2 · 1.3k→170 tok · $0.0035 · 480ms · calls ✓2',
+      '│  └─ ✓ sound-designer · synth  replay:producer.cassette.json · step 1 · 210→70 tok · $0.0007 · 0ms',
+      '└─ ✓ sound-designer · design_sound  replay:producer.cassette.json · step 1 · 205→66 tok · $0.0006 · 40ms',
     ]);
   });
 
@@ -67,11 +67,48 @@ describe('renderTree', () => {
     expect(at('2026-01-01T00:00:34.000Z')).not.toContain('retry');
   });
 
+  it('counts a wide fan-out’s delegations on the parent and labels each child by its call', () => {
+    const top = { run: 'run_top', parent: null, depth: 0 };
+    const at = (ms: number) => new Date(Date.parse('2026-01-01T00:00:00.000Z') + ms).toISOString();
+    const events: TraceEvent[] = [{ ts: at(0), event: 'run.started', ...top, name: 'orchestrator', model: 'openai:gpt-4.1' }];
+    for (let index = 0; index < 100; index++) {
+      const child = { run: `run_${index}`, parent: 'run_top', depth: 1 };
+      const topic = index === 99 ? 'the long history of tides, moons and the harbours they flood' : `topic ${index}`;
+      const params = { topic, _delegate: '/home/someone/requests/worker.json' };
+      events.push(
+        { ts: at(1), event: 'call.started', ...top, call: `0.${index}`, tool: 'worker', params, instance: null },
+        {
+          ts: at(1),
+          event: 'delegate.started',
+          ...top,
+          call: `0.${index}`,
+          child: child.run,
+          delegate: '/home/someone/requests/worker.json',
+          name: 'worker',
+          model: null,
+        },
+        { ts: at(2), event: 'run.started', ...child, name: 'worker', model: 'openai:gpt-4.1-nano' },
+      );
+      if (index < 37) events.push({ ts: at(3), event: 'delegate.completed', ...top, call: `0.${index}`, child: child.run, usage: {} });
+      else if (index < 39)
+        events.push({ ts: at(3), event: 'delegate.failed', ...top, call: `0.${index}`, child: child.run, code: 'model_error', message: 'no' });
+    }
+    const lines = renderTree(treeOf(events), { now: Date.parse(at(5)) });
+    expect(lines[0]).toMatch(/^[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏] orchestrator · 37\/100 done · 2 failed · 61 running {2}openai:gpt-4\.1 · /);
+    expect(lines[1]).toMatch(/^├─ ✓ worker · \{"topic":"topic 0"\} {2}openai:gpt-4\.1-nano · /);
+    expect(lines[38]).toMatch(/^├─ ✗ worker · \{"topic":"topic 37"\} {2}/);
+    // Meta-properties are left out, and long parameters are cut to a few dozen characters.
+    expect(lines[100]).toMatch(/^└─ [⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏] worker · \{"topic":"the long history of tides, mo… {2}openai/);
+    expect(lines.join('\n')).not.toContain('_delegate');
+    // A frame too short for the children still shows how they stand.
+    expect(renderTree(treeOf(events), { now: Date.parse(at(5)), maxLines: 5 })[0]).toContain('orchestrator · 37/100 done · 2 failed · 61 running');
+  });
+
   it('cuts lines to the width with an ellipsis and ends a tall tree with a count of the runs left out', () => {
     const tree = treeOf(musicEvents);
     const narrow = renderTree(tree, { now: musicEnd, width: 30 });
     expect(narrow.every((line) => Array.from(line).length <= 30)).toBe(true);
-    expect(narrow[0]).toBe('✓ producer  replay:producer.c…');
+    expect(narrow[0]).toBe('✓ producer · 2/2 done  replay…');
     const short = renderTree(tree, { now: musicEnd, maxLines: 2 });
     expect(short).toHaveLength(2);
     expect(short[1]).toBe('… 3 more runs');
@@ -134,7 +171,7 @@ describe('LiveTreeWriter', () => {
     play(writer.listener, musicEvents.slice(0, nestedStarted + 1));
     vi.advanceTimersByTime(100);
     const frame = frameLines(terminal.chunks[terminal.chunks.length - 1]!);
-    expect(frame[1]).toMatch(/^├─ [⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏] composer .* calls ▸1 ✓1$/);
+    expect(frame[1]).toMatch(/^├─ [⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏] composer · compose · 0\/1 done · 1 running {2}replay:/);
     expect(frame[2]).toMatch(/^│ {2}└─ [⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏] sound-designer .* starting/);
     expect(frame[3]).toMatch(/^└─ ✓ sound-designer /);
     writer.stop();

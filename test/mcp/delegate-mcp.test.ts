@@ -1,5 +1,5 @@
 /** `delegate-mcp` end to end (MCP-8 to MCP-17): the built binary driven by the SDK's own client, over stdio and Streamable HTTP, offline. */
-import { readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
@@ -28,6 +28,16 @@ async function connect(args: string[], cwd = process.cwd()): Promise<{ client: C
   clients.push(client);
   await client.connect(transport);
   return { client, stderr: () => stderr };
+}
+
+/** The names of the Requests under `folder` that have a cassette beside them (CAS-11): those that run offline. */
+function requestsWithCassettes(folder: string): Set<string> {
+  const names = new Set<string>();
+  for (const file of readdirSync(folder, { recursive: true, encoding: 'utf8' })) {
+    if (!file.endsWith('.json') || file.endsWith('.cassette.json') || !existsSync(join(folder, file.replace(/\.json$/, '.cassette.json')))) continue;
+    names.add(JSON.parse(readFileSync(join(folder, file), 'utf8')).meta.name);
+  }
+  return names;
 }
 
 /** A folder with a Request whose one tool waits until cancelled, a cassette calling it, and one Request whose cassette matches nothing. */
@@ -114,6 +124,29 @@ describe('delegate-mcp (MCP-8 to MCP-17)', () => {
     expect(messages).toContain('producer delegated to composer');
     expect(messages).toContain('producer: step 1 answered');
     expect(progress.map((update) => update.progress)).toEqual(progress.map((_update, index) => index + 1));
+  });
+
+  it('offline, answers every tool of requests/ three times with the same output: each call replays its cassette from the start (CAS-17)', async () => {
+    const { client } = await connect(['--activities', 'requests/weather/activities.mjs']);
+    const { tools } = await client.listTools();
+    const replayed = requestsWithCassettes('requests');
+    // The inputs their cassettes were recorded with, where a run's answers depend on them.
+    const inputs: Record<string, Record<string, unknown>> = {
+      producer: BRIEF,
+      orchestrator: { userId: 'u_123', text: 'Hello, world!' },
+      forecast: { city: 'Lisbon', activity: 'cycling' },
+    };
+    expect(tools.map((tool) => tool.name)).toEqual(expect.arrayContaining([...replayed]));
+    for (const tool of tools) {
+      const calls = [];
+      for (let time = 0; time < 3; time += 1) calls.push(await client.callTool({ name: tool.name, arguments: inputs[tool.name] ?? {} }));
+      const [first, ...again] = calls.map((call) => ({ isError: call.isError ?? false, content: call.content as { text: string }[] }));
+      if (!first) throw new Error('unreachable: three calls were made');
+      expect(again, tool.name).toEqual([first, first]);
+      // A Request with no cassette beside it has no model offline, the same way every time.
+      if (replayed.has(tool.name)) expect(first.isError, `${tool.name}: ${JSON.stringify(first.content)}`).toBe(false);
+      else expect(first.content[0]?.text, tool.name).toMatch(/^usage_error: .*needs a model/);
+    }
   });
 
   it('a failed run is a tool error carrying the code and message (MCP-12)', async () => {

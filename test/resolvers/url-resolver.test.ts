@@ -1,5 +1,6 @@
 /** Unit tests of the URL resolver against loopback servers: caching, sharing, allow-list, limits, statuses, timeouts. */
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { type AddressInfo, createServer } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { ToolSchema } from '../../src/protocol/types.js';
 import { integrityOf } from '../../src/resolvers/integrity.js';
@@ -40,6 +41,18 @@ describe('UrlResolver', () => {
     expect(server.requests[0]?.headers['if-none-match']).toBeUndefined();
     expect(server.requests[1]?.headers['if-none-match']).toMatch(/^".+"$/);
     expect(resolver.stats).toMatchObject({ requests: 2, downloads: 1, revalidations: 1, notModified: 1 });
+  });
+
+  it('names the URL it tried and the cause when nothing listens there (DEL-5)', async () => {
+    // A port on 127.0.0.1 that nothing listens on: bound, then closed.
+    const listener = createServer();
+    await new Promise<void>((resolve) => listener.listen(0, '127.0.0.1', resolve));
+    const { port } = listener.address() as AddressInfo;
+    await new Promise<void>((resolve) => listener.close(() => resolve()));
+    const url = `http://127.0.0.1:${port}/doc.json`;
+    const error = await expectDelegateError(make().resolve(url, context()), 'delegate_not_found');
+    expect(error.message).toBe(`Delegate "${url}" was not found: the fetch failed: connect ECONNREFUSED 127.0.0.1:${port} (ECONNREFUSED).`);
+    expect(error.data).toMatchObject({ url, networkCode: 'ECONNREFUSED' });
   });
 
   it('downloads again when the document changed since the cached ETag', async () => {

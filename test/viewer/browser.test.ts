@@ -10,12 +10,13 @@ import { main } from '../../src/cli/run.js';
 import { fakePipe } from '../cli/fake-terminal.js';
 import { readTrace, tempDir } from '../helpers/cli.js';
 import { type ExampleName, writeExampleTraces } from '../helpers/example-traces.js';
+import { WIDE_ROOT, wideTrace } from '../helpers/wide-trace.js';
 
 /** Screenshots of every example page, kept for people to look at (gitignored). */
 const ARTIFACTS = resolve('test-artifacts');
 
-/** The pages under test: the examples, a trace killed mid-write, a hostile one, and a large one. */
-type PageName = ExampleName | 'killed' | 'hostile' | 'large';
+/** The pages under test: the examples, a trace killed mid-write, a hostile one, a large one and a wide fan-out. */
+type PageName = ExampleName | 'killed' | 'hostile' | 'large' | 'wide';
 
 let traces: Record<PageName, string>;
 let pages: Record<PageName, string>;
@@ -122,7 +123,14 @@ describe.skipIf(!available)(title, () => {
         .map((event) => JSON.stringify(event))
         .join('\n')}\n`,
     );
-    traces = { ...examples, killed, hostile, large };
+    const wide = join(folder, 'wide.jsonl');
+    writeFileSync(
+      wide,
+      `${wideTrace(1000)
+        .map((event) => JSON.stringify(event))
+        .join('\n')}\n`,
+    );
+    traces = { ...examples, killed, hostile, large, wide };
     pages = Object.fromEntries(await Promise.all(Object.entries(traces).map(async ([name, trace]) => [name, await writePage(trace)]))) as Record<
       PageName,
       string
@@ -134,7 +142,7 @@ describe.skipIf(!available)(title, () => {
     await browser?.close();
   });
 
-  it.each(['music', 'editor', 'approvals', 'costs', 'killed', 'hostile', 'large'] as const)(
+  it.each(['music', 'editor', 'approvals', 'costs', 'killed', 'hostile', 'large', 'wide'] as const)(
     'makes no network request: the %s page loads only its own file',
     async (name) => {
       const { page, requests, errors } = await open(name);
@@ -196,7 +204,7 @@ describe.skipIf(!available)(title, () => {
     const starts = await numbers(page, '.bar-run', 'data-start');
     expect(starts).toHaveLength(4);
     expect([...starts].sort((a, b) => a - b)).toEqual(starts);
-    const labels = await texts(page, '.lane-row > .label');
+    const labels = await texts(page, '.lane-row > .label .lane-name');
     expect(labels[0]).toBe('producer');
     expect([...labels].sort()).toEqual(['composer', 'producer', 'sound-designer', 'sound-designer']);
     expect(await page.locator('.bar-model').count()).toBe(events.filter((event) => event.event === 'model.request').length);
@@ -207,7 +215,7 @@ describe.skipIf(!available)(title, () => {
       .evaluateAll((bars) => bars.map((bar) => bar.getBoundingClientRect()).map(({ left, right }) => ({ left, right })));
     const runsOf = await page
       .locator('.bar-run')
-      .evaluateAll((bars) => bars.map((bar) => bar.closest('.lane-row')?.querySelector('.label')?.textContent ?? ''));
+      .evaluateAll((bars) => bars.map((bar) => bar.closest('.lane-row')?.querySelector('.label .lane-name')?.textContent ?? ''));
     const composer = boxes[runsOf.indexOf('composer')];
     // Lanes are in order of start: the direct sound designer starts before the composer's own one.
     const direct = boxes[runsOf.indexOf('sound-designer')];
@@ -341,4 +349,106 @@ describe.skipIf(!available)(title, () => {
     await page.screenshot({ path: join(ARTIFACTS, 'viewer-large.png') });
     await page.close();
   }, 60_000);
+
+  describe('a fan-out of 1,000 runs (VIEW-12)', () => {
+    /** The runs the tree and the timeline show, and those of them that matched the filter. */
+    const shown = async (page: Page) => ({
+      rows: await page.locator('li.run:visible').evaluateAll((items) => items.map((item) => item.getAttribute('data-run'))),
+      matches: await texts(page, 'li.run.match:visible > .row .name'),
+      lanes: await page.locator('.lane-row:visible').evaluateAll((rows) => rows.map((row) => row.getAttribute('data-run'))),
+      count: await page.locator('#filter-count').textContent(),
+    });
+
+    it('opens with every run labelled by the call that started it', async () => {
+      const began = performance.now();
+      const { page } = await open('wide');
+      // Measured for the record (spec/viewer.md VIEW-10), never asserted.
+      console.log(`the 1,000-run fan-out page drew in ${Math.round(performance.now() - began)} ms`);
+      expect(await page.locator('li.run').count()).toBe(1000);
+      expect(await page.locator('.lane-row').count()).toBe(1000);
+      const row = (run: string) => page.locator(`li.run[data-run="${run}"] > .row`);
+      expect(await row('run_1').locator('.name').textContent()).toBe('worker');
+      expect(await row('run_1').locator('.call').textContent()).toBe('{"topic":"glaciers 1"}');
+      expect(await row('run_7').locator('.call').textContent()).toBe('review · {"topic":"monsoons 7"}');
+      expect(await row('run_top').locator('.call').count()).toBe(0);
+      expect(await page.locator('.lane-row[data-run="run_2"] .label').textContent()).toBe('worker{"topic":"monsoons 2"}');
+      await page.close();
+    }, 60_000);
+
+    it('narrows the tree and the timeline to the runs matching the filter, with the runs above them', async () => {
+      const { page } = await open('wide');
+      const filter = page.locator('#filter');
+      await filter.fill('reviewer');
+      await expect.poll(async () => (await shown(page)).matches).toEqual(Array(10).fill('reviewer'));
+      const reviewers = Array.from({ length: 10 }, (_, index) => `run_${index * 100 + 7}`);
+      expect(await shown(page)).toEqual({
+        rows: ['run_top', ...reviewers],
+        matches: Array(10).fill('reviewer'),
+        lanes: ['run_top', ...reviewers],
+        count: '10 of 1,000 runs',
+      });
+      // By tool, status, prompt and answer text, every word typed.
+      for (const [query, runs] of [
+        ['review', reviewers],
+        ['failed model_error', Array.from({ length: 9 }, (_, index) => `run_${990 + index}`)],
+        ['skagen', ['run_500']],
+        ['zephyr-code', ['run_600']],
+        // Topics go round five names: every fifth run's is tides.
+        [
+          'tides worker 45',
+          Array.from({ length: 999 }, (_, index) => index)
+            .filter((index) => index % 5 === 0 && String(index).includes('45'))
+            .map((index) => `run_${index}`),
+        ],
+      ] as const) {
+        await filter.fill(query);
+        await expect.poll(async () => (await shown(page)).rows).toEqual(['run_top', ...runs]);
+      }
+      await filter.fill('');
+      await expect.poll(async () => (await shown(page)).rows.length).toBe(1000);
+      await filter.fill('tides');
+      await expect.poll(async () => (await shown(page)).count).toBe('200 of 1,000 runs');
+      await page.locator('li.run[data-run="run_5"] > .row .name').click();
+      await page.screenshot({ path: join(ARTIFACTS, 'viewer-wide.png') });
+      await page.close();
+    }, 60_000);
+
+    it('keeps the time axis in view while the timeline scrolls', async () => {
+      const { page } = await open('wide');
+      await page.locator('.lane-row[data-run="run_500"]').scrollIntoViewIfNeeded();
+      // The axis sits at the top of the window, above the row scrolled to, not back at the top of the section.
+      const axis = await page.locator('#timeline .axis').boundingBox();
+      const row = await page.locator('.lane-row[data-run="run_500"]').boundingBox();
+      expect(row?.y).toBeGreaterThan(0);
+      expect(axis?.y).toBeGreaterThanOrEqual(0);
+      expect(axis?.y).toBeLessThan(5);
+      expect((axis?.y ?? 0) + (axis?.height ?? 0)).toBeLessThanOrEqual((row?.y ?? 0) + 1);
+      await page.close();
+    }, 60_000);
+
+    it('shows a provider retry as a retry of its model call, with its reason, not as a re-ask in flight', async () => {
+      const { page } = await open('wide');
+      await page.locator('li.run[data-run="run_3"] > .row .name').click();
+      expect(await texts(page, '#details details.exchange > summary')).toEqual([
+        expect.stringMatching(/^step 0 · retried once: connect ECONNREFUSED 127\.0\.0\.1:443 · openai:gpt-4\.1-nano · 500 in \/ 80 out/),
+      ]);
+      await page.locator('#details details.exchange summary').click();
+      expect(await page.locator('#details .retry').textContent()).toBe('retry after attempt 1: connect ECONNREFUSED 127.0.0.1:443 (waited 500 ms)');
+      const lane = page.locator('.lane-row[data-run="run_3"]');
+      expect(await lane.locator('.bar-model').count()).toBe(1);
+      expect(await lane.locator('.bar.open').count()).toBe(0);
+      await page.close();
+    }, 60_000);
+
+    it('shows Requests relative to the top Request’s folder, never the host’s paths', async () => {
+      const { page } = await open('wide');
+      expect(await page.locator('.run-details .request').textContent()).toBe('orchestrator.json');
+      await page.locator('#details details.call', { hasText: 'review' }).first().locator('summary').click();
+      expect(await page.locator('#details details.call[open]').textContent()).toContain('(workers/reviewer.json)');
+      await page.locator('#details a.run-link').first().click();
+      expect(await page.locator('.run-details .request').textContent()).toBe('workers/reviewer.json');
+      expect(await page.locator('body').innerText()).not.toContain(WIDE_ROOT);
+      await page.close();
+    }, 60_000);
+  });
 });
