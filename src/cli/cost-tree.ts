@@ -102,7 +102,7 @@ export class CostTree {
       case 'delegate.completed':
       case 'delegate.failed': {
         // A child's own end comes first (TRACE-11); this only ends a child the trace shows no end of.
-        const child = this.index.get(known.child);
+        const child = known.child === null ? undefined : this.index.get(known.child);
         if (!child) return;
         if (known.event === 'delegate.completed') this.end(child, 'done');
         else this.end(child, known.code === 'cancelled_by_user' ? 'cancelled' : 'failed', known.code);

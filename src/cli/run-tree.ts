@@ -145,7 +145,7 @@ export class RunTree {
       }
       case 'delegate.completed':
       case 'delegate.failed': {
-        const child = this.index.get(known.child);
+        const child = known.child === null ? undefined : this.index.get(known.child);
         if (!child) return false;
         if (known.event === 'delegate.failed') this.fail(child, known, at);
         else {

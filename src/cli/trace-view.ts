@@ -100,9 +100,12 @@ export class TraceView {
       case 'delegate.completed':
       case 'delegate.failed': {
         const call = this.callOf(event.run, known.call, stringField(fields, 'tool', ''));
-        call.child = known.child;
-        const label = this.callLabels.get(`${event.run}\u0000${known.call}`);
-        if (label !== undefined) this.runLabels.set(known.child, label);
+        // A `delegate` outcome that started no child run names none (TRACE-17).
+        if (known.child !== null) {
+          call.child = known.child;
+          const label = this.callLabels.get(`${event.run}\u0000${known.call}`);
+          if (label !== undefined) this.runLabels.set(known.child, label);
+        }
         call.events.push(index);
         return;
       }

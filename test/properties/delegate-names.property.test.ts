@@ -71,7 +71,7 @@ describe('delegates by name', () => {
           expect(resolved.registry).toBe(expected?.registry);
           expect(resolved.location).toBe(expected?.path);
           expect(isInside(realRoot, await realpath(resolved.location))).toBe(true);
-          seen[resolved.registry!] += 1;
+          seen[resolved.registry as 'document' | 'runtime'] += 1;
         } catch (error) {
           expect(error).toBeInstanceOf(DelegateError);
           const code = (error as DelegateError).code;

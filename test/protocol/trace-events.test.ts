@@ -13,7 +13,7 @@ import { BOSS, TreeScript, journalRuntime, memoryJournal } from '../helpers/jour
 
 /** Each event's own fields, required or optional; typed so that every field of the map is listed and no other. */
 const FIELDS: { [E in TraceEventName]: Record<keyof TraceEventMap[E], 'required' | 'optional'> } = {
-  'run.started': { request: 'required', name: 'required', model: 'required', input: 'required', requestHash: 'optional' },
+  'run.started': { request: 'required', name: 'required', model: 'required', input: 'required', requestHash: 'optional', tools: 'optional' },
   'journal.started': { options: 'required', settings: 'required' },
   'journal.resumed': { events: 'required', ignored: 'required', overrides: 'required' },
   'run.resumed': { request: 'required', name: 'required', model: 'required' },
@@ -54,6 +54,7 @@ const FIELDS: { [E in TraceEventName]: Record<keyof TraceEventMap[E], 'required'
     contextMode: 'optional',
     contextReferenceCount: 'optional',
     taskTokens: 'optional',
+    allowedToolCount: 'optional',
     droppedTools: 'optional',
     attachments: 'optional',
   },

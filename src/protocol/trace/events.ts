@@ -54,6 +54,8 @@ export interface WorkerStartFields {
   contextReferenceCount: number;
   /** The task's size in tokens, estimated as its characters / 4, rounded up. */
   taskTokens: number;
+  /** How many tools the caller asked to lend: the distinct names of `allowed_tools`, else of all its own tools (an addition). */
+  allowedToolCount: number;
   /** The names of `allowed_tools` the worker did not get: `delegate` always, and names that are not the caller's tools. */
   droppedTools: string[];
 }
@@ -88,6 +90,8 @@ export interface TraceEventMap {
     input: unknown;
     /** The hash of the run's Request document (JOURNAL-8; an addition). */
     requestHash?: string;
+    /** The names of the tools the run is offered, in order (TRACE-3; an addition): absent when it failed before they were known. */
+    tools?: string[];
   };
   /** JOURNAL-2: the top run of a run with a journal, after its `run.started`: what a resume needs besides the request and input. */
   'journal.started': {
@@ -198,8 +202,8 @@ export interface TraceEventMap {
     name: string;
     /** The `_delegate` reference as the tool or call wrote it: a path, a URL, `anonymous` or a name (an addition). */
     reference: string;
-    /** The named registry a name was found in (`document`: its `config.delegates`; `runtime`), `null` for any other reference (DEL-21; an addition). */
-    registry: 'document' | 'runtime' | null;
+    /** Where a name was found (`document`: its `config.delegates`; `runtime`; `catalog`: the root folder's or the parent's server's), `null` for any other reference (DEL-21; an addition). */
+    registry: 'document' | 'runtime' | 'catalog' | null;
     resolution: 'runtime' | 'upfront';
     /** The scopes used, `[]` when none. */
     scopes: string[];
@@ -215,8 +219,13 @@ export interface TraceEventMap {
     /** The child's total usage, with the model it ran on (TRACE-17). */
     usage: DelegateUsage;
   };
-  /** TRACE-7: the child's own error, flat and as data; for a worker, its failure mode (TRACE-17). */
-  'delegate.failed': DelegateFields & { code: ErrorCode; message: string; error: ErrorJson } & Partial<WorkerFailureFields>;
+  /** TRACE-7: the child's own error, flat and as data; for a worker, its failure mode, and `child: null` when no child run started (TRACE-17). */
+  'delegate.failed': Omit<DelegateFields, 'child'> & {
+    child: string | null;
+    code: ErrorCode;
+    message: string;
+    error: ErrorJson;
+  } & Partial<WorkerFailureFields>;
   /** TRACE-22: a worker process took up the job of a queued child run (QUEUE-8); one per attempt, before the child's `run.started`. */
   'queue.job': {
     /** The BullMQ job id (the child's run id). */
