@@ -1,4 +1,4 @@
-/** The built-in delegate tool (spec/delegation.md DEL-23 to DEL-28): gating, tier → model, typed outcomes, context, tools and its trace fields. */
+/** The built-in delegate tool (spec/delegate-tool.md DEL-23 to DEL-28): gating, tier → model, typed outcomes, context, tools and its trace fields. */
 import { describe, expect, it } from 'vitest';
 import type { CassetteEntry } from '../../src/models/cassette.js';
 import { Runtime } from '../../src/protocol/run/runtime.js';
