@@ -1,5 +1,5 @@
 /**
- * The built-in `delegate` tool's Activity (spec/delegation.md DEL-23 to DEL-28): a layer on the one
+ * The built-in `delegate` tool's Activity (spec/delegate-tool.md DEL-23 to DEL-28): a layer on the one
  * child-run mechanism of the Delegation Activity. A call runs an anonymous worker Request — its
  * task, the included context, the lent tools — on the tier's model, and always answers with a
  * typed outcome.

@@ -1,4 +1,4 @@
-/** The Request a `delegate` call hands its worker (spec/delegation.md DEL-25): the task, the included context, the lent tools, `need_context`, the output schema. */
+/** The Request a `delegate` call hands its worker (spec/delegate-tool.md DEL-25): the task, the included context, the lent tools, `need_context`, the output schema. */
 import { DELEGATE_TOOL, NEED_CONTEXT_TOOL } from '../protocol/tools/delegate-tool.js';
 import { CallError } from '../protocol/errors.js';
 import { collectTools } from '../protocol/tools/tools.js';

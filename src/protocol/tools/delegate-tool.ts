@@ -1,4 +1,4 @@
-/** The built-in `delegate` tool (spec/delegation.md DEL-23 to DEL-25): its schema, and whether a run is offered it, as the tier catalog says. */
+/** The built-in `delegate` tool (spec/delegate-tool.md DEL-23 to DEL-25): its schema, and whether a run is offered it, as the tier catalog says. */
 import type { Model } from '../model.js';
 import type { RunInfo } from '../contracts.js';
 import type { JsonSchema, RequestDocument, ToolSchema } from '../types.js';
