@@ -9,6 +9,6 @@ export default defineConfig({
     // Two cores: keep parallel test files to what the machine can run without starving spawned CLIs.
     maxWorkers: 2,
     // The default report, then one plain closing line ("N passed, M failed") for CI logs.
-    reporters: ['default', './test/support/summary-reporter.ts'],
+    reporters: ['default', './test/helpers/summary-reporter.ts'],
   },
 });

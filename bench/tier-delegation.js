@@ -1,4 +1,4 @@
-// Benchmark of tier routing (spec/delegation.md DEL-23 to DEL-28): one scripted planner workload run
+// Benchmark of tier routing (spec/delegate-tool.md DEL-23 to DEL-28): one scripted planner workload run
 // twice — planner and workers on the deep tier, then planner on deep and workers on fast — priced
 // with the shipped models.json. Reports the dollar ratio and the wall time the second arm adds;
 // never judges.

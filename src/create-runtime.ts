@@ -122,7 +122,8 @@ export function createRuntime(options: CreateRuntimeOptions = {}): DelegatingRun
   );
   const chooseModel = options.chooseModel ?? ownModelOrInherited(chooser);
   // Delegation runs for untrusted documents (its children carry the trust) and ends with its child at cancellation.
-  runtime.registerActivity(DELEGATE_ACTIVITY, createDelegateActivity({ resolvers, chooseModel, root: options.root ?? process.cwd() }), {
+  const delegation = createDelegateActivity({ resolvers, chooseModel, root: options.root ?? process.cwd() });
+  runtime.registerActivity(DELEGATE_ACTIVITY, delegation, {
     runsUntrusted: true,
     ownsCancellation: true,
   });
@@ -145,7 +146,10 @@ export function createRuntime(options: CreateRuntimeOptions = {}): DelegatingRun
     ...(options.maxWorkers === undefined ? {} : { maxWorkers: options.maxWorkers }),
   };
   runtime.registerActivity(WORKER_CREATE_ACTIVITY, createWorkerCreateActivity(created), { runsUntrusted: true });
-  runtime.registerActivity(WORKER_CALL_ACTIVITY, createWorkerCallActivity(created), { runsUntrusted: true, ownsCancellation: true });
+  runtime.registerActivity(WORKER_CALL_ACTIVITY, createWorkerCallActivity({ ...created, delegate: delegation }), {
+    runsUntrusted: true,
+    ownsCancellation: true,
+  });
   runtime.registerActivity(NEED_CONTEXT_ACTIVITY, needContext, { runsUntrusted: true, namesContext: ['missing'] });
   // Workers become delegating tools first, so up-front resolution sees them like any other (WRK-2).
   runtime.registerPreparer(createWorkersPreparer({ resolvers, root: options.root ?? process.cwd() }));

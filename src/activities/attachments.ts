@@ -3,6 +3,7 @@ import { extname } from 'node:path';
 import { abortable } from '../protocol/cancellation.js';
 import { cancelled, ProtocolError, UserError } from '../protocol/errors.js';
 import type { ConfirmHook, RunInfo } from '../protocol/contracts.js';
+import type { RunTrace } from '../protocol/trace/trace.js';
 import type { Message, RequestDocument, ToolSchema } from '../protocol/types.js';
 import { type AttachmentLocator, readAttachmentFile } from './attachment-path.js';
 import { attachmentPolicyOf, checkAttachmentPolicy } from './attachment-policy.js';
@@ -36,6 +37,10 @@ export interface AttachmentCall {
   /** The call's id and tool, for the confirm hook. */
   callId: string;
   tool: ToolSchema;
+  /** The delegating call's tool name, as its approval events name it (TRACE-8). */
+  toolName?: string;
+  /** The caller's trace: each attachment's approval is traced there (TRACE-8, ATT-4). */
+  trace?: RunTrace;
   /** The folder paths are confined to: the caller's root. */
   root: string;
   /** Places `<sandbox>/…` paths in their sandbox (ATT-2). */
@@ -102,8 +107,19 @@ async function approve(call: AttachmentCall, record: AttachmentRecord): Promise<
     run: call.run,
     signal: call.signal ?? new AbortController().signal,
   };
+  // Traced like a call's approval, so the approvals list and an audit of what was shared see it (TRACE-8).
+  const tool = call.toolName ?? call.target;
+  const { _tool: _shown, ...params } = shown;
+  call.trace?.emit('approval.requested', { call: call.callId, tool, params });
   // A cancelled run does not wait for an answer that may never come (as for a call, CALL-8).
   const decision = await abortable(Promise.resolve(call.confirm(request)), call.signal, cancelled);
+  call.trace?.emit('approval.decided', {
+    call: call.callId,
+    tool,
+    decision: decision.decision,
+    reason: 'reason' in decision ? (decision.reason ?? null) : null,
+    ...(decision.by === undefined ? {} : { by: decision.by }),
+  });
   if (decision.decision === 'approved' || decision.decision === 'approved_session') return;
   const reason = 'reason' in decision && decision.reason ? `: ${decision.reason}` : '';
   throw new UserError('rejected_by_user', `The attachment "${record.path}" for "${call.target}" was not approved${reason}.`, {

@@ -79,6 +79,8 @@ export async function callAttachments(
       target,
       callId: environment.callId,
       tool,
+      toolName: call._tool,
+      trace: environment.trace,
       // A tool rule asking for approval of the delegating call asks for each attachment too (ATT-4).
       approvalRequired: requiresApproval(tool),
       root,

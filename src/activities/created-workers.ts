@@ -1,11 +1,13 @@
-/** Workers created mid-run (WRK-7 to WRK-10): `worker_create` makes a tool-less Request kept for the run tree, `worker_call` runs one. */
+/** Workers by name (WRK-7 to WRK-10): `worker_create` makes a tool-less Request kept for the run tree, `worker_call` runs a configured or created one. */
 import { constants } from 'node:fs';
 import { mkdir, open } from 'node:fs/promises';
 import { join, resolve as resolvePath } from 'node:path';
 import { ActivityError, BoundError, CallError, DelegateError, RequestError } from '../protocol/errors.js';
 import type { LoadedRequest } from '../protocol/messages/load-request.js';
 import type { Activity, ActivityEnvironment } from '../protocol/contracts.js';
-import { isJsonObject, type RequestDocument, type ToolSchema } from '../protocol/types.js';
+import { formatIssues, validateAgainst } from '../protocol/schemas.js';
+import { callValidationSchema, metaConst } from '../protocol/tools/tools.js';
+import { type Call, isJsonObject, type RequestDocument, type ToolSchema } from '../protocol/types.js';
 import { type AttachmentPlaces, callAttachments, handOver, takesAttachments } from './call-attachments.js';
 import { type ChildModelChooser, runDelegation } from './delegate.js';
 import { WORKER_NAME_PATTERN } from '../protocol/messages/workers.js';
@@ -29,8 +31,37 @@ export const CREATED_WORKER_ATTACHMENTS = { maxCount: 10, maxBytes: 20_000_000 }
 /** The workers one run tree may create by default (WRK-11, `--max-workers`). */
 export const DEFAULT_MAX_WORKERS = 32;
 
+/** The meta-property of `worker_call` holding the configured workers it may call, by name: each one's own tool (WRK-9). */
+export const CALLABLE_WORKERS = '_workers';
+
 /**
- * The two tools a `workers` message with `"create": true` offers (WRK-7, WRK-9). `taken` are the
+ * `worker_call` (WRK-9): offered whenever a worker is callable, so for every `workers` message that
+ * allows a configured worker or creates them. `configured` are the tools of the workers the
+ * document's `workers` messages allow, by name: the only configured workers it may call, held as
+ * a const meta-property the model never sees (TOOL-5).
+ */
+export function workerCallTool(configured: Readonly<Record<string, ToolSchema>>, create: boolean): ToolSchema {
+  const names = Object.keys(configured);
+  const which = [
+    ...(names.length > 0 ? [`one of your workers (${names.join(', ')})`] : []),
+    ...(create ? ['a worker you created with worker_create in this task'] : []),
+  ].join(' or ');
+  return {
+    type: 'object',
+    description: `Calls ${which} by name, with an input; it sees only that input.`,
+    properties: {
+      worker: { type: 'string', description: 'The worker’s name.' },
+      input: { description: 'What the worker is given: its parameters when it declares an input schema, else its input text.' },
+      attachments: { type: 'array', items: { type: 'string' }, description: 'Paths of files to hand to the worker.' },
+      _activity: { const: WORKER_CALL_ACTIVITY },
+      [CALLABLE_WORKERS]: { const: configured },
+    },
+    required: ['worker', 'input'],
+  };
+}
+
+/**
+ * `worker_create`, which a `workers` message with `"create": true` offers (WRK-7). `taken` are the
  * names of the document's tools, configured workers included: a created worker may have none of
  * them, so it never shadows one, nor any built-in tool's (WRK-8).
  */
@@ -57,17 +88,6 @@ export function creationTools(taken: readonly string[]): Record<string, ToolSche
         _approval: { const: 'required' },
       },
       required: ['name', 'instructions', 'description'],
-    },
-    [WORKER_CALL_TOOL]: {
-      type: 'object',
-      description: 'Calls a worker created with worker_create in this task, with an input; it sees only that input.',
-      properties: {
-        worker: { type: 'string', description: 'The created worker’s name.' },
-        input: { description: 'What the worker is given as its input.' },
-        attachments: { type: 'array', items: { type: 'string' }, description: 'Paths of files to hand to the worker.' },
-        _activity: { const: WORKER_CALL_ACTIVITY },
-      },
-      required: ['worker', 'input'],
     },
   };
 }
@@ -234,16 +254,29 @@ async function createWorker(
   return path;
 }
 
-/** The `worker_call` Activity (WRK-9): runs a worker created in this run tree on the call's input, and nothing else. */
-export function createWorkerCallActivity(options: CreatedWorkersOptions): Activity {
-  return async (call, tool, _context, environment) => {
+/** Options of the `worker_call` Activity: those of created workers, and the Delegation Activity that runs a configured worker (WRK-9). */
+export interface WorkerCallOptions extends CreatedWorkersOptions {
+  /** Runs a configured worker's tool as any delegating call (DEL-8). */
+  delegate: Activity;
+}
+
+/**
+ * The `worker_call` Activity (WRK-9): runs a configured worker the calling run's `workers` messages
+ * allow, through the Delegation Activity as its own tool would, or a worker created in this run
+ * tree; any other name is `delegate_forbidden`, so the allow-list is never bypassed (WRK-3).
+ */
+export function createWorkerCallActivity(options: WorkerCallOptions): Activity {
+  return async (call, tool, context, environment) => {
     const name = String(call.worker);
+    const configured = configuredWorker(tool, name);
+    if (configured) return options.delegate(configuredCall(call, name, configured), configured, context, environment);
     const worker = options.store.of(environment).get(name);
     if (!worker) {
+      const callable = Object.keys(configuredWorkers(tool));
       throw new DelegateError(
         'delegate_forbidden',
-        `worker_call may only call a worker created in this task with worker_create, and "${name}" is not one; a configured worker is called by its own tool.`,
-        { worker: name },
+        `worker_call may only call a worker your workers messages allow (${callable.length === 0 ? 'none' : callable.join(', ')}) or one created in this task with worker_create, and "${name}" is neither.`,
+        { worker: name, available: callable },
       );
     }
     const { document } = worker.request;
@@ -278,4 +311,34 @@ export function createWorkerCallActivity(options: CreatedWorkersOptions): Activi
     if (!result.ok) throw result.error;
     return result.output;
   };
+}
+
+/** The configured workers a `worker_call` tool may call, by name (WRK-9). */
+function configuredWorkers(tool: ToolSchema): Record<string, ToolSchema> {
+  const workers = metaConst(tool, CALLABLE_WORKERS);
+  return isJsonObject(workers) ? (workers as Record<string, ToolSchema>) : {};
+}
+
+/** The tool of the configured worker `name`, when the `worker_call` tool allows it. */
+function configuredWorker(tool: ToolSchema, name: string): ToolSchema | undefined {
+  const workers = configuredWorkers(tool);
+  return Object.hasOwn(workers, name) ? workers[name] : undefined;
+}
+
+/**
+ * The call of a configured worker's own tool that a `worker_call` stands for (WRK-9): `input` is its
+ * parameters when it is an object, else `{input}`, plus `attachments`; checked against the
+ * worker's tool, so a bad input is `invalid_params` before anything runs.
+ */
+function configuredCall(call: Call, name: string, tool: ToolSchema): Call {
+  const parameters = isJsonObject(call.input) ? { ...call.input } : { input: call.input };
+  const own: Call = { _tool: name, ...parameters, ...(call.attachments === undefined ? {} : { attachments: call.attachments }) };
+  const issues = validateAgainst(callValidationSchema(name, tool), own);
+  if (issues.length > 0)
+    throw new CallError('invalid_params', `The input of worker_call for the worker "${name}" does not match its parameters: ${formatIssues(issues)}`, {
+      toolName: WORKER_CALL_TOOL,
+      worker: name,
+      issues,
+    });
+  return { ...own, _tool: call._tool };
 }

@@ -1,4 +1,4 @@
-/** The typed outcome of a `delegate` call (spec/delegation.md DEL-26): what the planner sees, and the failure mode the trace records. */
+/** The typed outcome of a `delegate` call (spec/delegate-tool.md DEL-26): what the planner sees, and the failure mode the trace records. */
 import type { ProtocolError } from '../protocol/errors.js';
 import { formatIssues, validateAgainst } from '../protocol/schemas.js';
 import { isJsonObject, type JsonSchema } from '../protocol/types.js';

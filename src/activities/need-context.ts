@@ -1,4 +1,4 @@
-/** The worker's built-in `need_context` tool (spec/delegation.md DEL-26): asking the planner for what is missing ends the worker's run with `insufficient_context`. */
+/** The worker's built-in `need_context` tool (spec/delegate-tool.md DEL-26): asking the planner for what is missing ends the worker's run with `insufficient_context`. */
 import { NEED_CONTEXT_ACTIVITY } from '../protocol/tools/delegate-tool.js';
 import { DelegateError } from '../protocol/errors.js';
 import type { Activity } from '../protocol/contracts.js';

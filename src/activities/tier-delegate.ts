@@ -1,5 +1,5 @@
 /**
- * The built-in `delegate` tool's Activity (spec/delegation.md DEL-23 to DEL-28): a layer on the one
+ * The built-in `delegate` tool's Activity (spec/delegate-tool.md DEL-23 to DEL-28): a layer on the one
  * child-run mechanism of the Delegation Activity. A call runs an anonymous worker Request — its
  * task, the included context, the lent tools — on the tier's model, and always answers with a
  * typed outcome.
@@ -9,7 +9,8 @@ import type { LoadedRequest } from '../protocol/messages/load-request.js';
 import type { Model } from '../protocol/model.js';
 import { applyToolRules } from '../protocol/tools/tool-rules.js';
 import type { Activity, ActivityEnvironment, RunInfo, RunResult } from '../protocol/contracts.js';
-import type { Call, Message, RequestDocument, ToolSchema } from '../protocol/types.js';
+import type { WorkerFailureFields } from '../protocol/trace/events.js';
+import type { Call, JsonSchema, Message, RequestDocument, ToolSchema } from '../protocol/types.js';
 import { runDelegation } from './delegate.js';
 import { type DelegateOutcome, failureOf, succeeded } from './delegate-outcome.js';
 import { type DelegateCall, delegateCall, estimateTokens, lendTools, splitContext, WORKER_NAME, workerRequest } from './worker-request.js';
@@ -36,13 +37,28 @@ export function createTierDelegateActivity(options: TierDelegateActivityOptions)
     const request = loadWorker(options, workerRequest(asked, included, lent.tools, environment.run.delegation), call._tool);
     const schema = request.document.schema;
     const description = `Delegating a task to a worker of tier "${asked.tier}"`;
+    // Every failed outcome is traced as delegate.failed with its failure mode (TRACE-17), those
+    // that start no child run too (`child: null`): a dashboard built on events sees all of them.
+    const refused = (thrown: unknown): DelegateOutcome => {
+      const error = asProtocolError(thrown);
+      const { code, message } = error;
+      environment.trace.emit('delegate.failed', {
+        call: environment.callId,
+        child: null,
+        code,
+        message,
+        error: error.toJSON(),
+        ...failureFields(error, schema),
+      });
+      return failureOf(error, schema).outcome;
+    };
     let model: Model;
     try {
       // Too deep, the tree past a bound, or no model for the tier: an outcome, with no child run (DEL-2).
       environment.checkChild(description);
       model = options.chooseModel(asked.tier, environment.run);
     } catch (error) {
-      return failureOf(asProtocolError(error), schema).outcome;
+      return refused(error);
     }
     let result: RunResult;
     try {
@@ -60,19 +76,23 @@ export function createTierDelegateActivity(options: TierDelegateActivityOptions)
           contextMode: asked.context.mode,
           contextReferenceCount: asked.context.mode === 'explicit' ? asked.context.include.length : 0,
           taskTokens: estimateTokens(asked.task),
+          allowedToolCount: lent.asked,
           droppedTools: lent.dropped,
         },
-        (error) => {
-          const failure = failureOf(error, schema);
-          return { failureMode: failure.failureMode, ...(failure.request ? { insufficientContextRequest: failure.request } : {}) };
-        },
+        (error) => failureFields(error, schema),
       ));
     } catch (error) {
       // A bound reached between the check above and the child's start: an outcome too.
-      return failureOf(asProtocolError(error), schema).outcome;
+      return refused(error);
     }
     return result.ok ? succeeded(result.output) : failureOf(result.error, schema).outcome;
   };
+}
+
+/** What `delegate.failed` adds for a worker's failed outcome (TRACE-17): its failure mode, and the request of a worker that lacked context. */
+function failureFields(error: ProtocolError, schema: JsonSchema): Partial<WorkerFailureFields> {
+  const failure = failureOf(error, schema);
+  return { failureMode: failure.failureMode, ...(failure.request ? { insufficientContextRequest: failure.request } : {}) };
 }
 
 /** The worker's Request, validated; a call whose `output_schema` is not a schema fails with `invalid_params` (TOOL-11). */

@@ -1,4 +1,4 @@
-/** The Request a `delegate` call hands its worker (spec/delegation.md DEL-25): the task, the included context, the lent tools, `need_context`, the output schema. */
+/** The Request a `delegate` call hands its worker (spec/delegate-tool.md DEL-25): the task, the included context, the lent tools, `need_context`, the output schema. */
 import { DELEGATE_TOOL, NEED_CONTEXT_TOOL } from '../protocol/tools/delegate-tool.js';
 import { CallError } from '../protocol/errors.js';
 import { collectTools } from '../protocol/tools/tools.js';
@@ -48,12 +48,13 @@ export function delegateScopes(call: Call): string[] {
 
 /**
  * The tools a worker is lent (DEL-25): the caller's own tools named in `allowed_tools` (all of them
- * when it is absent), never `delegate`. Every name asked for that the worker does not get is dropped.
+ * when it is absent), never `delegate`. Every name asked for that the worker does not get is dropped;
+ * `asked` counts the distinct names asked for (TRACE-17's `allowedToolCount`).
  */
 export function lendTools(
   own: ReadonlyMap<string, ToolSchema>,
   allowed: readonly string[] | undefined,
-): { tools: Record<string, ToolSchema>; dropped: string[] } {
+): { tools: Record<string, ToolSchema>; dropped: string[]; asked: number } {
   const asked = allowed ?? [...own.keys()];
   const tools: Record<string, ToolSchema> = {};
   const dropped: string[] = [];
@@ -69,7 +70,7 @@ export function lendTools(
   }
   // Asked for or not, `delegate` is never lent: recording it says so when the caller had one of its own.
   if (own.has(DELEGATE_TOOL) && !dropped.includes(DELEGATE_TOOL)) dropped.push(DELEGATE_TOOL);
-  return { tools, dropped };
+  return { tools, dropped, asked: new Set(asked).size };
 }
 
 /** What the Activity received as context, split into the caller's tool messages and the included context. */

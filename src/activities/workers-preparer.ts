@@ -8,13 +8,14 @@ import type { LoadedRequest } from '../protocol/messages/load-request.js';
 import { declaredInputSchema } from '../protocol/messages/input.js';
 import { isAllowedWorker, WORKER_NAME_PATTERN, type WorkersMessage } from '../protocol/messages/workers.js';
 import { isReservedToolName } from '../protocol/tools/reserved-tools.js';
-import type { RunPreparer, Runtime } from '../protocol/run/runtime.js';
+import { applyToolRules } from '../protocol/tools/tool-rules.js';
 import type { RunOptions } from '../protocol/contracts.js';
+import type { RunPreparer, Runtime } from '../protocol/run/runtime.js';
 import type { JsonSchema, Message, RequestDocument, ToolMessage, ToolSchema } from '../protocol/types.js';
 import { isHttpUrl, isInside } from '../resolvers/reference-forms.js';
 import type { ResolvedRequest } from '../resolvers/resolver.js';
 import { acceptsAttachments } from './attachment-policy.js';
-import { creationTools } from './created-workers.js';
+import { creationTools, WORKER_CALL_TOOL, workerCallTool } from './created-workers.js';
 import type { DelegateResolver } from './delegate.js';
 import { mergeDelegateContract } from './upfront-preparer.js';
 
@@ -125,7 +126,8 @@ export interface WorkersPreparerOptions {
 
 /**
  * A run preparer that turns every `workers` message into a `tool` message at its place: one tool
- * per allowed worker, named after it and delegating to it (WRK-2 to WRK-4). Collisions with another
+ * per allowed worker, named after it and delegating to it (WRK-2 to WRK-4), and one `worker_call`
+ * reaching those workers and created ones (WRK-9). Collisions with another
  * tool, another worker or a reserved name, an allowed name no worker has, and a `from` that is not
  * a folder inside the root are `invalid_request`, before the first model call (WRK-5).
  */
@@ -137,6 +139,10 @@ export function createWorkersPreparer(options: WorkersPreparerOptions): RunPrepa
     const problem = (at: string, message: string) => problems.push({ document: request.location, pointer: at, message });
     const defined = definedTools(request.document.context, runtime.handlers);
     const context: Message[] = [];
+    // What worker_call may reach: every allowed worker of the document, and created ones when a message says so (WRK-9).
+    const callable: Record<string, ToolSchema> = {};
+    let creates = false;
+    let last: ToolMessage | undefined;
     for (const [index, message] of request.document.context.entries()) {
       if (message.type !== 'workers') {
         context.push(message);
@@ -161,6 +167,7 @@ export function createWorkersPreparer(options: WorkersPreparerOptions): RunPrepa
           );
         defined.set(worker.name, { pointer: at, what: `the worker "${worker.name}" of ${worker.reference}` });
         tools[worker.name] = workerTool({ reference: worker.reference, document: worker.resolved.document });
+        callable[worker.name] = tools[worker.name];
       }
       if (Array.isArray(workers.allow))
         for (const [position, name] of workers.allow.entries())
@@ -173,10 +180,17 @@ export function createWorkersPreparer(options: WorkersPreparerOptions): RunPrepa
         // Every name defined so far, configured workers included: a created worker never shadows one (WRK-8).
         const taken = [...new Set([...defined.keys(), ...Object.keys(tools)])];
         Object.assign(tools, creationTools(taken));
+        creates = true;
       }
-      context.push({ type: 'tool', tool: tools } as ToolMessage);
+      last = { type: 'tool', tool: tools } as ToolMessage;
+      context.push(last);
     }
     if (problems.length > 0) throw new RequestError(problems);
+    // One worker_call for the whole document, offered whenever some worker is callable (WRK-9); it
+    // reaches only the workers the document's tool rules leave offered (TOOL-21).
+    const reachable = new Map(Object.entries(callable));
+    applyToolRules(reachable, request.document.config?.toolRules ?? []);
+    if (last && (creates || reachable.size > 0)) last.tool[WORKER_CALL_TOOL] = workerCallTool(Object.fromEntries(reachable), creates);
     return { ...request, document: { ...request.document, context } };
   };
 }

@@ -1,6 +1,7 @@
 /** Approvals (human in the loop): which calls need one, and the modes that answer — as a confirm hook. */
 import { canonicalJson } from '../protocol/json.js';
 import type { ConfirmDecision, ConfirmHook, ConfirmRequest } from '../protocol/contracts.js';
+import { lineageOf } from '../protocol/calls/child-run.js';
 import { metaConst } from '../protocol/tools/tools.js';
 import { isMetaProperty, type Call, type ToolSchema } from '../protocol/types.js';
 
@@ -45,16 +46,26 @@ export interface ApprovalPolicyOptions {
 
 /**
  * The confirm hook of an approval policy. Only calls whose tool requires approval are asked
- * about. A call approved "for the session" is not asked again when an identical call (CALL-11)
- * comes anywhere in the run tree, whatever the mode; a one-off approval is not remembered. The
- * hook is the session: create one per run tree (the CLI does, per run). Interactive prompts are
- * asked one at a time.
+ * about. A call approved "for the session" is not asked again, whatever the mode, when an
+ * identical call (CALL-11) comes in the run that asked or a run it started, at any depth — never
+ * in its caller or its siblings; a one-off approval is not remembered. The hook holds the
+ * session: create one per run tree (the CLI does, per run). Interactive prompts are asked one at a
+ * time.
  */
 export function createApprovalHook(options: ApprovalPolicyOptions): ConfirmHook {
   if (options.mode === 'interactive' && !options.prompt) throw new Error('The interactive approval mode needs a prompt.');
-  const approved = new Set<string>();
+  // Each identical call's approvals by the runs they were given in: each holds in that run's subtree.
+  const approved = new Map<string, Set<string>>();
   let queue: Promise<unknown> = Promise.resolve();
-  const known = (request: ConfirmRequest) => approved.has(approvalKey(request.call));
+  const known = (request: ConfirmRequest) => {
+    const runs = approved.get(approvalKey(request.call));
+    return runs !== undefined && [request.run.id, ...lineageOf(request.run)].some((run) => runs.has(run));
+  };
+  const remember = (request: ConfirmRequest) => {
+    const key = approvalKey(request.call);
+    const runs = approved.get(key) ?? new Set<string>();
+    approved.set(key, runs.add(request.run.id));
+  };
 
   const hook = (async (request: ConfirmRequest): Promise<ConfirmDecision> => {
     if (known(request)) return { decision: 'approved_session', by: DECIDED_BY.session };
@@ -73,7 +84,7 @@ export function createApprovalHook(options: ApprovalPolicyOptions): ConfirmHook 
     });
     queue = asked.catch(() => undefined);
     const decision = await asked;
-    if (decision.decision === 'approved_session') approved.add(approvalKey(request.call));
+    if (decision.decision === 'approved_session') remember(request);
     return decision;
   }) as ConfirmHook;
   hook.appliesTo = (request) => requiresApproval(request.tool);

@@ -7,6 +7,7 @@ import { notJsonPlaceholder, toJsonData } from '../protocol/json-data.js';
 import type { JournalStore } from '../protocol/trace/journal.js';
 import { jsonUsage } from './report/cost-report.js';
 import { type CliIo, EXIT, type ParsedArguments } from './run-setup.js';
+import type { SchemaFormNotice } from './schema-form-notices.js';
 
 /** What a run that needed a model and had none says (CLI-3). */
 export const NO_MODEL = `No model was chosen. Choose one of:
@@ -21,6 +22,8 @@ export interface Written {
   replayed?: { modelCalls: number; calls: number };
   /** Runs in the tree, as the summary and `delegate-run report` count them (CLI-4). */
   runs: number;
+  /** The model calls sent in a weaker form than strict, once per run, model and form (MODEL-17). */
+  schemaForms?: SchemaFormNotice[];
 }
 
 /** Prints a finished run's result (CLI-4) and says its exit status; a trace or journal that failed to write fails the command (TRACE-14, CLI-22). */
@@ -35,6 +38,7 @@ export function reportResult(result: RunResult, args: ParsedArguments, io: CliIo
     ...(traceError ? { traceError } : {}),
     ...(journalError ? { journalError } : {}),
     ...(written.replayed ? { replayed: written.replayed } : {}),
+    ...(written.schemaForms?.length ? { schemaForms: written.schemaForms } : {}),
   };
   if (result.ok) {
     const output = printable(result.output);
@@ -72,4 +76,10 @@ export function reportSetupError(error: unknown, json: boolean, io: CliIo, say: 
   else say(`delegate-run: ${protocolError.message}`);
   // Nothing ran yet: a bad request, reference, model choice or activities module is a usage problem.
   return protocolError.code === 'cancelled_by_user' ? EXIT.cancelled : EXIT.usage;
+}
+
+/** What a resume says it took from its journal instead of paying for it again (CLI-23). */
+export function replayedSentence(path: string, replayed: { modelCalls: number; calls: number }): string {
+  const plural = (count: number, word: string) => `${count} ${word}${count === 1 ? '' : 's'}`;
+  return `Resumed from ${path}: ${plural(replayed.modelCalls, 'model call')} replayed from the journal (paid once, counted in the cost), ${plural(replayed.calls, 'finished call')} not run again.`;
 }

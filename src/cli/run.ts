@@ -14,6 +14,7 @@ import type { Model } from '../protocol/model.js';
 import { journalSession, journalStart, type JournalStore } from '../protocol/trace/journal.js';
 import { Tracer } from '../protocol/trace/trace.js';
 import type { QueueChildRunner } from '../queue/queue-child-runner.js';
+import { SchemaFormNotices } from './schema-form-notices.js';
 import { treeKey } from '../queue/queue-keys.js';
 import { isHttpUrl } from '../resolvers/reference-forms.js';
 import { terminalPrompt } from './approval-prompt.js';
@@ -38,7 +39,7 @@ import {
   runOptionsFor,
   runtimeFor,
 } from './run-setup.js';
-import { NO_MODEL, reportResult, reportSetupError } from './run-outcome.js';
+import { NO_MODEL, replayedSentence, reportResult, reportSetupError } from './run-outcome.js';
 import { RunSession } from './run-session.js';
 import { TreeCosts } from './report/tree-costs.js';
 import { VIEW_COMMAND, viewMain } from './view.js';
@@ -188,6 +189,9 @@ async function runCommand(args: ParsedArguments, resumed: Resumed | undefined, i
   const session = new RunSession(resumed?.store);
   const replayed = countReplayed(tracer);
   let outcome: { result: RunResult } | { error: unknown };
+  // The model calls sent weaker than strict, for --json's `schemaForms` (MODEL-17).
+  const schemaForms = new SchemaFormNotices();
+  tracer.subscribe((event) => schemaForms.take(event));
   try {
     outcome = { result: await startRun(args, resumed, io, { tracer, progress, session, models, say }) };
   } catch (error) {
@@ -207,7 +211,13 @@ async function runCommand(args: ParsedArguments, resumed: Resumed | undefined, i
   progress.finish(outcome.result);
   // A resume says what it took from the journal instead of paying for it again (CLI-23).
   if (resumed && !args.quiet && !args.json) say(replayedSentence(resumed.path, replayed));
-  const written = { sink: session.sink, journal: session.journal, runs: costs.report().total.runs, ...(resumed ? { replayed } : {}) };
+  const written = {
+    sink: session.sink,
+    journal: session.journal,
+    runs: costs.report().total.runs,
+    ...(resumed ? { replayed } : {}),
+    schemaForms: schemaForms.all,
+  };
   return reportResult(outcome.result, args, io, written, say);
 }
 
@@ -294,11 +304,6 @@ function countReplayed(tracer: Tracer): { modelCalls: number; calls: number } {
     else if (event.event === 'call.replayed') counts.calls += 1;
   });
   return counts;
-}
-
-function replayedSentence(path: string, replayed: { modelCalls: number; calls: number }): string {
-  const plural = (count: number, word: string) => `${count} ${word}${count === 1 ? '' : 's'}`;
-  return `Resumed from ${path}: ${plural(replayed.modelCalls, 'model call')} replayed from the journal (paid once, counted in the cost), ${plural(replayed.calls, 'finished call')} not run again.`;
 }
 
 /** The approval policy: --approve, else interactive when a person is at a terminal, else strict. */

@@ -123,9 +123,12 @@ export class TraceView {
   private delegated(event: TraceEventOf<'delegate.started' | 'delegate.completed' | 'delegate.failed'>): void {
     const fields = event as unknown as Record<string, unknown>;
     const call = this.callOf(event.run, event.call, stringField(fields, 'tool', ''));
-    call.child = event.child;
-    const label = this.callLabels.get(`${event.run}\u0000${event.call}`);
-    if (label !== undefined) this.runLabels.set(event.child, label);
+    // A `delegate` outcome that started no child run names none (TRACE-17).
+    if (event.child !== null) {
+      call.child = event.child;
+      const label = this.callLabels.get(`${event.run}\u0000${event.call}`);
+      if (label !== undefined) this.runLabels.set(event.child, label);
+    }
     call.events.push(this.index);
   }
 

@@ -12,9 +12,10 @@ import type { Usage } from '../protocol/usage.js';
 import { throwIfAborted } from './abort-error.js';
 import type { AttemptDeadline } from './deadline.js';
 import { answerCut, callWithRetries, sdkTimeoutMs } from './live-call.js';
-import { base64Of, type Model, type ModelRequest, type ModelResponse, type ProviderFile, type ProviderMessage } from '../protocol/model.js';
+import { base64Of, type Model, type ModelRequest, type ModelResponse, type ProviderFile, type ProviderMessage, type SchemaForm } from '../protocol/model.js';
 import { zeroUsage } from '../protocol/usage.js';
-import { isJsonObject } from '../protocol/types.js';
+import { isJsonObject, type JsonSchema } from '../protocol/types.js';
+import { fromStrictValue, schemaFormOf, StrictSchemas, type StrictSchemaResult } from './strict-schema.js';
 import { providerFetch } from './provider-fetch.js';
 import { parseAnswer } from './parse-json.js';
 import { EMPTY_PROMPT } from '../protocol/constants.js';
@@ -55,6 +56,9 @@ export class AnthropicModel implements Model {
   readonly id: string;
   private client: Promise<Anthropic> | undefined;
   private readonly clientOptions: ConstructorParameters<typeof Anthropic>[0];
+  private readonly strictSchemas = new StrictSchemas('anthropic');
+  /** The server's words when it refused a strict tool, after which this model sends none (MODEL-15). */
+  private strictRefused: string | undefined;
 
   constructor(private readonly options: AnthropicModelOptions) {
     const env = options.env ?? {};
@@ -87,22 +91,43 @@ export class AnthropicModel implements Model {
     throwIfAborted(request.signal);
     // Loaded before the first deadline starts: loading the SDK is not the server's delay.
     const sdk = await this.sdk();
-    const body = this.body(request);
     return callWithRetries('Anthropic', request, this.options, async (deadline, counted) => {
-      // A plain-text answer is the output itself (MSG-28): it holds no calls to stream.
-      const calls = request.plainText ? undefined : new StreamedCalls(counted);
-      const answer = this.options.stream === false ? await this.whole(sdk, body, deadline) : await this.streamed(sdk, body, deadline, calls);
-      return this.respond(answer, body, request, calls);
+      for (;;) {
+        const strict = request.plainText ? undefined : this.strictFor(request.schema);
+        const decode = strict?.strict ? (value: unknown) => fromStrictValue(value, request.schema, strict.encodedNodes) : undefined;
+        // A plain-text answer is the output itself (MSG-28): it holds no calls to stream.
+        const calls = request.plainText ? undefined : new StreamedCalls(counted, decode);
+        const body = this.body(request, strict);
+        try {
+          const answer = this.options.stream === false ? await this.whole(sdk, body, deadline) : await this.streamed(sdk, body, deadline, calls);
+          return this.respond(answer, body, request, calls, decode, strict && schemaFormOf(strict));
+        } catch (error) {
+          // A server (or model) without strict tools says so: the tool is sent without it from then on (MODEL-15).
+          if (!strict?.strict || this.strictRefused !== undefined || !rejectsStrictTool(error)) throw error;
+          this.strictRefused = `the server refused a strict tool: ${error instanceof Error ? error.message : String(error)}`;
+        }
+      }
     });
   }
 
-  private body(request: ModelRequest): MessageCreateParamsBase {
-    const system: TextBlockParam[] = request.messages
-      .filter((message) => message.role === 'system')
-      .map((message) => ({ type: 'text', text: message.content }));
+  /** The form in which the schema of `request` goes out now (MODEL-17). */
+  schemaFormOf(request: Pick<ModelRequest, 'schema' | 'plainText'>): SchemaForm | undefined {
+    return request.plainText ? undefined : schemaFormOf(this.strictFor(request.schema));
+  }
+
+  /** The strict form of a schema (MODEL-15), built once per schema; not strict at all once the server refused strict tools. */
+  private strictFor(schema: JsonSchema): StrictSchemaResult {
+    if (this.strictRefused !== undefined) return { schema, strict: false, reason: this.strictRefused, encoded: [], encodedNodes: new Set() };
+    return this.strictSchemas.of(schema);
+  }
+
+  private body(request: ModelRequest, strict: StrictSchemaResult | undefined): MessageCreateParamsBase {
+    // Anthropic refuses empty text blocks and empty turns (MODEL-15): a message that says nothing is not sent.
+    const said = request.messages.filter((message) => message.content !== '' || (message.files?.length ?? 0) > 0);
+    const system: TextBlockParam[] = said.filter((message) => message.role === 'system').map((message) => ({ type: 'text', text: message.content }));
     const last = system.at(-1);
     if (last && this.options.promptCaching !== false) last.cache_control = { type: 'ephemeral' };
-    const messages: MessageParam[] = request.messages.filter((message) => message.role !== 'system').map(anthropicMessage);
+    const messages: MessageParam[] = said.filter((message) => message.role !== 'system').map(anthropicMessage);
     // The API wants the conversation to open with a user turn.
     if (messages[0]?.role !== 'user')
       messages.unshift({ role: 'user', content: request.plainText ? EMPTY_PROMPT : 'Give your answer with the solution tool.' });
@@ -112,8 +137,12 @@ export class AnthropicModel implements Model {
       messages,
     };
     // A plain-text answer is the output itself (MSG-28): no solution tool to force.
-    if (!request.plainText) {
-      body.tools = [{ name: SOLUTION_TOOL, description: SOLUTION_TOOL_DESCRIPTION, input_schema: request.schema as { type: 'object' } }];
+    if (strict) {
+      body.tools = [
+        strict.strict
+          ? { name: SOLUTION_TOOL, description: SOLUTION_TOOL_DESCRIPTION, input_schema: strict.schema as { type: 'object' }, strict: true }
+          : { name: SOLUTION_TOOL, description: SOLUTION_TOOL_DESCRIPTION, input_schema: request.schema as { type: 'object' } },
+      ];
       body.tool_choice = { type: 'tool', name: SOLUTION_TOOL };
     }
     if (system.length > 0) body.system = system;
@@ -176,7 +205,14 @@ export class AnthropicModel implements Model {
     return answer;
   }
 
-  private respond(answer: RawAnswer, body: MessageCreateParamsBase, request: ModelRequest, calls: StreamedCalls | undefined): ModelResponse {
+  private respond(
+    answer: RawAnswer,
+    body: MessageCreateParamsBase,
+    request: ModelRequest,
+    calls: StreamedCalls | undefined,
+    decode: ((value: unknown) => unknown) | undefined,
+    schemaForm: SchemaForm | undefined,
+  ): ModelResponse {
     if (answer.toolJson === undefined && answer.stopReason === 'refusal') {
       throw new ModelError('model_error', `The Anthropic model ${this.options.model} refused to answer${answer.text ? `: ${answer.text}` : '.'}`);
     }
@@ -192,7 +228,7 @@ export class AnthropicModel implements Model {
     // An empty tool input streams no JSON at all: it is the empty object.
     const text = request.plainText || answer.toolJson === undefined ? answer.text : answer.toolJson.trim() === '' ? '{}' : answer.toolJson;
     const parsed = parseAnswer(text, request.plainText);
-    const solution = parsed.ok ? parsed.value : undefined;
+    const solution = !parsed.ok ? undefined : decode ? decode(parsed.value) : parsed.value;
     calls?.finish(solution);
     return {
       text,
@@ -201,8 +237,16 @@ export class AnthropicModel implements Model {
       usage: answer.usage,
       costUsd: this.options.registry?.costOf(this.id, answer.usage) ?? null,
       ...(request.plainText ? { responseFormat: 'plain_text' } : {}),
+      ...(schemaForm ? { schemaForm } : {}),
     };
   }
+}
+
+/** Whether an error is the server refusing a strict tool (MODEL-15): a 400 whose message names strict tools or structured outputs. */
+export function rejectsStrictTool(error: unknown): boolean {
+  if ((error as { status?: unknown } | null)?.status !== 400) return false;
+  const message = error instanceof Error ? error.message : String(error);
+  return /strict|structured output/i.test(message);
 }
 
 interface RawAnswer {

@@ -8,12 +8,11 @@ import type { Usage } from '../protocol/usage.js';
 import { throwIfAborted } from './abort-error.js';
 import type { AttemptDeadline } from './deadline.js';
 import { answerCut, callWithRetries, sdkTimeoutMs } from './live-call.js';
-import { base64Of, type Model, type ModelRequest, type ModelResponse, type ProviderFile, type ProviderMessage } from '../protocol/model.js';
+import { base64Of, type Model, type ModelRequest, type ModelResponse, type ProviderFile, type ProviderMessage, type SchemaForm } from '../protocol/model.js';
 import { zeroUsage } from '../protocol/usage.js';
-import { isJsonObject } from '../protocol/types.js';
 import { providerFetch } from './provider-fetch.js';
 import { parseAnswer } from './parse-json.js';
-import { fromStrictValue, toStrictSchema, type StrictSchemaResult } from './strict-schema.js';
+import { fromStrictValue, schemaFormOf, StrictSchemas, type StrictSchemaResult } from './strict-schema.js';
 import { StreamedCalls } from './stream-calls.js';
 import type { LiveModelOptions } from './live-model-options.js';
 
@@ -49,8 +48,10 @@ export class OpenAIModel implements Model {
   private readonly clientOptions: ConstructorParameters<typeof OpenAI>[0];
   private readonly name: string;
   private readonly customServer: boolean;
-  private readonly strictSchemas = new WeakMap<object, StrictSchemaResult>();
+  private readonly strictSchemas = new StrictSchemas('openai');
   private responseFormat: OpenAIResponseFormat = 'json_schema';
+  /** The server's words when it refused a response format, which stepped this model down (MODEL-17). */
+  private steppedDownBecause: string | undefined;
 
   constructor(private readonly options: OpenAIModelOptions) {
     const env = options.env ?? {};
@@ -99,16 +100,20 @@ export class OpenAIModel implements Model {
       for (;;) {
         const format = this.responseFormat;
         const strict = format === 'json_schema' ? this.strictFor(request.schema) : undefined;
-        const calls = new StreamedCalls(counted, strict?.strict ? (value) => fromStrictValue(value, request.schema) : undefined);
+        const decode = strict?.strict ? (value: unknown) => fromStrictValue(value, request.schema, strict.encodedNodes) : undefined;
+        const calls = new StreamedCalls(counted, decode);
         const body = this.body(request, format, strict);
         try {
           const answer = this.options.stream === false ? await this.whole(sdk, body, deadline) : await this.streamed(sdk, body, deadline, calls);
-          return this.respond(answer, request, calls, format, strict?.strict === true);
+          return this.respond(answer, request, calls, format, decode, this.formOf(format, strict));
         } catch (error) {
           const next = OPENAI_RESPONSE_FORMATS[OPENAI_RESPONSE_FORMATS.indexOf(format) + 1];
           if (next === undefined || !rejectsResponseFormat(error)) throw error;
           // Parallel calls may have stepped down already; never step back up.
-          if (this.responseFormat === format) this.responseFormat = next;
+          if (this.responseFormat === format) {
+            this.responseFormat = next;
+            this.steppedDownBecause = `the server refused ${format}: ${error instanceof Error ? error.message : String(error)}`;
+          }
         }
       }
     });
@@ -118,7 +123,20 @@ export class OpenAIModel implements Model {
   private async plain(sdk: OpenAI, request: ModelRequest, deadline: AttemptDeadline): Promise<ModelResponse> {
     const body = this.configured(request, { model: this.name, messages: request.messages.map(openAIMessage) });
     const answer = this.options.stream === false ? await this.whole(sdk, body, deadline) : await this.streamed(sdk, body, deadline);
-    return this.respond(answer, request, undefined, 'plain_text', false);
+    return this.respond(answer, request, undefined, 'plain_text', undefined, undefined);
+  }
+
+  /** The form in which the schema of `request` goes out now (MODEL-17). */
+  schemaFormOf(request: Pick<ModelRequest, 'schema' | 'plainText'>): SchemaForm | undefined {
+    if (request.plainText) return undefined;
+    return this.formOf(this.responseFormat, this.responseFormat === 'json_schema' ? this.strictFor(request.schema) : undefined);
+  }
+
+  private formOf(format: OpenAIResponseFormat, strict: StrictSchemaResult | undefined): SchemaForm {
+    if (format !== 'json_schema') {
+      return { form: format === 'json_object' ? 'json_object' : 'prompt_only', ...(this.steppedDownBecause ? { reason: this.steppedDownBecause } : {}) };
+    }
+    return schemaFormOf(strict ?? { strict: false, encoded: [] });
   }
 
   private body(request: ModelRequest, format: OpenAIResponseFormat, strict: StrictSchemaResult | undefined): ChatCompletionCreateParamsBase {
@@ -152,13 +170,7 @@ export class OpenAIModel implements Model {
   }
 
   private strictFor(schema: JsonSchema): StrictSchemaResult {
-    if (!isJsonObject(schema)) return toStrictSchema(schema);
-    let result = this.strictSchemas.get(schema);
-    if (!result) {
-      result = toStrictSchema(schema);
-      this.strictSchemas.set(schema, result);
-    }
-    return result;
+    return this.strictSchemas.of(schema);
   }
 
   private async whole(sdk: OpenAI, body: ChatCompletionCreateParamsBase, deadline: AttemptDeadline): Promise<RawAnswer> {
@@ -201,13 +213,14 @@ export class OpenAIModel implements Model {
     request: ModelRequest,
     calls: StreamedCalls | undefined,
     format: OpenAIResponseFormat | 'plain_text',
-    strict: boolean,
+    decode: ((value: unknown) => unknown) | undefined,
+    schemaForm: SchemaForm | undefined,
   ): ModelResponse {
     if (answer.refusal && !answer.text) throw new ModelError('model_error', `The OpenAI model ${this.name} refused to answer: ${answer.refusal}`);
     if (answer.finishReason === 'length')
       throw answerCut(this.id, typeof request.config.maxTokens === 'number' ? request.config.maxTokens : undefined, 'config.maxTokens', answer.text);
     const parsed = parseAnswer(answer.text, request.plainText);
-    const solution = !parsed.ok ? undefined : strict ? fromStrictValue(parsed.value, request.schema) : parsed.value;
+    const solution = !parsed.ok ? undefined : decode ? decode(parsed.value) : parsed.value;
     calls?.finish(solution);
     const usage = normalizeOpenAIUsage(answer.usage);
     return {
@@ -217,6 +230,7 @@ export class OpenAIModel implements Model {
       usage,
       costUsd: this.options.registry?.costOf(this.id, usage) ?? null,
       responseFormat: format,
+      ...(schemaForm ? { schemaForm } : {}),
     };
   }
 }

@@ -1,5 +1,5 @@
 /** A replayed model standing for a live one (spec/cassettes.md CAS-15): the cassette answers, while gating and tier choice see the live model. */
-import type { Model, ModelRequest, ModelResponse } from '../protocol/model.js';
+import type { Model, ModelRequest, ModelResponse, SchemaForm } from '../protocol/model.js';
 
 /** A model that can say which live model a run's recorded answers came from (the replay model: its entries' `model`). */
 export interface RecordedModels {
@@ -32,6 +32,11 @@ export class ReplayStandIn implements Model {
   /** Answers with the replay model underneath. */
   generate(request: ModelRequest): Promise<ModelResponse> {
     return this.replay.generate(request);
+  }
+
+  /** The form of the model underneath (MODEL-17): a live model chosen under another part still says how strictly it sends. */
+  schemaFormOf(request: Pick<ModelRequest, 'schema' | 'plainText'>): SchemaForm | undefined {
+    return this.replay.schemaFormOf?.(request);
   }
 }
 

@@ -24,6 +24,8 @@ export interface RunInfo {
   location: string;
   depth: number;
   parent: string | null;
+  /** The ids of the runs above it, the top run first (its parent last): what a session approval's scope is judged by (CALL-11). */
+  lineage?: readonly string[];
   /** The id of its tree's top run (its own id for a top run): what a run tree keeps together (WRK-8, CALL-11). Absent in a RunInfo built by hand. */
   root?: string;
   /** False for documents fetched from hosts not trusted to run local Activities. */
@@ -258,7 +260,8 @@ export interface RunJournal {
  * shares. A top run given a link without a parent uses the link's tree instead of creating one.
  */
 export interface RunLink {
-  parent?: { run: string; depth: number; callId: string; root?: string };
+  /** `lineage`: the callers' run ids, the top run first (CALL-11); absent, the parent alone is known. */
+  parent?: { run: string; depth: number; callId: string; root?: string; lineage?: readonly string[] };
   /** Absent for a top run, which creates its tree's. */
   tree?: TreeShares;
   /** A top run's journal (JOURNAL-1); a child's is its tree's. */
@@ -284,7 +287,7 @@ export interface RemoteChild {
   /** The child's run id, derived from its place in the tree (JOURNAL-6). */
   id: string;
   /** The calling run and call, the caller's depth and the tree's top run. */
-  parent: { run: string; depth: number; callId: string; root: string };
+  parent: { run: string; depth: number; callId: string; root: string; lineage?: readonly string[] };
   /** The resolved Request: its document (context already isolated, DEL-9), location and name. */
   request: LoadedRequest;
   input?: unknown;

@@ -93,6 +93,24 @@ export interface ModelResponse {
   replayOf?: string;
   /** How the answer's shape was asked for, when the provider has several ways (OpenAI: MODEL-5). */
   responseFormat?: string;
+  /** How strictly the Solution schema was enforced by the provider, and why not more (MODEL-17). */
+  schemaForm?: SchemaForm;
+}
+
+/**
+ * How strictly a provider was asked for the Solution's shape (spec/models.md MODEL-17): `strict`
+ * (the provider enforces the schema, `encoded` parts aside), `non_strict` (the schema is sent but
+ * only guides the model), `json_object` (JSON is enforced, the schema is in the prompt) or
+ * `prompt_only` (the schema is in the prompt alone). The core validates every answer either way.
+ */
+export interface SchemaForm {
+  form: 'strict' | 'non_strict' | 'json_object' | 'prompt_only';
+  /** Why the form is weaker than strict. */
+  reason?: string;
+  /** The JSON pointer of the Solution schema's part that forced it, when one part did. */
+  pointer?: string;
+  /** In a strict form: the pointers of the parts sent as JSON-encoded strings (MODEL-14). */
+  encoded?: string[];
 }
 
 /** A model: one method, so test doubles and providers are interchangeable. */
@@ -106,6 +124,11 @@ export interface Model {
    */
   readonly standsFor?: string;
   generate(request: ModelRequest): Promise<ModelResponse>;
+  /**
+   * The form in which `generate` would send this request's schema now (MODEL-17), for the trace's
+   * `model.request`; absent for models with one way only (replay) and for plain-text requests.
+   */
+  schemaFormOf?(request: Pick<ModelRequest, 'schema' | 'plainText'>): SchemaForm | undefined;
 }
 
 /** Builds a model from the part of a spec after its prefix (`gpt-4.1-mini` in `openai:gpt-4.1-mini`). */

@@ -127,7 +127,12 @@ export function createDefaultResolvers(options: DefaultResolverOptions): Resolve
   const registry: ResolverRegistry = new ResolverRegistry(
     [
       new AnonymousResolver(),
-      new NameResolver({ registry: options.delegates ?? new DelegateRegistry(), resolve: (reference, context) => registry.resolve(reference, context) }),
+      new NameResolver({
+        registry: options.delegates ?? new DelegateRegistry(),
+        resolve: (reference, context) => registry.resolve(reference, context),
+        catalog: (reference, context) => registry.catalog(reference, context),
+        root: options.root,
+      }),
       new UrlResolver({
         allowHosts: options.allowHosts,
         trustHosts: options.trustHosts,

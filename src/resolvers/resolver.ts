@@ -28,8 +28,8 @@ export interface ResolvedRequest {
   registry?: DelegateRegistryKind;
 }
 
-/** The named registries a `_delegate` name is looked up in, in order (DEL-21): the referring document's, then the runtime's. */
-export type DelegateRegistryKind = 'document' | 'runtime';
+/** Where a `_delegate` name is looked up, in order (DEL-21): the referring document's registry, the runtime's, then a catalog (the root folder's, or a served parent's server's). */
+export type DelegateRegistryKind = 'document' | 'runtime' | 'catalog';
 
 /**
  * What a resolver found: the document exactly as located, not yet read. The ResolverRegistry

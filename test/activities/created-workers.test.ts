@@ -114,13 +114,92 @@ describe('workers created mid-run (WRK-7 to WRK-10)', () => {
     expect(JSON.stringify(model.requests[2]?.messages)).toContain('delegate_forbidden');
   });
 
-  it('refuses worker_call to a configured worker with delegate_forbidden, so the allow-list cannot be bypassed', async () => {
-    const { model } = await run([
-      () => ({ calls: [{ _tool: 'worker_call', worker: 'evaluator', input: 'x' }], output: null }),
+  it('calls a configured worker the allow-list allows with worker_call, as its own tool would (WRK-9)', async () => {
+    const { model, events } = await run([
+      (request) =>
+        request.requestName === 'evaluator'
+          ? { calls: [], output: 'EVALUATED' }
+          : { calls: [{ _tool: 'worker_call', worker: 'evaluator', input: 'PITCH-X', _outputPath: '†state.e' }], output: null },
       () => ({ calls: [], output: 'done' }),
     ]);
-    expect(model.requests.some((request) => request.requestName === 'evaluator')).toBe(false);
+    const child = model.requests.find((request) => request.requestName === 'evaluator');
+    expect(JSON.stringify(child?.messages)).toContain('CONFIGURED-EVALUATOR');
+    expect(JSON.stringify(child?.messages)).toContain('PITCH-X');
+    expect(JSON.stringify(child?.messages)).not.toContain('CALLER-HISTORY');
+    expect(events.find((event) => event.event === 'delegate.started')).toMatchObject({ name: 'evaluator', reference: './team/evaluator.json' });
+    expect(events.find((event) => event.event === 'call.completed' && event.tool === 'worker_call')).toMatchObject({ result: 'EVALUATED' });
+  });
+
+  it('refuses worker_call to a worker of the folder the allow-list leaves out, with delegate_forbidden naming those it allows (WRK-3)', async () => {
+    const root = folderWith({
+      ...team,
+      'team/secret.json': { meta: { name: 'secret' }, context: [{ type: 'system', text: 'SECRET-WORKER' }], schema: { type: 'string' } },
+      'orchestrator.json': orchestrator,
+    });
+    const { model } = await run(
+      [() => ({ calls: [{ _tool: 'worker_call', worker: 'secret', input: 'x' }], output: null }), () => ({ calls: [], output: 'done' })],
+      { root },
+    );
+    expect(model.requests.some((request) => request.requestName === 'secret')).toBe(false);
     expect(JSON.stringify(model.requests[1]?.messages)).toContain('delegate_forbidden');
+    expect(JSON.stringify(model.requests[1]?.messages)).toContain('allow (evaluator)');
+  });
+
+  it('offers worker_call without create when a configured worker is allowed, and never worker_create then (WRK-9)', async () => {
+    const plain = { ...orchestrator, context: [{ type: 'workers', from: './team/', allow: ['evaluator'] }] };
+    const root = folderWith({ ...team, 'orchestrator.json': plain });
+    const { model } = await run(
+      [
+        (request) =>
+          request.requestName === 'evaluator'
+            ? { calls: [], output: 'EVALUATED' }
+            : { calls: [{ _tool: 'worker_call', worker: 'evaluator', input: 'x', _outputPath: '†state.e' }], output: null },
+        () => ({ calls: [], output: 'done' }),
+      ],
+      { root },
+    );
+    const offered = JSON.stringify(model.requests[0]?.schema);
+    expect(offered).toContain('"worker_call"');
+    expect(offered).not.toContain('"worker_create"');
+    // The configured workers' definitions are the tool's own, never shown to the model.
+    expect(offered).not.toContain('_workers');
+    expect(model.requests.some((request) => request.requestName === 'evaluator')).toBe(true);
+  });
+
+  it('never reaches a worker the tool rules forbid, nor offers worker_call for it alone (TOOL-21)', async () => {
+    const ruled = {
+      ...orchestrator,
+      config: { toolRules: [{ tool: 'evaluator', allowed: false }] },
+      context: [{ type: 'workers', from: './team/', allow: ['evaluator'] }],
+    };
+    const root = folderWith({ ...team, 'orchestrator.json': ruled });
+    const { model } = await run([() => ({ calls: [], output: 'done' })], { root });
+    expect(JSON.stringify(model.requests[0]?.schema)).not.toContain('"worker_call"');
+    const creating = { ...ruled, context: [{ type: 'workers', from: './team/', allow: ['evaluator'], create: true }] };
+    const withCreate = folderWith({ ...team, 'orchestrator.json': creating });
+    const second = await run(
+      [() => ({ calls: [{ _tool: 'worker_call', worker: 'evaluator', input: 'x' }], output: null }), () => ({ calls: [], output: 'done' })],
+      { root: withCreate },
+    );
+    expect(second.model.requests.some((request) => request.requestName === 'evaluator')).toBe(false);
+    expect(JSON.stringify(second.model.requests[1]?.messages)).toContain('delegate_forbidden');
+  });
+
+  it("checks a configured worker's input against its parameters: a bad input is invalid_params and nothing runs", async () => {
+    const typed = {
+      'team/evaluator.json': {
+        meta: { name: 'evaluator' },
+        context: [{ type: 'input', schema: { type: 'object', properties: { score: { type: 'integer' } }, required: ['score'] } }],
+        schema: { type: 'string' },
+      },
+    };
+    const root = folderWith({ ...typed, 'orchestrator.json': orchestrator });
+    const { model } = await run(
+      [() => ({ calls: [{ _tool: 'worker_call', worker: 'evaluator', input: { score: 'high' } }], output: null }), () => ({ calls: [], output: 'done' })],
+      { root },
+    );
+    expect(model.requests.some((request) => request.requestName === 'evaluator')).toBe(false);
+    expect(JSON.stringify(model.requests[1]?.messages)).toContain('invalid_params');
   });
 
   it('never lets a created worker shadow a configured one: worker_create with its name is invalid', async () => {

@@ -96,6 +96,19 @@ describe('attachments on a delegating call', () => {
     const { model, events } = await run(root, ['input/deck.pdf'], createApprovalHook({ mode: 'strict' }));
     expect(events.find((event) => event.event === 'call.failed')?.error).toMatchObject({ code: 'rejected_by_user', path: 'input/deck.pdf' });
     expect(model.requests.some((request) => request.requestName === 'evaluator')).toBe(false);
+    // The refusal is traced as any approval is (TRACE-8), so an audit sees what was not shared.
+    const approvals = events.filter((event) => event.event.startsWith('approval.'));
+    expect(approvals).toEqual([
+      expect.objectContaining({ event: 'approval.requested', tool: 'evaluate', params: { path: 'input/deck.pdf', bytes: PDF.length, target: 'evaluate' } }),
+      expect.objectContaining({
+        event: 'approval.decided',
+        tool: 'evaluate',
+        decision: 'rejected',
+        by: 'policy:strict',
+        reason: expect.stringContaining('strict'),
+      }),
+    ]);
+    expect(approvals[0]?.call).toBe(events.find((event) => event.event === 'call.failed')?.call);
   });
 
   it('asks for each attachment when the delegating tool requires approval, after the call itself', async () => {

@@ -103,10 +103,13 @@ describe('delegates by name (DEL-21)', () => {
     const failed = events.find((event) => event.event === 'call.failed');
     expect(failed?.error).toMatchObject({
       code: 'delegate_not_found',
-      message: expect.stringContaining("config.delegates (names: Translator) nor in the runtime's registry (names: Speaker)"),
+      message: expect.stringContaining(
+        "config.delegates (names: Translator), in the runtime's registry (names: Speaker), nor in the root folder's catalog (names: orchestrator)",
+      ),
       registries: [
         { registry: 'document', names: ['Translator'], count: 1 },
         { registry: 'runtime', names: ['Speaker'], count: 1 },
+        { registry: 'catalog', names: ['orchestrator'], count: 1 },
       ],
     });
     expect(events.some((event) => event.event === 'delegate.started')).toBe(false);

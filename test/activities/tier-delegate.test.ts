@@ -1,4 +1,4 @@
-/** The built-in delegate tool (spec/delegation.md DEL-23 to DEL-28): gating, tier → model, typed outcomes, context, tools and its trace fields. */
+/** The built-in delegate tool (spec/delegate-tool.md DEL-23 to DEL-28): gating, tier → model, typed outcomes, context, tools and its trace fields. */
 import { describe, expect, it } from 'vitest';
 import type { CassetteEntry } from '../../src/models/cassette.js';
 import { Runtime } from '../../src/protocol/run/runtime.js';
@@ -150,6 +150,11 @@ describe('offering the delegate tool (DEL-23, DEL-24)', () => {
     const nestedResult = eventsOf(events, 'call.completed').find((event) => event.depth === 1)?.result as { error: string };
     expect(nestedResult.error).toMatch(/^worker_error: max_depth_exceeded: /);
     expect(eventsOf(events, 'run.started').map((event) => event.depth)).toEqual([0, 1]);
+    expect(eventsOf(events, 'delegate.failed').find((event) => event.depth === 1)).toMatchObject({
+      child: null,
+      code: 'max_depth_exceeded',
+      failureMode: 'worker_error',
+    });
   });
 });
 
@@ -171,10 +176,15 @@ describe('tier → model (DEL-28)', () => {
     expect(eventsOf(events, 'delegate.started')[0]).toMatchObject({ model: 'openai:gpt-4.1-nano' });
   });
 
-  it('lists only the tiers the catalog has', async () => {
+  it('offers every tier of the protocol, even one the catalog has no model of, which answers no_model_available_for_tier', async () => {
     const catalog = { models: { 'openai:gpt-5': { tier: 'deep' as const, can_delegate: true }, 'openai:gpt-4.1': { tier: 'balanced' as const } } };
-    const { events } = await replayRun(tierRuntime({ catalog }), planner(), [{ match: { request: 'planner' }, solution: { calls: [], output: 'x' } }]);
-    expect(JSON.stringify(eventsOf(events, 'model.request')[0]?.schema)).toContain('"enum":["balanced","deep"]');
+    const { events, result } = await replayRun(tierRuntime({ catalog }), planner(), plannerEntries(minimal));
+    expect(JSON.stringify(eventsOf(events, 'model.request')[0]?.schema)).toContain('"enum":["fast","balanced","deep"]');
+    expect(result.ok).toBe(true);
+    expect((resultOf(events) as { error: string }).error).toMatch(/^no_model_available_for_tier: No model of tier "fast"/);
+    expect(eventsOf(events, 'delegate.failed')).toEqual([
+      expect.objectContaining({ child: null, code: 'no_model_available_for_tier', failureMode: 'no_model_available_for_tier' }),
+    ]);
   });
 
   it('answers no_model_available_for_tier, with no child run, when no model of the tier can be used here', async () => {
@@ -187,6 +197,10 @@ describe('tier → model (DEL-28)', () => {
     expect(outcome.error).toMatch(/^no_model_available_for_tier: No model of tier "fast"/);
     expect(eventsOf(events, 'run.started')).toHaveLength(1);
     expect(eventsOf(events, 'delegate.started')).toEqual([]);
+    // Every failed outcome is traced, one that starts no child run too (TRACE-17).
+    expect(eventsOf(events, 'delegate.failed')).toEqual([
+      expect.objectContaining({ child: null, code: 'no_model_available_for_tier', failureMode: 'no_model_available_for_tier' }),
+    ]);
   });
 });
 
@@ -282,7 +296,8 @@ describe('what a worker gets (DEL-25)', () => {
       worker({ output: 'ok' }),
     ]);
     expect(offeredTools(eventsOf(events, 'model.request').find((event) => event.depth === 1))).toEqual(['lookup', 'need_context']);
-    expect(eventsOf(events, 'delegate.started')[0]).toMatchObject({ droppedTools: ['delegate', 'nope'] });
+    // allowedToolCount counts the names asked for, dropped ones included (TRACE-17).
+    expect(eventsOf(events, 'delegate.started')[0]).toMatchObject({ allowedToolCount: 3, droppedTools: ['delegate', 'nope'] });
   });
 
   it("lends no tool the caller's tool rules forbid, and the built-in delegate tool obeys them too (TOOL-21)", async () => {
@@ -300,7 +315,7 @@ describe('what a worker gets (DEL-25)', () => {
   it("lends all the caller's own tools when allowed_tools is absent", async () => {
     const { events } = await replayRun(tierRuntime(), planner(), [...plannerEntries(minimal), worker({ output: 'ok' })]);
     expect(offeredTools(eventsOf(events, 'model.request').find((event) => event.depth === 1))).toEqual(['lookup', 'format', 'need_context']);
-    expect(eventsOf(events, 'delegate.started')[0]).toMatchObject({ droppedTools: [] });
+    expect(eventsOf(events, 'delegate.started')[0]).toMatchObject({ allowedToolCount: 2, droppedTools: [] });
   });
 
   it('shows the worker only the task in minimal mode', async () => {

@@ -72,7 +72,7 @@ describe('the workers message (WRK-1 to WRK-6)', () => {
       Object.keys(tools)
         .filter((name) => !name.startsWith('_'))
         .sort(),
-    ).toEqual(['evaluator', 'review-a', 'review-b']);
+    ).toEqual(['evaluator', 'review-a', 'review-b', 'worker_call']);
     expect(tools.evaluator?.description).toBe('Scores one pitch deck.');
     expect(tools['review-a']?.description).toBe(LONG_SYSTEM.slice(0, 200));
     const evaluator = tools.evaluator?.properties as Record<string, unknown>;
@@ -85,7 +85,7 @@ describe('the workers message (WRK-1 to WRK-6)', () => {
 
   it('offers every worker of the folder with "*"', async () => {
     const { model } = await run({ ...team, 'orchestrator.json': orchestrator({ from: 'team', allow: '*' }) }, [done]);
-    expect(Object.keys(offered(model.requests[0] as ModelRequest)).sort()).toEqual(['evaluator', 'review-a', 'review-b', 'secret']);
+    expect(Object.keys(offered(model.requests[0] as ModelRequest)).sort()).toEqual(['evaluator', 'review-a', 'review-b', 'secret', 'worker_call']);
   });
 
   it('reads a folder of 1,000 workers, offers those its allow list names or globs, and delegates to the last of them', async () => {
@@ -104,10 +104,12 @@ describe('the workers message (WRK-1 to WRK-6)', () => {
         : { calls: [], output: `answered by ${request.requestName}` };
     // Names come from meta.name, not the file names: every file is read to find them.
     const one = await run({ ...many, 'orchestrator.json': orchestrator({ from: 'crowd', allow: ['worker-0999'] }) }, [last, done]);
-    expect(Object.keys(offered(one.model.requests[0] as ModelRequest))).toEqual(['worker-0999']);
+    expect(Object.keys(offered(one.model.requests[0] as ModelRequest))).toEqual(['worker-0999', 'worker_call']);
     expect(one.result.ok && one.result.output).toBe('answered by worker-0999');
     const hundred = await run({ ...many, 'orchestrator.json': orchestrator({ from: 'crowd', allow: ['worker-09*'] }) }, [last, done]);
-    const names = Object.keys(offered(hundred.model.requests[0] as ModelRequest)).sort();
+    const names = Object.keys(offered(hundred.model.requests[0] as ModelRequest))
+      .filter((name) => name !== 'worker_call')
+      .sort();
     expect(names).toEqual(Array.from({ length: 100 }, (_, index) => `worker-09${String(index).padStart(2, '0')}`));
     expect(hundred.result.ok && hundred.result.output).toBe('answered by worker-0999');
   });

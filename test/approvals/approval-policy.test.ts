@@ -45,7 +45,7 @@ describe('approval policy', () => {
     expect(asked).toEqual(['a@example.com', 'b@example.com']);
   });
 
-  it('reuses a session approval anywhere in the run tree, whichever run gave it (CALL-11)', async () => {
+  it('holds a session approval in the run that gave it and the runs it starts, never in its caller or siblings (CALL-11)', async () => {
     let prompts = 0;
     const hook = createApprovalHook({
       mode: 'interactive',
@@ -54,15 +54,27 @@ describe('approval policy', () => {
         return { decision: 'approved_session' };
       },
     });
-    // Approved inside a nested worker, it holds for its caller and for a sibling...
-    expect(await hook(request(run('grandchild', 2), 'c@example.com'))).toEqual({ decision: 'approved_session', by: 'person' });
-    expect(await hook(request(run('top'), 'c@example.com'))).toEqual({ decision: 'approved_session', by: 'session' });
-    expect(await hook(request(run('sibling', 1), 'c@example.com'))).toEqual({ decision: 'approved_session', by: 'session' });
+    const worker = { ...run('worker', 1), lineage: ['top'] };
+    const grandchild = { ...run('grandchild', 2), parent: 'worker', lineage: ['top', 'worker'] };
+    const sibling = { ...run('sibling', 1), lineage: ['top'] };
+    // Approved for a worker's call: it holds in that worker and what it starts...
+    expect(await hook(request(worker, 'c@example.com'))).toEqual({ decision: 'approved_session', by: 'person' });
+    expect(await hook(request(worker, 'c@example.com'))).toEqual({ decision: 'approved_session', by: 'session' });
+    expect(await hook(request(grandchild, 'c@example.com'))).toEqual({ decision: 'approved_session', by: 'session' });
     expect(prompts).toBe(1);
-    // ...and approved at the top, it holds inside every child.
-    await hook(request(run('top'), 'x@example.com'));
-    await hook(request(run('other-child', 1), 'x@example.com'));
+    // ...never above it nor beside it: the planner and a sibling are asked themselves.
+    expect(await hook(request(run('top'), 'c@example.com'))).toEqual({ decision: 'approved_session', by: 'person' });
     expect(prompts).toBe(2);
+    // Approved at the top, it holds inside every run of the tree.
+    expect(await hook(request(sibling, 'c@example.com'))).toEqual({ decision: 'approved_session', by: 'session' });
+    expect(await hook(request(grandchild, 'c@example.com'))).toEqual({ decision: 'approved_session', by: 'session' });
+    expect(prompts).toBe(2);
+  });
+
+  it('knows a run built without a lineage by its parent alone', async () => {
+    const hook = createApprovalHook({ mode: 'interactive', prompt: async () => ({ decision: 'approved_session' }) });
+    await hook(request(run('top')));
+    expect(await hook(request(run('child', 1)))).toEqual({ decision: 'approved_session', by: 'session' });
   });
 
   it('keeps who decided when the prompt says so itself (TRACE-19)', async () => {

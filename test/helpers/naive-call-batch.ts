@@ -127,8 +127,11 @@ export class NaiveCallBatch {
       try {
         const prepared = this.hooks.prepare(entry);
         if (prepared.status === 'blocked') missing = prepared.missing;
-      } catch {
-        // As CallBatch: the failure below names no reference.
+      } catch (error) {
+        // As CallBatch: a call that can no longer be prepared fails with the error prepare threw.
+        this.remove(entry);
+        this.hooks.fail(entry, error as ProtocolError);
+        continue;
       }
       this.remove(entry);
       const names = missing.map((reference) => reference.text).join(', ');

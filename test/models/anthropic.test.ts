@@ -8,6 +8,7 @@ import { ModelCatalog } from '../../src/models/model-catalog.js';
 import type { RetryEvent } from '../../src/models/retry.js';
 import { anthropicError, anthropicMessage, anthropicStream, anthropicUsage } from './support/anthropic-wire.js';
 import { deferred, pieces, redirectsTo, reset, startServer, within, type Handler, type LoopbackServer } from './support/loopback.js';
+import { toStrictSchema } from '../../src/models/strict-schema.js';
 import { solutionSchema } from './support/solution-schema.js';
 
 let server: LoopbackServer | undefined;
@@ -70,13 +71,42 @@ describe('AnthropicModel', () => {
     expect([received.headers['x-api-key'], received.headers.authorization]).toContain(received.headers['x-api-key'] ? 'test-key' : 'Bearer test-key');
     expect(received.body.model).toBe('claude-haiku-4-5');
     expect(received.body.max_tokens).toBe(500);
-    expect(received.body.tools).toEqual([expect.objectContaining({ name: 'solution', input_schema: solutionSchema })]);
+    // Strict where the schema fits Anthropic's strict subset (MODEL-15).
+    expect(received.body.tools).toEqual([
+      expect.objectContaining({ name: 'solution', input_schema: toStrictSchema(solutionSchema, 'anthropic').schema, strict: true }),
+    ]);
+    expect(response.schemaForm).toEqual({ form: 'strict' });
     expect(received.body.tool_choice).toEqual({ type: 'tool', name: 'solution' });
     expect(received.body.system).toEqual([
       { type: 'text', text: 'You compose.' },
       { type: 'text', text: 'Answer briefly.', cache_control: { type: 'ephemeral' } },
     ]);
     expect(received.body.messages).toEqual([{ role: 'user', content: 'A ballad, please.' }]);
+  });
+
+  it('asks again without strict, for good, when the server refuses strict tools (MODEL-15)', async () => {
+    const model = await modelFor([anthropicError(400, 'tools.0.custom.strict: Extra inputs are not permitted'), anthropicMessage(twoCalls)], { stream: false });
+    const response = await model.generate(request());
+    expect(response.solution).toEqual(twoCalls);
+    expect(server!.requests.map((received) => received.body.tools[0].strict)).toEqual([true, undefined]);
+    expect(server!.requests[1]!.body.tools[0].input_schema).toEqual(solutionSchema);
+    expect(response.schemaForm).toEqual({ form: 'non_strict', reason: expect.stringContaining('the server refused a strict tool') });
+    expect(model.schemaFormOf({ schema: solutionSchema })).toMatchObject({ form: 'non_strict' });
+  });
+
+  it('sends no empty text: Anthropic refuses empty system blocks and empty turns', async () => {
+    const model = await modelFor([anthropicMessage(twoCalls)], { stream: false });
+    await model.generate(
+      request({
+        messages: [
+          { role: 'system', content: '' },
+          { role: 'user', content: '' },
+          { role: 'user', content: 'Go.' },
+        ],
+      }),
+    );
+    expect(server!.requests[0]!.body.system).toBeUndefined();
+    expect(server!.requests[0]!.body.messages).toEqual([{ role: 'user', content: 'Go.' }]);
   });
 
   it('streams: onCall for call 0 fires before the server sends the end of the tool input', async () => {

@@ -82,12 +82,70 @@ describe('OpenAIModel', () => {
     expect(synth.properties._tool).toEqual({ enum: ['synth'], type: 'string' });
   });
 
-  it('sends the original schema with strict: false when the strict subset cannot express it', async () => {
+  it('stays strict, sending free-form parts as JSON-encoded strings, and decodes them on receipt (MODEL-14)', async () => {
     const schema = { type: 'object', properties: { calls: { type: 'array', items: { type: 'object' } }, output: {} }, required: ['calls', 'output'] };
-    const model = await modelFor([openAIStream(['{"calls":[],"output":', '{"free":true}}'])]);
+    const model = await modelFor([openAIStream(['{"calls":["{\\"a\\": 1}"],"output":', '"{\\"free\\":true}"}'])]);
     const response = await model.generate(request({ schema }));
-    expect(response.solution).toEqual({ calls: [], output: { free: true } });
+    expect(response.solution).toEqual({ calls: [{ a: 1 }], output: { free: true } });
+    const sent = server!.requests[0]!.body.response_format.json_schema;
+    expect(sent.strict).toBe(true);
+    expect(sent.schema.properties.output).toEqual({ type: 'string', description: expect.stringContaining('JSON-encoded') });
+    expect(response.schemaForm).toEqual({ form: 'strict', encoded: ['#/properties/calls/items', '#/properties/output'] });
+  });
+
+  it("delivers a streamed call whose free-form parameter travelled as a string decoded, as the delegate tool's output_schema does (MODEL-14)", async () => {
+    const schema = {
+      type: 'object',
+      properties: {
+        calls: {
+          type: 'array',
+          items: {
+            type: 'object',
+            properties: {
+              _tool: { const: 'delegate' },
+              task: { type: 'string' },
+              output_schema: { type: 'object', description: 'A JSON Schema of the output.' },
+            },
+            required: ['_tool', 'task'],
+          },
+        },
+        output: { type: ['string', 'null'] },
+      },
+      required: ['calls', 'output'],
+    };
+    const text = JSON.stringify({ calls: [{ _tool: 'delegate', task: 'sum', output_schema: '{"type": "number"}' }], output: null });
+    const model = await modelFor([openAIStream(pieces(text, 9))]);
+    const seen: Call[] = [];
+    const response = await model.generate(request({ schema, onCall: (call) => seen.push(call) }));
+    expect(server!.requests[0]!.body.response_format.json_schema.strict).toBe(true);
+    expect(seen).toEqual([{ _tool: 'delegate', task: 'sum', output_schema: { type: 'number' } }]);
+    expect(response.solution).toEqual({ calls: [{ _tool: 'delegate', task: 'sum', output_schema: { type: 'number' } }], output: null });
+  });
+
+  it('sends the original schema with strict: false past the depth limit, and says why and where (MODEL-16, MODEL-17)', async () => {
+    let deep: Record<string, unknown> = { type: 'string' };
+    for (let level = 0; level < 11; level += 1) deep = { type: 'object', properties: { d: deep }, required: ['d'] };
+    const schema = { type: 'object', properties: { calls: { type: 'array', maxItems: 0 }, output: deep }, required: ['calls', 'output'] };
+    const model = await modelFor([openAIStream(['{"calls":[],"output":"v7"}'])]);
+    const said = {
+      form: 'non_strict',
+      reason: expect.stringContaining('deeper than 10 levels'),
+      pointer: expect.stringMatching(/^#\/properties\/output(\/properties\/d)+$/),
+    };
+    expect(model.schemaFormOf({ schema })).toEqual(said);
+    const response = await model.generate(request({ schema }));
     expect(server!.requests[0]!.body.response_format.json_schema).toEqual({ name: 'solution', schema, strict: false });
+    expect(response.schemaForm).toEqual(said);
+  });
+
+  it('stays strict past an enum limit, sending the enum encoded (MODEL-16)', async () => {
+    const names = Array.from({ length: 1200 }, (_, index) => `v${index}`);
+    const schema = { type: 'object', properties: { calls: { type: 'array', maxItems: 0 }, output: { enum: names } }, required: ['calls', 'output'] };
+    const model = await modelFor([openAIStream(['{"calls":[],"output":"\\"v7\\""}'])]);
+    const response = await model.generate(request({ schema }));
+    expect(response.solution).toEqual({ calls: [], output: 'v7' });
+    expect(server!.requests[0]!.body.response_format.json_schema.strict).toBe(true);
+    expect(response.schemaForm).toEqual({ form: 'strict', encoded: ['#/properties/output'] });
   });
 
   it('streams: onCall for call 0 fires before the server sends the end of the answer', async () => {

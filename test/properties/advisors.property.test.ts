@@ -6,9 +6,9 @@ import { renderContext } from '../../src/protocol/messages/render-context.js';
 import { compileSchema } from '../../src/protocol/schemas.js';
 import { collectTools, composeSolutionSchema } from '../../src/protocol/tools/tools.js';
 import type { Message } from '../../src/protocol/types.js';
+import { fcOptions } from '../helpers/fc-options.js';
 
-/** Fixed seed so CI is deterministic; override with FC_SEED / FC_NUM_RUNS to explore. */
-const fcOptions = { seed: Number(process.env.FC_SEED ?? 42), numRuns: Number(process.env.FC_NUM_RUNS ?? 200) };
+const settings = fcOptions(200);
 
 type On = 'start' | 'finish' | 'request' | null;
 
@@ -167,7 +167,7 @@ describe('advisors', () => {
         expect('advisors' in properties).toBe(may.size > 0);
         expect(Object.keys(properties)[0]).toBe(may.size > 0 ? 'advisors' : 'calls');
       }),
-      fcOptions,
+      settings,
     );
   });
 });

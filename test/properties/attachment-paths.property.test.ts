@@ -6,9 +6,9 @@ import { readAttachmentFile } from '../../src/activities/attachment-path.js';
 import { ProtocolError } from '../../src/protocol/errors.js';
 import { makeTempDir, type TempDir } from '../resolvers/helpers.js';
 import { buildConfinementMaze, mazeLastSegments } from './confinement-maze.js';
+import { fcOptions } from '../helpers/fc-options.js';
 
-/** Fixed seed so CI is deterministic; override with FC_SEED / FC_NUM_RUNS to explore. */
-const config = { seed: Number(process.env.FC_SEED ?? 42), numRuns: Number(process.env.FC_NUM_RUNS ?? 300) };
+const config = fcOptions(300);
 
 /** Path segments: parent steps, encoded tricks, separators, NUL, empty, plain folders and symlinks in and out of the root. */
 const SEGMENTS = ['..', '.', '%2e%2e', '%2f', '..%2f', '%5c', '\\', '/', '', '\0', 'a', 'b', 'root', 'outside', 'link-in', 'link-out', 'link-up', 'link-above'];

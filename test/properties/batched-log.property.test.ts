@@ -2,9 +2,9 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { BATCH_BYTES, batchedLog } from '../../src/files/batched-log.js';
+import { fcOptions } from '../helpers/fc-options.js';
 
-/** Fixed seed so CI is deterministic; override with FC_SEED / FC_NUM_RUNS to explore. */
-const fcOptions = { seed: Number(process.env.FC_SEED ?? 42), numRuns: Number(process.env.FC_NUM_RUNS ?? 100) };
+const settings = fcOptions(100);
 
 const turn = () => new Promise<void>((resolveTurn) => setImmediate(resolveTurn));
 
@@ -40,7 +40,7 @@ describe('batched access log (SERVE-10)', () => {
         await turn();
         expect(writes.join('')).toBe(lines.map((line) => `${line}\n`).join(''));
       }),
-      fcOptions,
+      settings,
     );
   });
 

@@ -15,9 +15,9 @@ import { parseOutputPath, parseReference, type Reference } from '../../src/proto
 import { resolveValue } from '../../src/protocol/context/resolve-references.js';
 import type { ReferencePath } from '../../src/protocol/variables/reference-index.js';
 import { NaiveCallBatch, naiveFindCycle } from '../helpers/naive-call-batch.js';
+import { fcOptions } from '../helpers/fc-options.js';
 
-/** Fixed seed so CI is deterministic; override with FC_SEED / FC_NUM_RUNS to explore. */
-const fcOptions = { seed: Number(process.env.FC_SEED ?? 42), numRuns: Number(process.env.FC_NUM_RUNS ?? 100) };
+const settings = fcOptions(100);
 
 /** References that overlap in every way: prefixes, siblings, indices written as keys, other kinds. */
 const REFERENCES = ['†state', '†state.a', '†state.a.b', '†state.a.c', '†state.b', '†state.b[0]', '†state.b.0.x', '†output.r', '†input.q', '†log'];
@@ -102,7 +102,7 @@ async function runScenario(
   const specs = new Map(scenario.calls.map((spec, index) => [`c${index}`, spec]));
   const hooks: BatchHooks = {
     prepare(entry) {
-      if (entry.call._tool === 'explode') throw new CallError('unknown_tool', 'There is no tool named "explode".');
+      if (entry.call._tool === 'explode') throw new CallError('unknown_tool', 'There is no tool named "explode".', { toolName: 'explode', available: [] });
       const { _outputPath, ...rest } = entry.call;
       const resolution = resolveValue(rest, (read) => store.read(read, entry.call._instance));
       return resolution.status === 'blocked' ? resolution : { status: 'ready', call: resolution.value as Call };
@@ -152,7 +152,7 @@ describe('dependencyGraph and findCycle (VAR-17, PLAN-4)', () => {
         expect(dependencyGraph(calls)).toEqual(naive);
         expect(findCycle(calls)).toEqual(naiveFindCycle(calls));
       }),
-      fcOptions,
+      settings,
     );
   });
 });
@@ -166,7 +166,7 @@ describe('CallBatch against the naive scheduler (CALL-6, VAR-5, PLAN-3, PLAN-4, 
         expect(fast.log).toEqual(naive.log);
         expect(fast.written).toEqual(naive.written);
       }),
-      fcOptions,
+      settings,
     );
   });
 
@@ -195,7 +195,7 @@ describe('CallBatch against the naive scheduler (CALL-6, VAR-5, PLAN-3, PLAN-4, 
         expect(work.prepared).toBeLessThanOrEqual(prepares);
         expect(work.examined).toBeLessThanOrEqual(examined);
       }),
-      fcOptions,
+      settings,
     );
   });
 });

@@ -5,9 +5,9 @@ import { createRuntime } from '../../src/create-runtime.js';
 import { ReplayModel } from '../../src/models/replay.js';
 import { Tracer, memorySink } from '../../src/protocol/trace/trace.js';
 import type { Message } from '../../src/protocol/types.js';
+import { fcOptions } from '../helpers/fc-options.js';
 
-/** Fixed seed so CI is deterministic; override with FC_SEED / FC_NUM_RUNS to explore. */
-const fcOptions = { seed: Number(process.env.FC_SEED ?? 42), numRuns: Number(process.env.FC_NUM_RUNS ?? 60) };
+const settings = fcOptions(60);
 
 const SCOPE_POOL = ['system', 'history', 'state', 'state.a', 'input', 'k1', 'tool'];
 
@@ -126,7 +126,7 @@ describe('call-level scopes on explicit calls (SCOPE-10)', () => {
           expect(failed?.error).toMatchObject({ code: 'invalid_params', message: expect.stringContaining('spec/scopes.md SCOPE-10') });
         }
       }),
-      fcOptions,
+      settings,
     );
   });
 });

@@ -5,9 +5,9 @@ import type { CassetteEntry } from '../../src/models/cassette.js';
 import { type CassetteClaims, LocalCassetteClaims } from '../../src/models/cassette-claims.js';
 import { ReplayModel } from '../../src/models/replay.js';
 import type { ModelRequest } from '../../src/protocol/model.js';
+import { fcOptions } from '../helpers/fc-options.js';
 
-/** Fixed seed so CI is deterministic; override with FC_SEED / FC_NUM_RUNS to explore. */
-const fcOptions = { seed: Number(process.env.FC_SEED ?? 42), numRuns: Number(process.env.FC_NUM_RUNS ?? 150) };
+const settings = fcOptions(150);
 
 /** A call: which request asks, at which step. */
 interface Asked {
@@ -80,7 +80,7 @@ describe('a cassette shared by several claimants (CAS-16)', () => {
           }
         }
       }),
-      fcOptions,
+      settings,
     );
   });
 
@@ -95,7 +95,7 @@ describe('a cassette shared by several claimants (CAS-16)', () => {
           expect(await answer(model, call)).toBe(expected);
         }
       }),
-      fcOptions,
+      settings,
     );
   });
 });

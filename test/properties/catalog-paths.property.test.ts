@@ -2,8 +2,9 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { isServableName, parseRequestPath, urlPathOf } from '../../src/server/parse-request-path.js';
+import { fcOptions } from '../helpers/fc-options.js';
 
-const settings = { seed: Number(process.env.FC_SEED ?? 42), numRuns: Number(process.env.FC_NUM_RUNS ?? 300) };
+const settings = fcOptions(300);
 
 /** Any name a served folder may hold: every Unicode code point, with the characters URLs treat specially over-represented. */
 const name = fc

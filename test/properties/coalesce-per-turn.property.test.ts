@@ -2,8 +2,9 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { coalescePerTurn } from '../../src/server/coalesce-per-turn.js';
+import { fcOptions } from '../helpers/fc-options.js';
 
-const settings = { seed: Number(process.env.FC_SEED ?? 42), numRuns: Number(process.env.FC_NUM_RUNS ?? 100) };
+const settings = fcOptions(100);
 
 describe('coalescePerTurn', () => {
   it('answers every call with its own key, one lookup per key per turn, none started before its calls', async () => {

@@ -17,9 +17,9 @@ import type { UsageSummary } from '../../src/protocol/usage.js';
 import { TreeRuntime, shapeOf } from '../helpers/fan-out-tree.js';
 import { type Answer, cassetteOf, treeArbitrary } from '../helpers/tree-cassette.js';
 import { tempDir } from '../helpers/cli.js';
+import { fcOptions } from '../helpers/fc-options.js';
 
-/** Fixed seed so CI is deterministic; override with FC_SEED / FC_NUM_RUNS to explore. */
-const fcOptions = { seed: Number(process.env.FC_SEED ?? 42), numRuns: Number(process.env.FC_NUM_RUNS ?? 40) };
+const settings = fcOptions(40);
 
 const catalog = new ModelCatalog(
   {
@@ -98,7 +98,7 @@ describe('the cost report (properties)', () => {
         // Every grouping has the same total.
         for (const by of ['model', 'tier', 'parent'] as const) expect(reportJson(report, by).total).toEqual(total);
       }),
-      fcOptions,
+      settings,
     );
   });
 
@@ -117,7 +117,7 @@ describe('the cost report (properties)', () => {
         const free = report.models.find((group) => group.key === 'replay:inline');
         if (free) expect(free.tally.costUsd).toBe(0);
       }),
-      fcOptions,
+      settings,
     );
   });
 
@@ -150,7 +150,7 @@ describe('the cost report (properties)', () => {
           }
         }
       }),
-      fcOptions,
+      settings,
     );
   });
 });

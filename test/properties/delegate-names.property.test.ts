@@ -8,9 +8,9 @@ import { DelegateRegistry } from '../../src/resolvers/delegate-registry.js';
 import { isInside } from '../../src/resolvers/reference-forms.js';
 import { createDefaultResolvers } from '../../src/resolvers/resolver-registry.js';
 import { makeTempDir, validDocument, writeDocument, type TempDir } from '../resolvers/helpers.js';
+import { fcOptions } from '../helpers/fc-options.js';
 
-/** Fixed seed so CI is deterministic; override with FC_SEED / FC_NUM_RUNS to explore. */
-const config = { seed: Number(process.env.FC_SEED ?? 42), numRuns: Number(process.env.FC_NUM_RUNS ?? 150) };
+const config = fcOptions(150);
 
 const NAMES = ['SummarizerAgent', 'translator', 'speaker-EN', 'x1'];
 /** Paths a registry entry may hold: inside the root, climbing out of it, through a symbolic link out of it, or missing. */
@@ -71,7 +71,7 @@ describe('delegates by name', () => {
           expect(resolved.registry).toBe(expected?.registry);
           expect(resolved.location).toBe(expected?.path);
           expect(isInside(realRoot, await realpath(resolved.location))).toBe(true);
-          seen[resolved.registry!] += 1;
+          seen[resolved.registry as 'document' | 'runtime'] += 1;
         } catch (error) {
           expect(error).toBeInstanceOf(DelegateError);
           const code = (error as DelegateError).code;

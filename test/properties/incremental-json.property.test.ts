@@ -2,8 +2,9 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { CallsStreamParser, type CompletedCall } from '../../src/models/incremental-json.js';
+import { fcOptions } from '../helpers/fc-options.js';
 
-const settings = { seed: Number(process.env.FC_SEED ?? 42), numRuns: Number(process.env.FC_NUM_RUNS ?? 100) };
+const settings = fcOptions(100);
 
 const key = fc.oneof(fc.string(), fc.constantFrom('calls', 'output', '_tool', 'a"b', 'x\\y', '{', ']'));
 const call = fc.oneof(

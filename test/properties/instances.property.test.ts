@@ -5,9 +5,9 @@ import { ReplayModel } from '../../src/models/replay.js';
 import { Runtime } from '../../src/protocol/run/runtime.js';
 import type { Activity } from '../../src/protocol/contracts.js';
 import { Tracer, memorySink } from '../../src/protocol/trace/trace.js';
+import { fcOptions } from '../helpers/fc-options.js';
 
-/** Fixed seed so CI is deterministic; override with FC_SEED / FC_NUM_RUNS to explore. */
-const fcOptions = { seed: Number(process.env.FC_SEED ?? 42), numRuns: Number(process.env.FC_NUM_RUNS ?? 50) };
+const settings = fcOptions(50);
 
 const NAMES = ['east', 'west', 'north', 'south', 'center'];
 
@@ -129,7 +129,7 @@ describe('instances', () => {
           }
         }
       }),
-      fcOptions,
+      settings,
     );
   });
 });

@@ -4,9 +4,9 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { pointerSegment } from '../../src/protocol/json.js';
 import { NotJsonError, notJsonPlaceholder, toJsonData } from '../../src/protocol/json-data.js';
+import { fcOptions } from '../helpers/fc-options.js';
 
-/** Fixed seed so CI is deterministic; override with FC_SEED / FC_NUM_RUNS to explore. */
-const config = { seed: Number(process.env.FC_SEED ?? 42), numRuns: Number(process.env.FC_NUM_RUNS ?? 100) };
+const config = fcOptions(100);
 
 /** A value JSON cannot hold, and where below it the problem is reported. */
 interface Odd {

@@ -4,8 +4,9 @@ import { defaultHandlers } from '../../src/protocol/messages/builtin-handlers.js
 import { RequestError } from '../../src/protocol/errors.js';
 import { atPointer } from '../../src/protocol/json.js';
 import { validateRequest } from '../../src/protocol/messages/load-request.js';
+import { fcOptions } from '../helpers/fc-options.js';
 
-const fcOptions = { seed: Number(process.env.FC_SEED ?? 42), numRuns: Number(process.env.FC_NUM_RUNS ?? 200) };
+const settings = fcOptions(200);
 const handlers = defaultHandlers();
 
 const valid = {
@@ -84,9 +85,9 @@ describe('loading bad documents', () => {
           }
         }
       }),
-      fcOptions,
+      settings,
     );
     expect(outcomes.loaded).toBeGreaterThan(0);
-    expect(outcomes.refused).toBeGreaterThan(fcOptions.numRuns / 2);
+    expect(outcomes.refused).toBeGreaterThan(settings.numRuns / 2);
   });
 });

@@ -5,9 +5,9 @@ import { defaultHandlers } from '../../src/protocol/messages/builtin-handlers.js
 import { RequestError } from '../../src/protocol/errors.js';
 import { parseRequestText } from '../../src/protocol/messages/load-request.js';
 import { loadRequestText } from '../../src/resolvers/loaded-request-cache.js';
+import { fcOptions } from '../helpers/fc-options.js';
 
-/** Fixed seed so CI is deterministic; override with FC_SEED / FC_NUM_RUNS to explore. */
-const fcOptions = { seed: Number(process.env.FC_SEED ?? 42), numRuns: Number(process.env.FC_NUM_RUNS ?? 100) };
+const settings = fcOptions(100);
 
 /** Texts a location may hold from one read to the next: valid ones, an invalid one and one that is not JSON. */
 const TEXTS = [
@@ -40,7 +40,7 @@ describe('delegates loaded once per text (DEL-29)', () => {
           expect(outcome(() => loadRequestText(source, location, handlers))).toEqual(outcome(() => parseRequestText(source, location, handlers)));
         }
       }),
-      fcOptions,
+      settings,
     );
   });
 });

@@ -3,9 +3,9 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { BoundedLineReader } from '../../src/mcp/bounded-line-reader.js';
 import { offeredToolNames, PROVIDER_TOOL_NAME } from '../../src/mcp/mcp-tools.js';
+import { fcOptions } from '../helpers/fc-options.js';
 
-/** Fixed seed so CI is deterministic; override with FC_SEED / FC_NUM_RUNS to explore. */
-const config = { seed: Number(process.env.FC_SEED ?? 42), numRuns: Number(process.env.FC_NUM_RUNS ?? 200) };
+const config = fcOptions(200);
 
 /** A message of a server: an answer (its id first or last, a number or a string) or a notification. */
 const message = fc.oneof(

@@ -4,9 +4,9 @@ import { describe, expect, it } from 'vitest';
 import { callResultOf, MCP_ACTIVITY, MCP_TARGET_PROPERTY, mcpToolSchema } from '../../src/mcp/mcp-tools.js';
 import { requestTool, requestToolName, runInputOf, structuredContentOf } from '../../src/mcp/request-tool.js';
 import type { JsonSchema } from '../../src/protocol/types.js';
+import { fcOptions } from '../helpers/fc-options.js';
 
-/** Fixed seed so CI is deterministic; override with FC_SEED / FC_NUM_RUNS to explore. */
-const config = { seed: Number(process.env.FC_SEED ?? 42), numRuns: Number(process.env.FC_NUM_RUNS ?? 200) };
+const config = fcOptions(200);
 
 const jsonValue = fc.jsonValue({ maxDepth: 3 }).map((value) => JSON.parse(JSON.stringify(value)) as unknown);
 const schemaArbitrary: fc.Arbitrary<JsonSchema | null> = fc.oneof(

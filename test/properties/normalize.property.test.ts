@@ -6,9 +6,9 @@ import { renderContext } from '../../src/protocol/messages/render-context.js';
 import { Runtime } from '../../src/protocol/run/runtime.js';
 import { collectTools, composeSolutionSchema } from '../../src/protocol/tools/tools.js';
 import type { RequestDocument } from '../../src/protocol/types.js';
+import { fcOptions } from '../helpers/fc-options.js';
 
-/** Fixed seed so CI is deterministic; override with FC_SEED / FC_NUM_RUNS to explore. */
-const fcOptions = { seed: Number(process.env.FC_SEED ?? 42), numRuns: Number(process.env.FC_NUM_RUNS ?? 50) };
+const settings = fcOptions(50);
 
 type Json = Record<string, unknown>;
 
@@ -213,7 +213,7 @@ describe('normalisation', () => {
         const twice = runtime.validate(JSON.parse(JSON.stringify(once)) as unknown).document;
         expect(twice).toStrictEqual(once);
       }),
-      fcOptions,
+      settings,
     );
   });
 
@@ -226,7 +226,7 @@ describe('normalisation', () => {
         expect(fromShort).toEqual(canon);
         expect(fromCanon).toEqual(canon);
       }),
-      fcOptions,
+      settings,
     );
   });
 
@@ -242,7 +242,7 @@ describe('normalisation', () => {
         // A value block always holds a value (a template slot, global or per instance, renders no empty block).
         expect(text).not.toMatch(/```json\n(?:undefined)?\n```/);
       }),
-      fcOptions,
+      settings,
     );
   });
 
@@ -259,7 +259,7 @@ describe('normalisation', () => {
           expect(normalize(structuredClone(once))).toStrictEqual(once);
         }
       }),
-      fcOptions,
+      settings,
     );
   });
 });

@@ -7,9 +7,9 @@ import { Runtime } from '../../src/protocol/run/runtime.js';
 import type { Activity } from '../../src/protocol/contracts.js';
 import { Tracer, memorySink, type TraceEvent } from '../../src/protocol/trace/trace.js';
 import type { Message } from '../../src/protocol/types.js';
+import { fcOptions } from '../helpers/fc-options.js';
 
-/** Fixed seed so CI is deterministic; override with FC_SEED / FC_NUM_RUNS to explore. */
-const fcOptions = { seed: Number(process.env.FC_SEED ?? 42), numRuns: Number(process.env.FC_NUM_RUNS ?? 50) };
+const settings = fcOptions(50);
 
 /** A generated graph: `deps[i]` lists the calls call `i` reads from; `order` is the order calls are written in. */
 interface Graph {
@@ -183,7 +183,7 @@ describe('plan scheduling', () => {
         const lastCompletion = sink.events.findLastIndex((event) => event.event === 'call.completed');
         expect(lastCompletion).toBeLessThan(firstRequest);
       }),
-      fcOptions,
+      settings,
     );
   });
 
@@ -209,7 +209,7 @@ describe('plan scheduling', () => {
           expect(edges[(index + 1) % edges.length]![0]).toBe(writer);
         });
       }),
-      fcOptions,
+      settings,
     );
   });
 
@@ -240,7 +240,7 @@ describe('plan scheduling', () => {
         const prompt = next.messages.map((message) => message.content).join('\n');
         for (const node of blocked) expect(prompt).toContain(`"_id":"c${node}"`);
       }),
-      fcOptions,
+      settings,
     );
   });
 });

@@ -5,9 +5,9 @@ import { ProtocolError, type ErrorCode } from '../../src/protocol/errors.js';
 import type { RunResult } from '../../src/protocol/contracts.js';
 import { streamIdReached } from '../../src/queue/queue-keys.js';
 import { resultFromJson, resultToJson } from '../../src/queue/run-result-json.js';
+import { fcOptions } from '../helpers/fc-options.js';
 
-/** Fixed seed so CI is deterministic; override with FC_SEED / FC_NUM_RUNS to explore. */
-const fcOptions = { seed: Number(process.env.FC_SEED ?? 42), numRuns: Number(process.env.FC_NUM_RUNS ?? 200) };
+const settings = fcOptions(200);
 
 const CODES: ErrorCode[] = ['worker_error', 'budget_exceeded', 'cancelled_by_user', 'model_error', 'max_depth_exceeded', 'invalid_request'];
 
@@ -55,7 +55,7 @@ describe('what crosses the queue', () => {
           expect(received.error.toJSON()).toEqual(JSON.parse(JSON.stringify(sent.error.toJSON())));
         }
       }),
-      fcOptions,
+      settings,
     );
   });
 
@@ -68,7 +68,7 @@ describe('what crosses the queue', () => {
         // A total order: of two ids, one has reached the other.
         expect(reached || streamIdReached(`${bMs}-${bSeq}`, `${aMs}-${aSeq}`)).toBe(true);
       }),
-      fcOptions,
+      settings,
     );
   });
 });

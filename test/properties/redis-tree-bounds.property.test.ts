@@ -6,9 +6,9 @@ import { ProtocolError } from '../../src/protocol/errors.js';
 import { QueueChildRunner } from '../../src/queue/queue-child-runner.js';
 import { RedisTreeBounds } from '../../src/queue/redis-tree-bounds.js';
 import { REDIS_SKIP_REASON, redisAvailable, startRedis, type TestRedis } from '../helpers/redis-server.js';
+import { fcOptions } from '../helpers/fc-options.js';
 
-/** Fixed seed so CI is deterministic; override with FC_SEED / FC_NUM_RUNS to explore. */
-const fcOptions = { seed: Number(process.env.FC_SEED ?? 42), numRuns: Number(process.env.FC_NUM_RUNS ?? 30) };
+const settings = fcOptions(30);
 
 /** Settles every admission, as the refused error or null when admitted. */
 async function admissions(admits: Promise<void>[]): Promise<(ProtocolError | null)[]> {
@@ -61,7 +61,7 @@ describe.skipIf(!redisAvailable)(redisAvailable ? 'the run bound counted in Redi
           else expect(() => bounds.check()).not.toThrow();
         }
       }),
-      fcOptions,
+      settings,
     );
   });
 

@@ -4,9 +4,9 @@ import { describe, expect, it } from 'vitest';
 import { compileSchema } from '../../src/protocol/schemas.js';
 import { modelToolSchema } from '../../src/protocol/tools/tools.js';
 import type { JsonSchema } from '../../src/protocol/types.js';
+import { fcOptions } from '../helpers/fc-options.js';
 
-/** Fixed seed so CI is deterministic; override with FC_SEED / FC_NUM_RUNS to explore. */
-const fcOptions = { seed: Number(process.env.FC_SEED ?? 42), numRuns: Number(process.env.FC_NUM_RUNS ?? 200) };
+const settings = fcOptions(200);
 
 /** Parameter schemas: plain and annotated strings (shown as they are) and constrained ones or other types (shown with the alternative). */
 const parameterSchemas: fc.Arbitrary<JsonSchema> = fc.oneof(
@@ -36,7 +36,7 @@ describe('a parameter as the model sees it (TOOL-6, TOOL-23)', () => {
         const expected = isReference || own(value);
         expect(shown({ _tool: 'work', p: value })).toBe(expected);
       }),
-      fcOptions,
+      settings,
     );
   });
 });

@@ -20,9 +20,9 @@ import type { TraceEvent } from '../../src/protocol/trace/trace.js';
 import { nodeDocument, shapeOf, treeResolver } from '../helpers/fan-out-tree.js';
 import { memoryJournal } from '../helpers/journal-tree.js';
 import { cassetteOf, treeArbitrary } from '../helpers/tree-cassette.js';
+import { fcOptions } from '../helpers/fc-options.js';
 
-/** Fixed seed so CI is deterministic; override with FC_SEED / FC_NUM_RUNS to explore. */
-const fcOptions = { seed: Number(process.env.FC_SEED ?? 42), numRuns: Number(process.env.FC_NUM_RUNS ?? 40) };
+const settings = fcOptions(40);
 
 const catalog = new ModelCatalog(
   {
@@ -104,7 +104,7 @@ describe('the figures of a run tree, resumed or not (properties)', () => {
         expect(sameCost(summary.costUsd, table?.costUsd ?? summary.costUsd)).toBe(true);
         expect(sameCost(summary.costUsd, result.usageTotal.costUsd)).toBe(true);
       }),
-      fcOptions,
+      settings,
     );
   }, 120_000);
 });

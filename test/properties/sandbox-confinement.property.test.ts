@@ -9,9 +9,9 @@ import { CallError, DelegateError } from '../../src/protocol/errors.js';
 import { SANDBOXES_PROPERTY } from '../../src/protocol/tools/file-tools.js';
 import type { ActivityEnvironment } from '../../src/protocol/contracts.js';
 import { makeTempDir, type TempDir } from '../resolvers/helpers.js';
+import { fcOptions } from '../helpers/fc-options.js';
 
-/** Fixed seed so CI is deterministic; override with FC_SEED / FC_NUM_RUNS to explore. */
-const config = { seed: Number(process.env.FC_SEED ?? 42), numRuns: Number(process.env.FC_NUM_RUNS ?? 150) };
+const config = fcOptions(150);
 
 /** Segments: parent steps, encodings, separators, empty, plain folders and symlinks in and out. */
 const SEGMENTS = ['..', '.', '%2e%2e', '%2f', '..%2f', '%5c', '\\', '', 'a', 'b', 'box', 'link-in', 'link-out', 'link-up', 'link-above', '/etc'];

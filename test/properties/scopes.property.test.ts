@@ -7,9 +7,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createRuntime } from '../../src/create-runtime.js';
 import { ReplayModel } from '../../src/models/replay.js';
 import { Tracer, memorySink } from '../../src/protocol/trace/trace.js';
+import { fcOptions } from '../helpers/fc-options.js';
 
-/** Fixed seed so CI is deterministic; override with FC_SEED / FC_NUM_RUNS to explore. */
-const fcOptions = { seed: Number(process.env.FC_SEED ?? 42), numRuns: Number(process.env.FC_NUM_RUNS ?? 50) };
+const settings = fcOptions(50);
 
 /** Scopes the parent may grant: turn scopes, data kinds, and kinds narrowed to a path. */
 const SCOPE_POOL = ['system', 'history', 'state', 'state.a', 'state.b', 'input', 'k1', 'k2'];
@@ -176,7 +176,7 @@ describe('scopes', () => {
           }
         }
       }),
-      fcOptions,
+      settings,
     );
   });
 });

@@ -7,8 +7,9 @@ import { createRequestHandler, type RequestHandler } from '../../src/server/hand
 import { serve, type RunningServer } from '../../src/server/node-listener.js';
 import { rawRequest } from '../server/raw-request.js';
 import { createServeFixture, type ServeFixture } from '../server/serve-fixture.js';
+import { fcOptions } from '../helpers/fc-options.js';
 
-const settings = { seed: Number(process.env.FC_SEED ?? 42), numRuns: Number(process.env.FC_NUM_RUNS ?? 100) };
+const settings = fcOptions(100);
 
 /** Path segments: traversal in every spelling, hidden names, real files, symlinks in and out. */
 const SEGMENTS = [

@@ -6,8 +6,9 @@ import { join } from 'node:path';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { createRequestHandler } from '../../src/server/handler.js';
+import { fcOptions } from '../helpers/fc-options.js';
 
-const settings = { seed: Number(process.env.FC_SEED ?? 42), numRuns: Number(process.env.FC_NUM_RUNS ?? 60) };
+const settings = fcOptions(60);
 
 /** What the served path holds, as the test knows it. */
 type State = { kind: 'valid' | 'invalid'; text: string } | { kind: 'absent' } | { kind: 'outside' };

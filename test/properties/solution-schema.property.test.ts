@@ -7,9 +7,9 @@ import { Runtime } from '../../src/protocol/run/runtime.js';
 import type { Activity } from '../../src/protocol/contracts.js';
 import { Tracer, memorySink } from '../../src/protocol/trace/trace.js';
 import type { JsonSchema } from '../../src/protocol/types.js';
+import { fcOptions } from '../helpers/fc-options.js';
 
-/** Fixed seed so CI is deterministic; override with FC_SEED / FC_NUM_RUNS to explore. */
-const fcOptions = { seed: Number(process.env.FC_SEED ?? 42), numRuns: Number(process.env.FC_NUM_RUNS ?? 50) };
+const settings = fcOptions(50);
 
 type SimpleType = 'string' | 'integer' | 'number' | 'boolean';
 const SIMPLE_TYPES: SimpleType[] = ['string', 'integer', 'number', 'boolean'];
@@ -229,10 +229,10 @@ describe('the composed Solution schema', () => {
         }
         tally[accepted ? 'accepted' : 'rejected'] += 1;
       }),
-      fcOptions,
+      settings,
     );
     // Both outcomes occur at the default run count, so the property is not vacuous.
-    if (fcOptions.numRuns >= 20) {
+    if (settings.numRuns >= 20) {
       expect(tally.accepted).toBeGreaterThan(0);
       expect(tally.rejected).toBeGreaterThan(0);
     }

@@ -5,8 +5,9 @@ import type { ModelRequest } from '../../src/protocol/model.js';
 import { StreamedCalls } from '../../src/models/stream-calls.js';
 import { compileSchema } from '../../src/protocol/schemas.js';
 import { solutionSchema } from '../models/support/solution-schema.js';
+import { fcOptions } from '../helpers/fc-options.js';
 
-const settings = { seed: Number(process.env.FC_SEED ?? 42), numRuns: Number(process.env.FC_NUM_RUNS ?? 100) };
+const settings = fcOptions(100);
 
 const validCall = fc.oneof(
   fc.record({ _tool: fc.constant('synth'), sound: fc.string({ maxLength: 4 }) }),

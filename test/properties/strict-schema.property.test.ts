@@ -3,8 +3,9 @@ import { Ajv } from 'ajv';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { fromStrictValue, toStrictSchema } from '../../src/models/strict-schema.js';
+import { fcOptions } from '../helpers/fc-options.js';
 
-const settings = { seed: Number(process.env.FC_SEED ?? 42), numRuns: Number(process.env.FC_NUM_RUNS ?? 100) };
+const settings = fcOptions(100);
 
 type Schema = Record<string, unknown>;
 
@@ -110,5 +111,5 @@ describe('toStrictSchema / fromStrictValue (property)', () => {
       ),
       settings,
     );
-  }, 300_000); // ajv compiles every generated schema: allow large FC_NUM_RUNS
+  }, 300_000); // ajv compiles every generated schema: allow many runs when the environment raises them
 });

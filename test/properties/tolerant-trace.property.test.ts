@@ -10,9 +10,9 @@ import { describe, expect, it } from 'vitest';
 import { type BadTraceLine, readTraceFile } from '../../src/cli/report/read-trace.js';
 import type { TraceEventBase } from '../../src/protocol/trace/events.js';
 import { tempDir } from '../helpers/cli.js';
+import { fcOptions } from '../helpers/fc-options.js';
 
-/** Fixed seed so CI is deterministic; override with FC_SEED / FC_NUM_RUNS to explore. */
-const fcOptions = { seed: Number(process.env.FC_SEED ?? 42), numRuns: Number(process.env.FC_NUM_RUNS ?? 60) };
+const settings = fcOptions(60);
 
 /** A line that is an event. */
 const eventLine = fc
@@ -53,7 +53,7 @@ describe('the tolerant trace reader (properties)', () => {
         if (numbers.length === 0) await expect(strict).resolves.toBeUndefined();
         else await expect(strict).rejects.toThrow(`${path}:${numbers[0]}`);
       }),
-      fcOptions,
+      settings,
     );
   });
 });

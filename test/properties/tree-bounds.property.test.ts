@@ -3,9 +3,9 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { Tracer, memorySink } from '../../src/protocol/trace/trace.js';
 import { TreeModel, TreeRuntime, shapeOf, turns } from '../helpers/fan-out-tree.js';
+import { fcOptions } from '../helpers/fc-options.js';
 
-/** Fixed seed so CI is deterministic; override with FC_SEED / FC_NUM_RUNS to explore. */
-const fcOptions = { seed: Number(process.env.FC_SEED ?? 42), numRuns: Number(process.env.FC_NUM_RUNS ?? 30) };
+const settings = fcOptions(30);
 
 /** A random tree of 1 to 30 runs (each node's parent is an earlier node) and how long each node's model answers take, in event-loop turns. */
 const treeArbitrary = fc.integer({ min: 1, max: 30 }).chain((size) =>
@@ -33,7 +33,7 @@ describe('run-tree bounds (properties)', () => {
         expect(result.ok).toBe(true);
         expect(count('run.completed')).toBe(shape.length);
       }),
-      fcOptions,
+      settings,
     );
   });
 
@@ -45,7 +45,7 @@ describe('run-tree bounds (properties)', () => {
         if (shape.length <= maxRuns) expect(result.ok).toBe(true);
         else expect(!result.ok && result.error.code).toBe('budget_exceeded');
       }),
-      fcOptions,
+      settings,
     );
   });
 });

@@ -4,9 +4,9 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { mergeDelegateContract } from '../../src/activities/upfront-preparer.js';
 import type { JsonSchema, ToolSchema } from '../../src/protocol/types.js';
+import { fcOptions } from '../helpers/fc-options.js';
 
-/** Fixed seed so CI is deterministic; override with FC_SEED / FC_NUM_RUNS to explore. */
-const fcOptions = { seed: Number(process.env.FC_SEED ?? 42), numRuns: Number(process.env.FC_NUM_RUNS ?? 50) };
+const settings = fcOptions(50);
 
 /** Values drawn per property: strings of the enum pools and outside them, integers, fractions, booleans, null. */
 const PROPERTY_NAMES = ['a', 'b', 'c', 'd'];
@@ -121,9 +121,9 @@ describe('up-front schema merging', () => {
           expect(validateMerged({ zzz: 1 })).toBe(false);
         },
       ),
-      fcOptions,
+      settings,
     );
-    if (fcOptions.numRuns >= 20) expect(tally.merged).toBeGreaterThan(0);
+    if (settings.numRuns >= 20) expect(tally.merged).toBeGreaterThan(0);
   });
 
   it('merges without error whenever no shared property has conflicting types or disjoint enums', () => {
@@ -133,7 +133,7 @@ describe('up-front schema merging', () => {
         const toolSchema: ToolSchema = { ...structuredClone(tool) };
         expect(() => mergeDelegateContract(toolSchema, structuredClone(input), true)).not.toThrow();
       }),
-      fcOptions,
+      settings,
     );
   });
 });

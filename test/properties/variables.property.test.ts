@@ -15,9 +15,9 @@ import {
   type PathSegment,
 } from '../../src/protocol/variables/references.js';
 import { resolveValue } from '../../src/protocol/context/resolve-references.js';
+import { fcOptions } from '../helpers/fc-options.js';
 
-/** Fixed seed so CI is deterministic; override with FC_SEED / FC_NUM_RUNS to explore. */
-const config = { seed: Number(process.env.FC_SEED ?? 42), numRuns: Number(process.env.FC_NUM_RUNS ?? 100) };
+const config = fcOptions(100);
 
 const KINDS = ['state', 'data', 'input'] as const;
 const INSTANCES = [undefined, 'i1', 'i2'] as const;

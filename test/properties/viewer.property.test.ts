@@ -16,9 +16,9 @@ import { TraceView } from '../../src/cli/trace-view.js';
 import type { ViewFigures } from '../../src/viewer/view-data.js';
 import { TreeRuntime, shapeOf } from '../helpers/fan-out-tree.js';
 import { cassetteOf, treeArbitrary } from '../helpers/tree-cassette.js';
+import { fcOptions } from '../helpers/fc-options.js';
 
-/** Fixed seed so CI is deterministic; override with FC_SEED / FC_NUM_RUNS to explore. */
-const fcOptions = { seed: Number(process.env.FC_SEED ?? 42), numRuns: Number(process.env.FC_NUM_RUNS ?? 40) };
+const settings = fcOptions(40);
 
 const catalog = new ModelCatalog(
   {
@@ -76,7 +76,7 @@ describe('the trace viewer (properties)', () => {
         }
         expect(critical[critical.length - 1]?.children).toEqual([]);
       }),
-      fcOptions,
+      settings,
     );
   });
 
@@ -92,7 +92,7 @@ describe('the trace viewer (properties)', () => {
         expect(embedded).not.toMatch(/<\/script|<!--|<script|[\u2028\u2029]/i);
         expect(JSON.parse(embedded)).toEqual(JSON.parse(JSON.stringify(data)));
       }),
-      { ...fcOptions, numRuns: 500 },
+      { ...settings, numRuns: 500 },
     );
   });
 });

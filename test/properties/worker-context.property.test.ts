@@ -3,9 +3,9 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { Message, RequestDocument } from '../../src/protocol/types.js';
 import { eventsOf, promptOf, replayRun, tierRuntime } from '../helpers/tier-runtime.js';
+import { fcOptions } from '../helpers/fc-options.js';
 
-/** Fixed seed so CI is deterministic; override with FC_SEED / FC_NUM_RUNS to explore. */
-const fcOptions = { seed: Number(process.env.FC_SEED ?? 42), numRuns: Number(process.env.FC_NUM_RUNS ?? 60) };
+const settings = fcOptions(60);
 
 /** The planner's context: each piece carries a marker, and the include items that let it through. */
 const PIECES: { message: Message; marker: string; through: string[] }[] = [
@@ -81,7 +81,7 @@ describe('what a delegate worker sees (DEL-25, SCOPE-6, SCOPE-7)', () => {
         for (const piece of PIECES)
           expect(seen.includes(piece.marker), `${piece.marker} for ${JSON.stringify(scenario)}`).toBe(expectedVisible(scenario, piece.through));
       }),
-      fcOptions,
+      settings,
     );
   });
 });

@@ -7,9 +7,9 @@ import { createRuntime } from '../../src/create-runtime.js';
 import type { Message } from '../../src/protocol/types.js';
 import { folderWith } from '../helpers/cli.js';
 import { stepModel } from '../helpers/step-model.js';
+import { fcOptions } from '../helpers/fc-options.js';
 
-/** Fixed seed so CI is deterministic; override with FC_SEED / FC_NUM_RUNS to explore. */
-const fcOptions = { seed: Number(process.env.FC_SEED ?? 42), numRuns: Number(process.env.FC_NUM_RUNS ?? 30) };
+const settings = fcOptions(30);
 
 const FILES = ['a.txt', 'b.txt', 'c.md', 'd.json', 'e.csv'];
 const root = folderWith({
@@ -57,7 +57,7 @@ describe('what a worker sees (DEL-9, ATT-5)', () => {
         for (const [index] of FILES.entries()) expect(seen.includes(`FILE_${index}`)).toBe(chosen.includes(index));
         for (const index of messages.keys()) expect(seen).not.toContain(`CALLER_${index}`);
       }),
-      fcOptions,
+      settings,
     );
   });
 });

@@ -34,9 +34,14 @@ function harness(initial: Call[] = []) {
   const gates = new Map<string, ReturnType<typeof deferred>>();
   const prepared = new Map<string, Call>();
   const failures = new Map<string, ProtocolError>();
+  const preparedOnce = new Set<string>();
   const hooks: BatchHooks = {
     prepare(entry) {
-      if (entry.call._tool === 'explode') throw new CallError('unknown_tool', `There is no tool named "explode".`);
+      if (entry.call._tool === 'explode') throw new CallError('unknown_tool', `There is no tool named "explode".`, { toolName: 'explode', available: [] });
+      // A tool that leaves the context after its call was first prepared: the call cannot be prepared again.
+      if (entry.call._tool === 'vanishing' && preparedOnce.has(entry.id))
+        throw new CallError('unknown_tool', `There is no tool named "vanishing".`, { toolName: 'vanishing', available: [] });
+      preparedOnce.add(entry.id);
       const { _outputPath, ...rest } = entry.call;
       const resolution = resolveValue(rest, (reference) => store.read(reference, entry.call._instance));
       if (resolution.status === 'blocked') return resolution;
@@ -250,6 +255,20 @@ describe('CallBatch: calls that never run (VAR-5, PLAN-4, CALL-3)', () => {
     await batch.settled();
     expect(failures.get('bad')?.code).toBe('unknown_tool');
     expect(log).toEqual(['fail bad', 'start good', 'end good']);
+  });
+
+  it('fails a blocked call whose prepare throws when the batch is closed with that error, not as unresolved', async () => {
+    const { batch, failures, log } = harness();
+    batch.add(entry('gone', { _tool: 'vanishing', x: '†state.missing' }));
+    await tick();
+    expect(failures.size).toBe(0);
+    batch.close();
+    await batch.settled();
+    const error = failures.get('gone');
+    expect(error?.code).toBe('unknown_tool');
+    expect(error?.message).toBe('There is no tool named "vanishing".');
+    expect(error?.data.toolName).toBe('vanishing');
+    expect(log).toEqual(['fail gone']);
   });
 
   it('fails a call whose prepare throws even before the batch is closed', async () => {

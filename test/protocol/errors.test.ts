@@ -1,10 +1,11 @@
 /** Unit tests of src/protocol/errors.ts: typed errors with stable codes (ERR-1, ERR-2) and document problems (DOC-5). */
-import { describe, expect, it } from 'vitest';
+import { describe, expect, expectTypeOf, it } from 'vitest';
 import {
   ActivityError,
   BoundError,
   CallError,
   DelegateError,
+  type ErrorCode,
   ModelError,
   ProtocolError,
   RequestError,
@@ -82,7 +83,7 @@ describe('RequestError (DOC-5)', () => {
 
 describe('toProtocolError (ERR-2)', () => {
   it('returns a ProtocolError as it is', () => {
-    const error = new BoundError('max_depth_exceeded', 'deep');
+    const error = new BoundError('max_depth_exceeded', 'deep', { maxDepth: 3 });
     expect(toProtocolError(error)).toBe(error);
   });
 
@@ -104,5 +105,39 @@ describe('toProtocolError (ERR-2)', () => {
     const wrapped = toProtocolError(abort, 'model_error');
     expect(wrapped).toBeInstanceOf(UserError);
     expect(wrapped).toMatchObject({ code: 'cancelled_by_user', cause: abort });
+  });
+});
+
+describe('typed error data (ERR-9)', () => {
+  it('types the data of each code: the fields every producer sets are required, and an error of any code reads them typed', () => {
+    const unknown = new CallError('unknown_tool', 'There is no tool named "x".', { toolName: 'x', available: ['a'] });
+    expectTypeOf(unknown.data.toolName).toEqualTypeOf<string>();
+    expectTypeOf(unknown.data.available).toEqualTypeOf<string[]>();
+    const any: ProtocolError = unknown;
+    expectTypeOf(any.data.toolName).toEqualTypeOf<string | undefined>();
+    expectTypeOf(any.data.missing).toEqualTypeOf<string[] | undefined>();
+    // Codes whose data varies with the producer are open-ended, their known fields typed.
+    expect(new CallError('invalid_params', 'Bad.', { toolName: 'x', side: 'left' }).data.side).toBe('left');
+    expect(new UsageError('Bad.').data).toEqual({});
+    // An error of a code only known at run time (read back from JSON) takes any data.
+    const code = 'unknown_tool' as ErrorCode;
+    expect(new ProtocolError(code, 'From JSON.', { whatever: 1 }).data).toEqual({ whatever: 1 });
+  });
+
+  it('refuses, at compile time, data that lacks a field its code requires or gives one the wrong type', () => {
+    // Never called: `npm run typecheck` checks that each line below fails to compile.
+    const wrong = () => [
+      // @ts-expect-error unknown_tool requires toolName (and available).
+      new CallError('unknown_tool', 'There is no tool named "x".', {}),
+      // @ts-expect-error unknown_tool requires its data.
+      new CallError('unknown_tool', 'There is no tool named "x".'),
+      // @ts-expect-error maxSteps is a number.
+      new BoundError('max_steps_exceeded', 'Too many steps.', { maxSteps: '3' }),
+      // @ts-expect-error missing lists the references as text.
+      new CallError('unresolved_reference', 'Never resolved.', { missing: [1] }),
+      // @ts-expect-error toolName is a string, in open-ended data too.
+      new CallError('invalid_params', 'Bad.', { toolName: 3 }),
+    ];
+    expect(typeof wrong).toBe('function');
   });
 });

@@ -237,6 +237,97 @@ describe('plans as the strategy so far (PLAN-2, PLAN-10, PLAN-11)', () => {
   });
 });
 
+describe("act 012's adjusting a plan: a plan the user spoke after is left to the model (PLAN-2)", () => {
+  const travelTools = {
+    type: 'tool',
+    tool: {
+      bookFlight: { properties: { destination: { type: 'string' } } },
+      bookHotel: { properties: { destination: { type: 'string' } } },
+      findPetFriendlyHotel: { properties: { destination: { type: 'string' } } },
+    },
+  };
+  const happyPath = {
+    type: 'plan',
+    plan: [
+      { _tool: 'bookFlight', destination: '†input.destination' },
+      { _tool: 'bookHotel', destination: '†input.destination' },
+    ],
+  };
+  const adjusted = [
+    { _tool: 'bookFlight', destination: '†input.destination' },
+    { _tool: 'findPetFriendlyHotel', destination: '†input.destination' },
+  ];
+  const travel = () => counting({ bookFlight: () => 'FL-1', bookHotel: () => 'HT-1', findPetFriendlyHotel: () => 'PET-1' });
+
+  it('never books the hotel: the model sees the plan pending after the new input and replaces bookHotel', async () => {
+    const { activities, counts } = travel();
+    const runtime = new Runtime({ activities });
+    const dog = { type: 'input', destination: 'Berlin', instruction: "Actually, I'll be traveling with my dog." };
+    const model = stepModel(
+      () => ({ calls: adjusted, output: null }),
+      () => ({ calls: [], output: 'booked' }),
+    );
+    const result = await runtime.run(runtime.validate({ context: [travelTools, happyPath, dog], schema: { type: 'string' } }), { model });
+    expect(result.ok && result.output).toBe('booked');
+    expect(counts).toEqual({ bookFlight: 1, findPetFriendlyHotel: 1 });
+    const first = promptOf(model.requests[0]);
+    expect(first).toMatch(/^pending: \{"_tool":"bookHotel"/m);
+    expect(first).toContain('traveling with my dog');
+    expect(promptOf(model.requests[1])).toMatch(/^done: \{"_tool":"findPetFriendlyHotel"/m);
+  });
+
+  it('leaves a plan followed by a user turn to the model too', async () => {
+    const { activities, counts } = travel();
+    const runtime = new Runtime({ activities });
+    const model = stepModel(() => ({ calls: [], output: 'asked' }));
+    const context = [travelTools, { type: 'input', input: { destination: 'Berlin' } }, happyPath, { type: 'user', text: 'Wait, I have a dog.' }];
+    const result = await runtime.run(runtime.validate({ context, schema: { type: 'string' } }), { model });
+    expect(result.ok && result.output).toBe('asked');
+    expect(counts).toEqual({});
+  });
+
+  it("still runs a plan that is the last word with no model: the run's given input, a template slot, state and system text after it are no change of mind", async () => {
+    const { activities, counts } = travel();
+    const runtime = new Runtime({ activities });
+    const plan = { type: 'plan', calls: [{ _tool: 'bookFlight', destination: '†input.destination', _outputPath: '†output' }] };
+    const slot = { type: 'input', schema: { type: 'object', properties: { destination: { type: 'string' } } } };
+    const context = [travelTools, plan, slot, { type: 'state', state: { seat: 'aisle' } }, { type: 'system', text: 'Be brief.' }];
+    const result = await runtime.run(runtime.validate({ context, schema: { type: 'string' } }), {
+      input: { destination: 'Berlin' },
+    });
+    expect(result.ok && result.output).toBe('FL-1');
+    expect(counts).toEqual({ bookFlight: 1 });
+  });
+});
+
+describe('the plan shows what each call was and what became of it, not its reasoning or an ephemeral result (PLAN-16)', () => {
+  it("leaves out _reasoningForCall, and the _output of a latent call without _outputPath, from the next step's plan", async () => {
+    const runtime = new Runtime({ activities: { lookup: () => 'LOOKED-UP' } });
+    const tools = {
+      type: 'tool',
+      tool: { think: { properties: { topic: { type: 'string' } }, _output: { type: 'string' } }, lookup: { properties: { q: { type: 'string' } } } },
+    };
+    const model = stepModel(
+      () => ({
+        calls: [
+          { _tool: 'think', topic: 'routes', _reasoningForCall: 'REASONING-MARK', _output: 'EPHEMERAL-THOUGHT' },
+          { _tool: 'think', topic: 'kept', _output: 'KEPT-NOTE', _outputPath: '†state.note' },
+          { _tool: 'lookup', q: 'x', _reasoningForCall: 'WHY-LOOKUP', _outputPath: '†state.found' },
+        ],
+        output: null,
+      }),
+      () => ({ calls: [], output: 'done' }),
+    );
+    const result = await runtime.run(runtime.validate({ context: [tools], schema: { type: 'string' } }), { model });
+    expect(result.ok).toBe(true);
+    const second = promptOf(model.requests[1]);
+    expect(second).toMatch(/^done: \{"_tool":"think","topic":"routes"\}$/m);
+    expect(second).toMatch(/^done: \{"_tool":"think","topic":"kept","_output":"KEPT-NOTE","_outputPath":"†state.note"\}$/m);
+    expect(second).toMatch(/^done: \{"_tool":"lookup","q":"x","_outputPath":"†state.found"\}$/m);
+    for (const ephemeral of ['REASONING-MARK', 'EPHEMERAL-THOUGHT', 'WHY-LOOKUP']) expect(second).not.toContain(ephemeral);
+  });
+});
+
 describe('a plan without _instance is a template over the instances (PLAN-12)', () => {
   it('runs once per instance, concurrently, each run reading and writing only its instance', async () => {
     const seen: { instance: unknown; word: unknown }[] = [];

@@ -13,13 +13,13 @@ import { BOSS, TreeScript, journalRuntime, memoryJournal } from '../helpers/jour
 
 /** Each event's own fields, required or optional; typed so that every field of the map is listed and no other. */
 const FIELDS: { [E in TraceEventName]: Record<keyof TraceEventMap[E], 'required' | 'optional'> } = {
-  'run.started': { request: 'required', name: 'required', model: 'required', input: 'required', requestHash: 'optional' },
+  'run.started': { request: 'required', name: 'required', model: 'required', input: 'required', requestHash: 'optional', tools: 'optional' },
   'journal.started': { options: 'required', settings: 'required' },
   'journal.resumed': { events: 'required', ignored: 'required', overrides: 'required' },
   'run.resumed': { request: 'required', name: 'required', model: 'required' },
   'model.replayed': { step: 'required', attempt: 'required', usage: 'required', costUsd: 'required' },
   'call.replayed': { call: 'required', tool: 'required', outcome: 'required' },
-  'model.request': { step: 'required', attempt: 'required', messages: 'required', schema: 'required' },
+  'model.request': { step: 'required', attempt: 'required', messages: 'required', schema: 'required', schemaForm: 'optional' },
   'model.retry': { step: 'required', attempt: 'required', reason: 'required', waitMs: 'required' },
   'model.response': {
     step: 'required',
@@ -32,6 +32,7 @@ const FIELDS: { [E in TraceEventName]: Record<keyof TraceEventMap[E], 'required'
     ms: 'required',
     responseFormat: 'optional',
     replayOf: 'optional',
+    schemaForm: 'optional',
   },
   'call.started': { call: 'required', tool: 'required', params: 'required', instance: 'required' },
   'call.completed': { call: 'required', tool: 'required', result: 'required', noResult: 'optional' },
@@ -53,6 +54,7 @@ const FIELDS: { [E in TraceEventName]: Record<keyof TraceEventMap[E], 'required'
     contextMode: 'optional',
     contextReferenceCount: 'optional',
     taskTokens: 'optional',
+    allowedToolCount: 'optional',
     droppedTools: 'optional',
     attachments: 'optional',
   },

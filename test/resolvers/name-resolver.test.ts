@@ -1,4 +1,5 @@
 /** Unit tests of delegates by name (DEL-21): the runtime's DelegateRegistry and the NameResolver asking the document's names, then the runtime's. */
+import { symlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { UsageError } from '../../src/protocol/errors.js';
@@ -133,9 +134,11 @@ describe('NameResolver', () => {
     expect(error.message).toContain('Delegate "Missing" of tool "summarize"');
     expect(error.message).toContain("document's config.delegates (names: Local)");
     expect(error.message).toContain("runtime's registry (names: Escaping, InMemory, Remote, SummarizerAgent)");
+    expect(error.message).toContain("the root folder's catalog (names: broken, doc-summarizer, runtime-summarizer)");
     expect(error.data.registries).toEqual([
       { registry: 'document', names: ['Local'], count: 1 },
       { registry: 'runtime', names: ['Escaping', 'InMemory', 'Remote', 'SummarizerAgent'], count: 4 },
+      { registry: 'catalog', names: ['broken', 'doc-summarizer', 'runtime-summarizer'], count: 3 },
     ]);
   });
 
@@ -146,10 +149,44 @@ describe('NameResolver', () => {
     expect((error.data.registries as { names: string[] }[])[0]?.names).toHaveLength(LISTED_NAMES);
   });
 
-  it('takes a name before a URL-relative sibling, so a name from a served document never becomes a fetch', async () => {
+  it("takes a name before a URL-relative sibling: a name from a served document asks the server's catalog, never fetches the sibling", async () => {
     const before = server.requests.length;
     const error = await expectDelegateError(resolvers.resolve('sibling', at(undefined, `${server.origin}/main.json`)), 'delegate_not_found');
     expect(error.message).toContain('no delegate has that name');
-    expect(server.requests).toHaveLength(before);
+    // This server publishes no catalog: the name is not found, and the message says why.
+    expect(error.message).toContain(`the catalog of ${server.origin}/ (unreadable: `);
+    expect(server.requests.slice(before).map((request) => request.path)).toEqual(['/']);
+  });
+
+  it("then the root folder's catalog: by file name without .json, or by meta.name, below the root", async () => {
+    expect(await resolvers.resolve('runtime-summarizer', at())).toMatchObject({
+      registry: 'catalog',
+      location: join(dir.path, 'root', 'runtime-summarizer.json'),
+    });
+    expect(await resolvers.resolve('doc-summarizer', at())).toMatchObject({
+      registry: 'catalog',
+      location: join(dir.path, 'root', 'agents', 'doc-summarizer.json'),
+    });
+    // The registries come first: a name they hold never reaches the catalog.
+    expect(await resolvers.resolve('runtime-summarizer', at({ 'runtime-summarizer': './doc-summarizer.json' }))).toMatchObject({ registry: 'document' });
+    // A name never lends trust, the catalog's neither.
+    expect(await resolvers.resolve('runtime-summarizer', at(undefined, undefined, false))).toMatchObject({ trusted: false });
+  });
+
+  it('fails a name two Requests of the folder hold, naming both, and counts a document reached through a symbolic link once', async () => {
+    const folder = await makeTempDir('names-twins-');
+    try {
+      await writeDocument(join(folder.path, 'Twin.json'), validDocument('first'));
+      await writeDocument(join(folder.path, 'more', 'second.json'), validDocument('Twin'));
+      await writeDocument(join(folder.path, 'Solo.json'), validDocument('solo'));
+      symlinkSync(join(folder.path, 'Solo.json'), join(folder.path, 'more', 'Solo.json'));
+      const twins = createDefaultResolvers({ root: folder.path });
+      const error = await expectDelegateError(twins.resolve('Twin', at(undefined, join(folder.path, 'main.json'))), 'delegate_not_found');
+      expect(error.message).toContain("is ambiguous: the root folder's catalog has 2 Requests of that name, ./Twin.json and ./more/second.json");
+      expect(error.data).toMatchObject({ registry: 'catalog', candidates: ['./Twin.json', './more/second.json'] });
+      expect(await twins.resolve('Solo', at(undefined, join(folder.path, 'main.json')))).toMatchObject({ registry: 'catalog', name: 'solo' });
+    } finally {
+      await folder.cleanup();
+    }
   });
 });

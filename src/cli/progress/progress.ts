@@ -3,6 +3,7 @@ import type { TraceEvent, Tracer } from '../../protocol/trace/trace.js';
 import { knownTraceEvent } from '../../protocol/trace/events.js';
 import type { Usage } from '../../protocol/usage.js';
 import { RunTree } from './run-tree.js';
+import { noticeLine, SchemaFormNotices } from '../schema-form-notices.js';
 import { TreeCosts } from '../report/tree-costs.js';
 import { formatSummary, summarize, type RunOutcome } from './summary.js';
 import { LiveTreeWriter, colorEnabled, type TerminalStream } from './tree-renderer.js';
@@ -47,11 +48,29 @@ export function progressLine(event: TraceEvent): string | undefined {
   }
 }
 
+/** How many tool names the tools line shows before it counts the rest. */
+export const SHOWN_TOOLS = 30;
+
+/**
+ * The line naming the tools a run is offered, worker tools included, said once as it starts
+ * (CLI-6): from its `run.started`'s `tools`; undefined for any other event, or a run that failed
+ * before its tools were known.
+ */
+export function toolsLine(event: TraceEvent): string | undefined {
+  const known = knownTraceEvent(event);
+  if (known?.event !== 'run.started' || known.tools === undefined) return undefined;
+  const { tools } = known;
+  const more = tools.length > SHOWN_TOOLS ? ` and ${tools.length - SHOWN_TOOLS} more` : '';
+  return `${indent(event)}  tools: ${tools.length === 0 ? 'none' : `${tools.slice(0, SHOWN_TOOLS).join(', ')}${more}`}`;
+}
+
 /** A trace listener writing plain progress lines to a stream. */
 export function plainProgress(stream: NodeJS.WritableStream): (event: TraceEvent) => void {
   return (event) => {
     const line = progressLine(event);
     if (line !== undefined) stream.write(`${line}\n`);
+    const tools = toolsLine(event);
+    if (tools !== undefined) stream.write(`${tools}\n`);
   };
 }
 
@@ -99,9 +118,20 @@ export function createProgress(tracer: Tracer, stream: TerminalStream, options: 
     ? new LiveTreeWriter(stream, { env: options.env, now, tree: new RunTree(), ...(options.frameMs === undefined ? {} : { frameMs: options.frameMs }) })
     : undefined;
   const plain = plainProgress(stream);
+  // A weaker form than strict is said once per run, model and form (MODEL-17).
+  const notices = new SchemaFormNotices();
   const unsubscribe = tracer.subscribe((event) => {
-    if (live) live.listener(event);
-    else plain(event);
+    if (live) {
+      live.listener(event);
+      // Above the live tree, only the top run's tools: its children show in the tree.
+      const tools = event.depth === 0 ? toolsLine(event) : undefined;
+      if (tools !== undefined) live.log(tools);
+    } else plain(event);
+    const notice = notices.take(event);
+    if (notice === undefined) return;
+    const line = `${indent(event)}  ! ${noticeLine(notice)}`;
+    if (live) live.log(line);
+    else stream.write(`${line}\n`);
   });
   let finished = false;
   return {

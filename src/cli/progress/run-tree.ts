@@ -162,7 +162,7 @@ export class RunTree {
   }
 
   private delegateEnded(event: TraceEventOf<'delegate.completed'> | TraceEventOf<'delegate.failed'>): boolean {
-    const child = this.index.get(event.child);
+    const child = event.child === null ? undefined : this.index.get(event.child);
     if (!child) return false;
     if (event.event === 'delegate.failed') this.fail(child, event, this.at);
     else {

@@ -84,11 +84,11 @@ export class CostTree {
     'run.failed': (event) => this.end(this.ensure(event.run, event.parent, event.depth), failedStatus(event.code), event.code),
     // A child's own end comes first (TRACE-11); these only end a child the trace shows no end of.
     'delegate.completed': (event) => {
-      const child = this.index.get(event.child);
+      const child = event.child === null ? undefined : this.index.get(event.child);
       if (child) this.end(child, 'done');
     },
     'delegate.failed': (event) => {
-      const child = this.index.get(event.child);
+      const child = event.child === null ? undefined : this.index.get(event.child);
       if (child) this.end(child, failedStatus(event.code), event.code);
     },
   };

@@ -54,7 +54,7 @@ const EVENT_FIELDS: Record<string, FieldRule[]> = {
   ],
   'run.failed': [['code', 'a string']],
   'delegate.failed': [
-    ['child', 'a string'],
+    ['child', 'a string or null'],
     ['code', 'a string'],
   ],
 };

@@ -1,5 +1,5 @@
 /** The scheduler of one step's (or one plan's) calls: runs every unblocked call in parallel, in dependency order. */
-import { CallError, type ProtocolError } from '../errors.js';
+import { CallError, type ProtocolError, toProtocolError } from '../errors.js';
 import { addWriter, callLabel, CycleSearch, cycleSentence, forEachWriterOf, readScopeOf, readsOf, writeScopeOf, writesOf } from '../variables/plan-graph.js';
 import { ScopedReferenceIndex } from '../variables/reference-index.js';
 import type { Call } from '../types.js';
@@ -13,16 +13,16 @@ export interface BatchEntry {
   call: Call;
 }
 
-/** What the batch asks of its owner. */
-export interface BatchHooks {
+/** What the batch asks of its owner, whose `prepare` makes of a call what its `execute` takes (the call, by default). */
+export interface BatchHooks<Prepared = Call> {
   /**
    * Resolves the call's references. Returns the call with references replaced, `blocked` with the
    * references still missing, or throws a ProtocolError for a call that can never run. Its answer
    * for a blocked call may change only when data is written, and every write is reported to `watch`.
    */
-  prepare(entry: BatchEntry): { status: 'ready'; call: Call } | { status: 'blocked'; missing: Reference[] };
+  prepare(entry: BatchEntry): { status: 'ready'; call: Prepared } | { status: 'blocked'; missing: Reference[] };
   /** Executes a prepared call; must not throw (failures are the owner's to record). */
-  execute(entry: BatchEntry, call: Call): Promise<void>;
+  execute(entry: BatchEntry, call: Prepared): Promise<void>;
   /** Records a call that failed before it could run. */
   fail(entry: BatchEntry, error: ProtocolError): void;
   /** Calls `listener` with every data record written from now on (until the returned function is called). */
@@ -56,13 +56,14 @@ interface Node {
  * Calls are added (possibly while the model is still streaming), then the batch is closed. A call
  * starts as soon as no unfinished call of the batch declares a write it reads and its references
  * resolve. When the batch is closed and nothing runs, calls still blocked fail: members of a
- * dependency cycle with a message naming the cycle, the rest with `unresolved_reference`.
+ * dependency cycle with a message naming the cycle, the rest with `unresolved_reference` (or with
+ * the error `prepare` throws, when it can no longer prepare one).
  *
  * Work is linear in the calls plus their dependencies (PLAN-9): reads and writes are indexed once
  * per call; a finished call wakes only the calls that waited for it, and a write only the blocked
  * calls that miss something it wrote.
  */
-export class CallBatch {
+export class CallBatch<Prepared = Call> {
   /** Every call ever added, in order. */
   private readonly nodes: Node[] = [];
   /** Calls added since the scheduler last ran, linked together when it does. */
@@ -93,7 +94,7 @@ export class CallBatch {
   /** Counts of the work done so far. */
   readonly work: BatchWork = { prepared: 0, examined: 0 };
 
-  constructor(private readonly hooks: BatchHooks) {
+  constructor(private readonly hooks: BatchHooks<Prepared>) {
     this.unwatch = hooks.watch((record) => this.wake(record));
   }
 
@@ -226,12 +227,12 @@ export class CallBatch {
 
   private prepare(node: Node): void {
     this.work.prepared += 1;
-    let prepared: ReturnType<BatchHooks['prepare']>;
+    let prepared: ReturnType<BatchHooks<Prepared>['prepare']>;
     try {
       prepared = this.hooks.prepare(node.entry);
     } catch (error) {
       this.finish(node);
-      this.hooks.fail(node.entry, error as ProtocolError);
+      this.hooks.fail(node.entry, toProtocolError(error));
       return;
     }
     if (prepared.status === 'blocked') {
@@ -272,7 +273,7 @@ export class CallBatch {
     }
   }
 
-  private start(node: Node, call: Call): void {
+  private start(node: Node, call: Prepared): void {
     node.state = 'running';
     for (const read of node.reads) this.readers.delete(read, readScopeOf(node.entry.call), node);
     this.pending -= 1;
@@ -333,8 +334,11 @@ export class CallBatch {
       try {
         const prepared = this.hooks.prepare(node.entry);
         if (prepared.status === 'blocked') missing = prepared.missing;
-      } catch {
-        // prepare reports its own failure on the next pass.
+      } catch (error) {
+        // A call that can no longer be prepared (its tool gone from the context) fails with that reason, not as unresolved.
+        this.finish(node);
+        this.hooks.fail(node.entry, toProtocolError(error));
+        continue;
       }
       this.finish(node);
       const names = missing.map((reference) => reference.text).join(', ');

@@ -10,7 +10,7 @@ import { BoundError } from '../errors.js';
 import type { CallScope } from './call-scope.js';
 import { createHash } from 'node:crypto';
 import { childTurn } from './child-turns.js';
-import type { ChildRunRequest, RemoteChild, RunOptions, RunResult } from '../contracts.js';
+import type { ChildRunRequest, RemoteChild, RunInfo, RunOptions, RunResult } from '../contracts.js';
 
 /**
  * The caller's options a child inherits (DEL-20): an allow-list, so an option added later is not
@@ -75,7 +75,7 @@ export async function runChild(scope: CallScope, place: ChildPlace, child: Child
   if (child.input !== undefined) options.input = child.input;
   const model = child.model ?? scope.run.model;
   if (model) options.model = model;
-  const parent = { run: scope.run.id, depth: scope.run.depth, callId, root: scope.run.root ?? scope.run.id };
+  const parent = { run: scope.run.id, depth: scope.run.depth, callId, root: scope.run.root ?? scope.run.id, lineage: [...lineageOf(scope.run), scope.run.id] };
   const remote = scope.runtime.childRunner;
   const result = remote
     ? await remote.run(remoteChild(scope, id, parent, child, options), { signal: scope.signal, tracer: scope.options.tracer })
@@ -129,4 +129,9 @@ function inheritedOptions(options: RunOptions, childMaxSteps: number | undefined
   for (const name of INHERITED_OPTIONS) if (options[name] !== undefined) inherited[name] = options[name];
   if (childMaxSteps === undefined && options.maxSteps !== undefined) inherited.maxSteps = options.maxSteps;
   return inherited as RunOptions;
+}
+
+/** The ids of the runs above `run`, the top run first (CALL-11): its recorded lineage, else its parent alone. */
+export function lineageOf(run: RunInfo): readonly string[] {
+  return run.lineage ?? (run.parent === null ? [] : [run.parent]);
 }

@@ -5,17 +5,17 @@ import { checkChild, nextChildOrdinal, runChild } from './child-run.js';
 import type { JournaledCall } from '../trace/journal.js';
 import type { BatchEntry } from './call-batch.js';
 import type { CallScope, RuntimeRegistries } from './call-scope.js';
+import type { ActivityRegistration } from './activity-registry.js';
+import { checkOutput, checkParams, withFixedMeta } from './check-call.js';
 import { isDataMessage } from '../messages/data-messages.js';
 import { ActivityError, CallError, cancelled, DelegateError, type ErrorJson, ProtocolError, toProtocolError, UserError } from '../errors.js';
 import { NotJsonError, toJsonData } from '../json-data.js';
 import { MAX_NESTING_DEPTH, nestingMessage } from '../json.js';
 import { normalizeMessage } from '../messages/load-request.js';
 import type { Activity, ActivityEnvironment } from '../contracts.js';
-import { DELEGATE_ACTIVITY } from '../constants.js';
-import { formatIssues, validateAgainst } from '../schemas.js';
-import { checkCallScopes, parseScope, scopeContext, unsigiled } from '../context/scopes.js';
-import { TOOL_META_PROPERTIES, callValidationSchema, metaConst, metaSchema, metaValue, outputSchemaOf } from '../tools/tools.js';
-import { isJsonObject, type Call, type Message, type ToolSchema } from '../types.js';
+import { parseScope, scopeContext, unsigiled } from '../context/scopes.js';
+import { activityNameFor, metaValue, outputSchemaOf } from '../tools/tools.js';
+import { isJsonObject, type Call, type JsonSchema, type Message, type ToolSchema } from '../types.js';
 import { makeWrite } from '../variables/data-records.js';
 import { parseOutputPath, REFERENCE_SIGIL, type Reference } from '../variables/references.js';
 import { resolveValue } from '../context/resolve-references.js';
@@ -32,14 +32,31 @@ function toolOf(scope: CallScope, name: string): ToolSchema {
   return tool;
 }
 
+/**
+ * A call whose meaning is worked out once, when it is prepared: its tool, the Activity that runs it
+ * and the tool's `_output` schema. Confirming, running and writing the call take it; the Activity is
+ * decided by the call as written (TOOL-17), since it decides which parameters keep their references.
+ */
+export interface PreparedCall {
+  /** The call: its references resolved (CALL-10 parameters as written), then its tool's fixed meta-properties filled in and any edit applied. */
+  call: Call;
+  tool: ToolSchema;
+  /** The Activity that executes the call; undefined for a latent call, whose result is its `_output`. */
+  activityName: string | undefined;
+  /** That Activity's registration, when one is registered under its name. */
+  registration: ActivityRegistration | undefined;
+  /** The tool's `_output` schema, standalone, when it declares one. */
+  outputSchema: JsonSchema | undefined;
+}
+
 /** Resolves a call's references for its instance; `blocked` lists what is still missing. */
-export function prepareCall(scope: CallScope, entry: BatchEntry): { status: 'ready'; call: Call } | { status: 'blocked'; missing: Reference[] } {
+export function prepareCall(scope: CallScope, entry: BatchEntry): { status: 'ready'; call: PreparedCall } | { status: 'blocked'; missing: Reference[] } {
   const tool = toolOf(scope, entry.call._tool);
   // `_outputPath` names where to write, not a value; everything else (latent `_output` too) may hold references.
   const { _outputPath, ...rest } = entry.call;
   const lookup = (reference: Reference) => scope.store.read(reference, entry.call._instance);
-  const activity = activityNameFor(scope.runtime, entry.call, tool);
-  const registration = activity === undefined ? undefined : scope.runtime.activities.registration(activity);
+  const activityName = activityNameFor(entry.call, tool, (name) => scope.runtime.hasActivity(name));
+  const registration = activityName === undefined ? undefined : scope.runtime.activities.registration(activityName);
   // Parameters naming context keep their references as written (CALL-10).
   const asWritten = (registration?.namesContext ?? []).filter((name) => name in rest);
   for (const name of asWritten) delete rest[name];
@@ -54,43 +71,7 @@ export function prepareCall(scope: CallScope, entry: BatchEntry): { status: 'rea
   const call = { ...(resolved.value as Call) };
   for (const name of asWritten) call[name] = entry.call[name];
   if (_outputPath !== undefined) call._outputPath = _outputPath;
-  return { status: 'ready', call };
-}
-
-/**
- * Fills the tool's fixed meta-properties into the call; a call contradicting one is invalid. The
- * call's `_scopes` are judged first (SCOPE-10, SCOPE-11): a latent call may carry them as a hint.
- */
-function withFixedMeta(call: Call, tool: ToolSchema, latent: boolean): Call {
-  checkCallScopes(call, tool, latent);
-  for (const key of TOOL_META_PROPERTIES) {
-    if (key === '_scopes' && latent) continue;
-    if (call[key] !== undefined && metaSchema(tool, key) === undefined) {
-      throw new CallError('invalid_params', `The tool "${call._tool}" does not let calls choose ${key}; leave it out.`, { toolName: call._tool });
-    }
-  }
-  const filled: Call = { ...call };
-  for (const key of Object.keys(tool.properties ?? {})) {
-    if (!key.startsWith('_') || key === '_output') continue;
-    const fixed = metaConst(tool, key);
-    if (fixed === undefined) continue;
-    if (call[key] !== undefined && JSON.stringify(call[key]) !== JSON.stringify(fixed)) {
-      throw new CallError(
-        'invalid_params',
-        `The tool "${call._tool}" fixes ${key} to ${JSON.stringify(fixed)}; the call asked for ${JSON.stringify(call[key])}.`,
-      );
-    }
-    filled[key] = fixed;
-  }
-  return filled;
-}
-
-/** Which Activity executes a call: `_activity`, else the Delegation Activity for `_delegate`, else one of the tool's name, else none (latent). */
-export function activityNameFor(runtime: RuntimeRegistries, call: Call, tool: ToolSchema): string | undefined {
-  const named = metaValue(call, tool, '_activity');
-  if (typeof named === 'string') return named;
-  if (typeof metaValue(call, tool, '_delegate') === 'string') return DELEGATE_ACTIVITY;
-  return runtime.hasActivity(call._tool) ? call._tool : undefined;
+  return { status: 'ready', call: { call, tool, activityName, registration, outputSchema: outputSchemaOf(tool) } };
 }
 
 /** True for objects that are messages of a registered type (an Activity returning one appends it as is). */
@@ -105,33 +86,28 @@ function isMessageResult(runtime: RuntimeRegistries, value: unknown): value is M
 }
 
 /** Executes a prepared call; records success or failure, never throws: resolves to the failure, if any. */
-export async function executeCall(scope: CallScope, entry: BatchEntry, prepared: Call): Promise<ProtocolError | undefined> {
-  const toolName = prepared._tool;
-  let call = prepared;
+export async function executeCall(scope: CallScope, entry: BatchEntry, prepared: PreparedCall): Promise<ProtocolError | undefined> {
+  const { tool, activityName, outputSchema } = prepared;
+  const toolName = prepared.call._tool;
+  let current = prepared;
   try {
-    const tool = toolOf(scope, toolName);
-    // Which Activity runs the call is the tool's choice (TOOL-17), so it is known before the call's meta is judged.
-    call = withFixedMeta(prepared, tool, activityNameFor(scope.runtime, prepared, tool) === undefined);
-    const activityName = activityNameFor(scope.runtime, call, tool);
+    // Which Activity runs the call is the tool's choice (TOOL-17), known since the call was prepared, before its meta is judged.
+    current = { ...prepared, call: withFixedMeta(prepared.call, tool, activityName === undefined) };
+    const call = current.call;
     checkParams(call, tool, activityName !== undefined);
     const journaled = scope.tree.journal?.takeCall(scope.run.id, entry.id, paramsOf(call));
-    if (journaled && journaled.state !== 'started') return replayCall(scope, entry, call, journaled);
+    if (journaled && journaled.state !== 'started') return replayCall(scope, entry, current, journaled);
     scope.trace.emit('call.started', { call: entry.id, tool: toolName, params: paramsOf(call), instance: call._instance ?? null });
     // Started before and not finished: in an interrupted run (JOURNAL-5), or in an abandoned attempt at a queued job (QUEUE-31).
     const startedBefore = journaled !== undefined || scope.tree.startedCalls?.startedBefore({ run: scope.run.id, call: entry.id, tool: toolName }) === true;
-    if (startedBefore && activityName !== undefined) await confirmRerun(scope, entry, call, tool, activityName);
-    call = await confirm(scope, entry, call, tool);
+    if (startedBefore && activityName !== undefined) await confirmRerun(scope, entry, current, activityName);
+    current = await confirm(scope, entry, current);
     scope.counters.toolCalls++;
-    let result: unknown;
-    if (activityName === undefined) {
-      result = call._output;
-      checkOutput(tool, result, toolName);
-    } else {
-      await recordStart(scope, entry, call, activityName);
-      result = await runActivity(scope, entry, call, tool, activityName);
-      if (metaSchema(tool, '_output') !== undefined && !isMessageResult(scope.runtime, result)) checkOutput(tool, result, toolName);
-    }
-    writeResult(scope, entry, call, result);
+    if (activityName !== undefined) await recordStart(scope, entry, current.call, activityName);
+    const result = activityName === undefined ? current.call._output : await runActivity(scope, entry, current, activityName);
+    // A message an Activity returns is appended as is; any other result must match the `_output` schema.
+    if (activityName === undefined || !isMessageResult(scope.runtime, result)) checkOutput(outputSchema, result, toolName);
+    writeResult(scope, entry, current, result);
     scope.trace.emit('call.completed', {
       call: entry.id,
       tool: toolName,
@@ -141,8 +117,8 @@ export async function executeCall(scope: CallScope, entry: BatchEntry, prepared:
     return undefined;
   } catch (error) {
     const failure = toProtocolError(error);
-    writeFailureBranch(scope, entry, call, failure);
-    recordFailure(scope, entry, call, failure);
+    writeFailureBranch(scope, entry, current.call, failure);
+    recordFailure(scope, entry, current.call, failure);
     return failure;
   }
 }
@@ -182,7 +158,8 @@ function pushError(scope: CallScope, entry: BatchEntry, call: Call, error: Error
  * written, or its error reported, as the first time; it counts as the tool call it was, and the
  * children it started count their journaled totals, their ordinals taken as if they had started.
  */
-function replayCall(scope: CallScope, entry: BatchEntry, call: Call, journaled: JournaledCall): ProtocolError | undefined {
+function replayCall(scope: CallScope, entry: BatchEntry, prepared: PreparedCall, journaled: JournaledCall): ProtocolError | undefined {
+  const { call } = prepared;
   scope.trace.emit('call.replayed', { call: entry.id, tool: call._tool, outcome: journaled.state === 'completed' ? 'completed' : 'failed' });
   scope.counters.toolCalls++;
   nextChildOrdinal(scope, { callId: entry.id, instance: call._instance }, journaled.children.length);
@@ -193,7 +170,7 @@ function replayCall(scope: CallScope, entry: BatchEntry, call: Call, journaled: 
     scope.tree.meter?.add(total, total.costUsd);
   }
   if (journaled.state === 'completed') {
-    if (!journaled.noResult) writeResult(scope, entry, call, journaled.result);
+    if (!journaled.noResult) writeResult(scope, entry, prepared, journaled.result);
     return undefined;
   }
   const error = journaled.error ?? { code: 'activity_error', message: 'The call failed.' };
@@ -209,7 +186,8 @@ function replayCall(scope: CallScope, entry: BatchEntry, call: Call, journaled: 
  * unless its Activity says `idempotent: false`: then the confirm hook is asked first, whatever
  * the tool, and the call fails as rejected without one or when it says no.
  */
-async function confirmRerun(scope: CallScope, entry: BatchEntry, call: Call, tool: ToolSchema, activityName: string): Promise<void> {
+async function confirmRerun(scope: CallScope, entry: BatchEntry, prepared: PreparedCall, activityName: string): Promise<void> {
+  const { call, tool } = prepared;
   if (!notIdempotent(scope.runtime, activityName)) return;
   const unsure = `The call to "${call._tool}" (${entry.id}) had started when the run was interrupted, and its Activity "${activityName}" is not idempotent: it may have taken effect already`;
   const hook = scope.options.confirm;
@@ -249,48 +227,20 @@ function notIdempotent(runtime: RuntimeRegistries, activityName: string): boolea
   return (runtime.activities.get(activityName) as (Activity & { idempotent?: unknown }) | undefined)?.idempotent === false;
 }
 
-function checkParams(call: Call, tool: ToolSchema, explicit: boolean): void {
-  const { _output: _latent, ...forValidation } = call;
-  // On a tool that declares no _scopes, _scopes that got this far are a latent call's hint (SCOPE-11), judged by checkCallScopes.
-  if (metaSchema(tool, '_scopes') === undefined) delete forValidation._scopes;
-  const schema = callValidationSchema(call._tool, tool);
-  const issues = validateAgainst(schema, forValidation);
-  if (issues.length > 0) {
-    throw new CallError('invalid_params', `The parameters of "${call._tool}" do not match its schema: ${formatIssues(issues)}`, {
-      toolName: call._tool,
-      issues,
-    });
-  }
-  if (!explicit && metaSchema(tool, '_output') !== undefined && call._output === undefined) {
-    throw new CallError('invalid_params', `The latent tool "${call._tool}" needs its result in _output.`, { toolName: call._tool });
-  }
-}
-
-function checkOutput(tool: ToolSchema, result: unknown, toolName: string): void {
-  const schema = outputSchemaOf(tool);
-  if (schema === undefined) return;
-  const issues = validateAgainst(schema, result);
-  if (issues.length > 0) {
-    throw new CallError('output_schema_validation_failed', `The result of "${toolName}" does not match its _output schema: ${formatIssues(issues)}`, {
-      toolName,
-      issues,
-    });
-  }
-}
-
-async function confirm(scope: CallScope, entry: BatchEntry, call: Call, tool: ToolSchema): Promise<Call> {
+/** Asks the confirm hook about the call: a rejection fails it, an edit replaces it, judged like the call it replaces. */
+async function confirm(scope: CallScope, entry: BatchEntry, prepared: PreparedCall): Promise<PreparedCall> {
+  const { call, tool } = prepared;
   const decision = await askConfirm(scope, entry.id, call, tool);
-  if (!decision) return call;
+  if (!decision) return prepared;
   if (decision.decision === 'rejected') {
     throw new UserError('rejected_by_user', `The call to "${call._tool}" was rejected${decision.reason ? `: ${decision.reason}` : '.'}`);
   }
   if (decision.decision === 'edited') {
-    const latent = activityNameFor(scope.runtime, call, tool) === undefined;
-    const edited = withFixedMeta({ ...decision.call, _tool: call._tool }, tool, latent);
+    const edited = withFixedMeta({ ...decision.call, _tool: call._tool }, tool, prepared.activityName === undefined);
     checkParams(edited, tool, true);
-    return edited;
+    return { ...prepared, call: edited };
   }
-  return call;
+  return prepared;
 }
 
 /** What an Activity receives besides `(call, tool, context)`: its run, its call, the signal that stops it, and the way to start a child (DEL-20). */
@@ -311,8 +261,9 @@ function activityEnvironment(scope: CallScope, entry: BatchEntry, call: Call, si
   };
 }
 
-async function runActivity(scope: CallScope, entry: BatchEntry, call: Call, tool: ToolSchema, activityName: string): Promise<unknown> {
-  const registration = scope.runtime.activities.registration(activityName);
+/** Runs the call's Activity on the context its scopes allow, and returns its result as JSON data. */
+async function runActivity(scope: CallScope, entry: BatchEntry, prepared: PreparedCall, activityName: string): Promise<unknown> {
+  const { call, tool, registration } = prepared;
   if (!registration) {
     const available = scope.runtime.activities.list();
     throw new ActivityError('activity_error', `No Activity named "${activityName}" is registered (registered: ${available.join(', ') || 'none'}).`, {
@@ -397,7 +348,7 @@ function jsonResult(result: unknown, activityName: string, toolName: string): un
 }
 
 /** Writes a result: a returned message is appended as is; other values go to `_outputPath`. */
-function writeResult(scope: CallScope, entry: BatchEntry, call: Call, result: unknown): void {
+function writeResult(scope: CallScope, entry: BatchEntry, { call }: PreparedCall, result: unknown): void {
   const instance = call._instance;
   if (isMessageResult(scope.runtime, result)) {
     const problems: string[] = [];

@@ -1,6 +1,6 @@
 /** Running a batch of calls in a run's scope, and handing the batch's errors to the model (LOOP-5). */
-import { CallBatch, type BatchEntry } from './call-batch.js';
-import { executeCall, prepareCall, recordFailure } from './execute-call.js';
+import { type BatchEntry, CallBatch } from './call-batch.js';
+import { executeCall, type PreparedCall, prepareCall, recordFailure } from './execute-call.js';
 import type { CallScope } from './call-scope.js';
 import type { ErrorMessage } from '../types.js';
 
@@ -9,21 +9,17 @@ import type { ErrorMessage } from '../types.js';
  * before the batch began is not executed again: it finishes at once, its earlier result standing
  * (PLAN-10); two equal calls of one batch are still two calls.
  */
-export function batchFor(scope: CallScope): CallBatch {
+export function batchFor(scope: CallScope): CallBatch<PreparedCall | undefined> {
   const batch = scope.ledger.openBatch();
-  const done = new Set<BatchEntry>();
-  return new CallBatch({
-    prepare: (entry) => {
-      if (!scope.ledger.doneBefore(entry.call, batch)) return prepareCall(scope, entry);
-      done.add(entry);
-      return { status: 'ready', call: entry.call };
-    },
-    execute: async (entry, call) => {
-      if (done.has(entry)) {
+  return new CallBatch<PreparedCall | undefined>({
+    // A call done before is prepared as nothing to run.
+    prepare: (entry) => (scope.ledger.doneBefore(entry.call, batch) ? { status: 'ready', call: undefined } : prepareCall(scope, entry)),
+    execute: async (entry, prepared) => {
+      if (prepared === undefined) {
         scope.trace.emit('call.skipped', { call: entry.id, tool: entry.call._tool, reason: 'done' });
         return;
       }
-      const failure = await executeCall(scope, entry, call);
+      const failure = await executeCall(scope, entry, prepared);
       scope.ledger.finished(entry.call, batch, failure?.toJSON());
     },
     fail: (entry, error) => {

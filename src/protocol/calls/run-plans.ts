@@ -1,6 +1,6 @@
 /**
- * Plans in a run (spec/plans.md): a fresh plan of the document runs before the model is asked
- * (PLAN-2), once per instance when it is a template (PLAN-12); each step's calls become the plan
+ * Plans in a run (spec/plans.md): a fresh plan that is the document's last word runs before the
+ * model is asked (PLAN-2), once per instance when it is a template (PLAN-12); each step's calls become the plan
  * for the next step, kept with its progress (PLAN-11); a lazy planner's answer is checked (PLAN-7,
  * PLAN-13).
  */
@@ -14,12 +14,35 @@ import { ScopedReferenceIndex } from '../variables/reference-index.js';
 import { parseExpression, findReferences, type Reference } from '../variables/references.js';
 import { flushErrors, runBatch } from './run-batch.js';
 import { isTemplate } from '../messages/plan.js';
-import type { Call, ErrorMessage, PlanMessage } from '../types.js';
+import type { Call, ErrorMessage, Message, PlanMessage } from '../types.js';
 
 /** The plan messages of the context, and whether any makes the run a lazy planner (PLAN-7). */
 export function plansOf(scope: CallScope): { plans: PlanMessage[]; lazy: boolean } {
   const plans = scope.store.messages.filter((message): message is PlanMessage => message.type === 'plan');
   return { plans, lazy: plans.some((plan) => plan.mode === 'lazy') };
+}
+
+/**
+ * The eager plans of a document's context that are its last word (PLAN-2, act 012 "Adjusting a
+ * Plan"): no newer instruction — a user turn or an input with values — follows them. Only these
+ * run before the model; a plan the user has spoken after is the strategy so far, left to the model.
+ */
+export function lastWordPlans(messages: readonly Message[]): PlanMessage[] {
+  const plans: PlanMessage[] = [];
+  let spokenAfter = false;
+  for (let index = messages.length - 1; index >= 0; index--) {
+    const message = messages[index] as Message;
+    if (isInstruction(message)) spokenAfter = true;
+    else if (message.type === 'plan' && !spokenAfter) plans.push(message as PlanMessage);
+  }
+  return plans.reverse();
+}
+
+/** A message that instructs the model anew (PLAN-2): a user turn, or an input that gives values. */
+function isInstruction(message: Message): boolean {
+  if (message.type === 'user') return true;
+  if (message.type === 'text') return ((message as { role?: string }).role ?? 'user') === 'user';
+  return message.type === 'input' && (message as { input?: unknown }).input !== undefined;
 }
 
 /**

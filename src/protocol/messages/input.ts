@@ -32,7 +32,27 @@ function walkAnnotated(schema: unknown): boolean {
 
 /** True when the given values match the schema and the schema adds nothing they do not show (MSG-25). */
 function shownByValues(schema: JsonSchema, values: unknown): boolean {
-  return !annotated(schema) && validateAgainst(schema, values).length === 0;
+  return !annotated(schema) && namesTheValues(schema, values) && validateAgainst(schema, values).length === 0;
+}
+
+/** Keywords that make a schema say more than one shape: the values alone cannot show which (MSG-25). */
+const COMPOSITION_KEYWORDS = ['anyOf', 'oneOf', 'allOf', '$ref', 'if', 'not'];
+
+/**
+ * True when, wherever the values reach, the schema names exactly the properties they have (MSG-25):
+ * a property the schema names and the values lack — or the reverse — is a mapping the model must
+ * make (act 014, "Flexible Input Mapping at Execution Time"), whether or not the values validate.
+ */
+function namesTheValues(schema: unknown, values: unknown): boolean {
+  if (typeof schema !== 'object' || schema === null || Array.isArray(schema)) return true;
+  if (COMPOSITION_KEYWORDS.some((keyword) => keyword in schema)) return false;
+  const { properties, items } = schema as { properties?: unknown; items?: unknown };
+  if (Array.isArray(values)) return values.every((item) => namesTheValues(items, item));
+  // A schema naming no properties says only the values' type, which they show.
+  if (typeof values !== 'object' || values === null || typeof properties !== 'object' || properties === null) return true;
+  const named = properties as Record<string, unknown>;
+  const given = Object.entries(values);
+  return given.length === Object.keys(named).length && given.every(([key, value]) => Object.hasOwn(named, key) && namesTheValues(named[key], value));
 }
 
 /** True for a template slot: an input message that gives no values, only (perhaps) their schema. */

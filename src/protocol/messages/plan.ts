@@ -61,7 +61,8 @@ export function isTemplate(plan: PlanMessage, instances: readonly string[]): boo
 function progressLines(message: PlanMessage, state: RenderState): string[] {
   const targets = state.instances && isTemplate(message, state.instances) ? state.instances : undefined;
   return message.calls.map((call) => {
-    if (!targets || call._instance !== undefined) return `${shown(state.callStatus?.(forInstance(call, message._instance)))}: ${JSON.stringify(call)}`;
+    const line = JSON.stringify(asShown(call));
+    if (!targets || call._instance !== undefined) return `${shown(state.callStatus?.(forInstance(call, message._instance)))}: ${line}`;
     const byStatus = new Map<string, string[]>();
     for (const instance of targets) {
       const status = shown(state.callStatus?.(forInstance(call, instance)));
@@ -70,8 +71,19 @@ function progressLines(message: PlanMessage, state: RenderState): string[] {
       else byStatus.set(status, [instance]);
     }
     const statuses = [...byStatus].map(([status, instances]) => `${status} on ${instances.join(', ')}`);
-    return `${statuses.join('; ')}: ${JSON.stringify(call)}`;
+    return `${statuses.join('; ')}: ${line}`;
   });
+}
+
+/**
+ * A call as its plan line shows it (PLAN-16): what it was, without `_reasoningForCall` (the model's
+ * commentary) and, when it has no `_outputPath`, without `_output` (an ephemeral result, never kept).
+ */
+function asShown(call: Call): Call {
+  const { _reasoningForCall: _reasoning, ...rest } = call;
+  if (rest._outputPath !== undefined || !('_output' in rest)) return rest;
+  const { _output: _ephemeral, ...kept } = rest;
+  return kept;
 }
 
 /** What became of a call, as its line says it: `done`, `pending`, or `failed` with its error as compact JSON. */

@@ -84,7 +84,10 @@ async function sendOnce(scope: CallScope, question: StepQuestion, attempt: numbe
   try {
     // While this run waited for its slot, its tree may have passed a bound.
     checkBounds(scope.tree);
-    if (scope.trace.listening) scope.trace.emit('model.request', { step, attempt, messages: messages.map(tracedMessage), schema });
+    if (scope.trace.listening) {
+      const schemaForm = plainText ? undefined : model.schemaFormOf?.({ schema });
+      scope.trace.emit('model.request', { step, attempt, messages: messages.map(tracedMessage), schema, ...(schemaForm ? { schemaForm } : {}) });
+    }
     const began = Date.now();
     const onRetry = (retry: ModelRetry) => scope.trace.emit('model.retry', { step, attempt: retry.attempt, reason: retry.reason, waitMs: retry.waitMs });
     const request: ModelRequest = { requestName: info.name, step, messages, schema, config, signal: scope.signal, onCall, onRetry };
@@ -124,6 +127,7 @@ function judge(
       ...(response.replayOf === undefined ? {} : { replayOf: response.replayOf }),
       ms: Date.now() - response.began,
       ...(response.responseFormat === undefined ? {} : { responseFormat: response.responseFormat }),
+      ...(response.schemaForm === undefined ? {} : { schemaForm: response.schemaForm }),
     });
   if (tooDeep !== undefined) return { problem: nestingMessage(tooDeep) };
   if (solution === undefined) return { problem: 'The answer was not valid JSON.' };

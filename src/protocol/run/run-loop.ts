@@ -11,13 +11,13 @@ import { newId } from '../ids.js';
 import type { LoadedRequest } from '../messages/load-request.js';
 import { givenInput } from '../messages/input.js';
 import { flushErrors } from '../calls/run-batch.js';
-import { plansOf, runEagerPlans } from '../calls/run-plans.js';
+import { lastWordPlans, plansOf, runEagerPlans } from '../calls/run-plans.js';
 import { OutputCheck, runStep, type RunState, type StepOutcome } from './run-step.js';
 import { RunUsage } from './run-usage.js';
 import { SolutionParts } from './solution-parts.js';
 import type { Runtime } from './runtime.js';
 import type { RunInfo, RunOptions, RunResult } from '../contracts.js';
-import { RunTrace, Tracer } from '../trace/trace.js';
+import { RunTrace, type TraceEvent, Tracer } from '../trace/trace.js';
 import { TreeBounds, treeLimits } from './tree-bounds.js';
 import type { RunJournal, RunLink, TreeShares } from '../contracts.js';
 import { JournalReplay, requestHash } from '../trace/journal.js';
@@ -42,15 +42,25 @@ export async function runRequest(runtime: Runtime, loaded: LoadedRequest, given:
   const trace = new RunTrace(tracer, info.id, info.parent, info.depth);
   const usage = new RunUsage();
   const replay = journal ? (journal.replay ?? new JournalReplay([])) : link?.tree?.journal;
-  startEvents(trace, loaded, options, info, replay, journal);
+  // `run.started` names the tools offered (TRACE-3), known once the preparers ran: what they trace
+  // meanwhile (mcp.connected) is held and follows it, so the run's events still begin with it (TRACE-11).
+  const held = heldTracer(tracer);
+  let started = false;
+  const begin = (tools?: string[]) => {
+    if (started) return;
+    started = true;
+    startEvents(trace, loaded, options, info, replay, journal, tools);
+    held.open();
+  };
   let run: RunState | undefined;
   try {
-    run = await openRun(runtime, loaded, options, { info, trace, usage, tree: link?.tree, files: link?.files ?? [], replay });
+    run = await openRun(runtime, loaded, options, { info, trace, usage, tree: link?.tree, files: link?.files ?? [], replay, held: held.tracer, begin });
     const output = await loop(run, options.maxSteps ?? run.document.config?.maxSteps ?? DEFAULT_MAX_STEPS);
     const parts = run.parts.resultFields();
     trace.emit('run.completed', { output: output ?? null, ...parts, usage: usage.usage(), usageTotal: usage.usageTotal() });
     return { ok: true, run: info.id, output, ...parts, usage: usage.usage(), usageTotal: usage.usageTotal(), context: endContext(run) };
   } catch (thrown) {
+    begin();
     const error = options.signal?.aborted && !(thrown instanceof UsageError) ? cancelled(thrown) : toProtocolError(thrown, 'model_error');
     // `code` and `message` stay flat (TRACE-10); `error` is the same error as data, as call.failed has it (ERR-1).
     // The usage lets a resume count what a failed child used without running it again (JOURNAL-5).
@@ -76,6 +86,7 @@ function startEvents(
   info: RunInfo,
   replay: JournalReplay | undefined,
   journal: RunJournal | undefined,
+  tools: string[] | undefined,
 ): void {
   const model = options.model?.id ?? null;
   if (replay?.hasRun(info.id)) {
@@ -86,7 +97,7 @@ function startEvents(
     return;
   }
   const hash = replay ? { requestHash: requestHash(loaded.document) } : {};
-  trace.emit('run.started', { request: loaded.location, name: info.name, model, input: options.input ?? null, ...hash });
+  trace.emit('run.started', { request: loaded.location, name: info.name, model, input: options.input ?? null, ...hash, ...(tools ? { tools } : {}) });
   if (journal) trace.emit('journal.started', { options: journaledOptions(options), settings: options.journalSettings ?? {} });
 }
 
@@ -142,6 +153,7 @@ function runInfo(loaded: LoadedRequest, options: RunOptions, link: RunLink | und
     location: loaded.location,
     depth: link?.parent ? link.parent.depth + 1 : 0,
     parent: link?.parent?.run ?? null,
+    ...(link?.parent?.lineage === undefined ? {} : { lineage: link.parent.lineage }),
     trusted: options.trusted ?? true,
     model: options.model,
     ...(loaded.document.config?.delegates === undefined ? {} : { delegates: loaded.document.config.delegates }),
@@ -159,13 +171,25 @@ async function openRun(
   runtime: Runtime,
   loaded: LoadedRequest,
   options: RunOptions,
-  run: { info: RunInfo; trace: RunTrace; usage: RunUsage; tree: TreeShares | undefined; files: ProviderFile[]; replay: JournalReplay | undefined },
+  run: {
+    info: RunInfo;
+    trace: RunTrace;
+    usage: RunUsage;
+    tree: TreeShares | undefined;
+    files: ProviderFile[];
+    replay: JournalReplay | undefined;
+    /** What the preparers trace to, held until the run has started. */
+    held: Tracer;
+    /** Writes `run.started` with the tools offered. */
+    begin: (tools?: string[]) => void;
+  },
 ): Promise<RunState> {
   const { info, trace, usage } = run;
   // Inside the run, so that bounds given wrongly fail it with a complete trace.
   const tree = run.tree ?? treeShares(runtime, info.root ?? info.id, loaded, options, run.replay);
   let request = loaded;
-  for (const prepare of runtime.preparers) request = await prepare(request, options, runtime, info);
+  const preparing = Object.assign({}, options, { tracer: run.held });
+  for (const prepare of runtime.preparers) request = await prepare(request, preparing, runtime, info);
   const document = request.document;
   // The built-in delegate tool, when offered, is defined before the document's own tools (DEL-24).
   const delegateTool = offeredDelegateTool(runtime.tierCatalog, document, info);
@@ -174,6 +198,9 @@ async function openRun(
   const builtins = new Map(delegateTool ? [[DELEGATE_TOOL, delegateTool]] : []);
   applyToolRules(builtins, rules);
   const store = new ContextStore(document.context, runtime.handlers, Object.fromEntries(builtins), rules);
+  // Taken before the given input joins the context: that input is the plans' parameters, not a newer instruction (PLAN-2).
+  const openingPlans = lastWordPlans(store.messages);
+  run.begin([...store.tools.keys()]);
   if (options.input !== undefined) store.append(givenInput(document, options.input));
   const scope: CallScope = {
     runtime,
@@ -196,13 +223,23 @@ async function openRun(
   // Said in the prompt too, unless the document's own `delegate` tool replaced the built-in one.
   const offered = builtins.has(DELEGATE_TOOL) && store.tools.get(DELEGATE_TOOL) === builtins.get(DELEGATE_TOOL);
   const instructions = offered && runtime.tierCatalog ? [delegationInstructions(runtime.tierCatalog.tiers())] : [];
-  return { scope, document, usage, lazy, output: new OutputCheck(scope, document.schema), parts: new SolutionParts(scope), instructions, files: run.files };
+  return {
+    scope,
+    document,
+    usage,
+    lazy,
+    openingPlans,
+    output: new OutputCheck(scope, document.schema),
+    parts: new SolutionParts(scope),
+    instructions,
+    files: run.files,
+  };
 }
 
 /** Plans first (LOOP-2), then steps until an output, each step bounded (LOOP-9, LOOP-13) and cancellable (LOOP-10). */
 async function loop(run: RunState, maxSteps: number): Promise<unknown> {
   const { scope } = run;
-  await runEagerPlans(scope, plansOf(scope).plans);
+  await runEagerPlans(scope, run.openingPlans);
   endIfEnded(scope);
   let outcome: StepOutcome = run.output.check();
   flushErrors(scope);
@@ -222,4 +259,23 @@ async function loop(run: RunState, maxSteps: number): Promise<unknown> {
 /** Fails the run with the error an Activity ended it with (LOOP-18), once its calls have settled. */
 function endIfEnded(scope: CallScope): void {
   if (scope.ended) throw scope.ended;
+}
+
+/** A Tracer holding what is emitted to it until `open`, then passing it on to `target`, held events first. */
+function heldTracer(target: Tracer): { tracer: Tracer; open(): void } {
+  let held: TraceEvent[] | undefined = [];
+  const tracer = new Tracer([
+    (event) => {
+      if (held) held.push(event);
+      else target.emit(event);
+    },
+  ]);
+  return {
+    tracer,
+    open() {
+      const events = held ?? [];
+      held = undefined;
+      for (const event of events) target.emit(event);
+    },
+  };
 }

@@ -27,6 +27,8 @@ export interface RunState {
   usage: RunUsage;
   /** The run is a lazy planner (PLAN-7): its answer's calls are its output, not executed. */
   lazy: boolean;
+  /** The document's plans that are its last word, run before the model is asked (PLAN-2). */
+  openingPlans: readonly PlanMessage[];
   output: OutputCheck;
   /** What the run keeps of its answers' advisors and meta (ADV-9, MSG-23). */
   parts: SolutionParts;
@@ -150,7 +152,7 @@ export async function runStep(run: RunState): Promise<StepOutcome> {
  * Adds each call of the answer to the step's batch once it has arrived, streamed or in the final
  * answer: each position once, though two identical calls at different positions are two calls.
  */
-function callStarter(batch: CallBatch | undefined, step: number): (call: Call, index: number) => void {
+function callStarter(batch: CallBatch<unknown> | undefined, step: number): (call: Call, index: number) => void {
   const started = new Set<string>();
   return (call, index) => {
     // A call nested too deep cannot be part of a valid answer (DOC-10), and is never run.

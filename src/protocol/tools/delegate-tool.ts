@@ -1,4 +1,4 @@
-/** The built-in `delegate` tool (spec/delegation.md DEL-23 to DEL-25): its schema, and whether a run is offered it, as the tier catalog says. */
+/** The built-in `delegate` tool (spec/delegate-tool.md DEL-23 to DEL-25): its schema, and whether a run is offered it, as the tier catalog says. */
 import type { Model } from '../model.js';
 import type { RunInfo } from '../contracts.js';
 import type { JsonSchema, RequestDocument, ToolSchema } from '../types.js';
@@ -31,6 +31,17 @@ export interface TierCatalog {
   canDelegate(model: string): boolean;
 }
 
+/**
+ * The tiers a `delegate` call may always ask for (DEL-23): the protocol's own names. A tier the
+ * catalog has no model of is still asked for, and answered `no_model_available_for_tier` (DEL-26).
+ */
+export const PROTOCOL_TIERS: readonly string[] = ['fast', 'balanced', 'deep'];
+
+/** The `tier` enum: the protocol's tiers, then any other the catalog has, each once (DEL-23). */
+export function askableTiers(catalogTiers: readonly string[]): string[] {
+  return [...new Set([...PROTOCOL_TIERS, ...catalogTiers])];
+}
+
 /** The answer the planner sees: a typed outcome, never the worker's usage (DEL-25). */
 const OUTCOME_SCHEMA: JsonSchema = {
   type: 'object',
@@ -42,7 +53,7 @@ const OUTCOME_SCHEMA: JsonSchema = {
   required: ['success', 'output', 'error'],
 };
 
-/** The `delegate` tool offered to a run, with the catalog's tiers as the `tier` enum (DEL-23). */
+/** The `delegate` tool offered to a run, with the `tier` enum of {@link askableTiers} (DEL-23). */
 export function delegateToolSchema(tiers: readonly string[]): ToolSchema {
   return {
     type: 'object',
@@ -53,7 +64,7 @@ export function delegateToolSchema(tiers: readonly string[]): ToolSchema {
       'on "insufficient_context" the output says what the worker missed: call again including it.',
     ].join(' '),
     properties: {
-      tier: { enum: [...tiers], description: 'The tier of the model the worker runs on.' },
+      tier: { enum: askableTiers(tiers), description: 'The tier of the model the worker runs on.' },
       task: { type: 'string', minLength: 1, description: 'The sub-task, as a self-contained instruction.' },
       context: {
         description:
@@ -80,7 +91,7 @@ export function delegateToolSchema(tiers: readonly string[]): ToolSchema {
 
 /** The instruction added to the prompt of a run that is offered `delegate` (DEL-23). */
 export function delegationInstructions(tiers: readonly string[]): string {
-  return `You may hand focused, mechanical sub-tasks to workers on cheaper models with the tool "${DELEGATE_TOOL}" (tiers: ${tiers.join(', ')}). A worker sees only its task and the context you include; its result tells you whether it succeeded, and what it needs when it lacked context.`;
+  return `You may hand focused, mechanical sub-tasks to workers on cheaper models with the tool "${DELEGATE_TOOL}" (tiers: ${askableTiers(tiers).join(', ')}). A worker sees only its task and the context you include; its result tells you whether it succeeded, and what it needs when it lacked context.`;
 }
 
 /**

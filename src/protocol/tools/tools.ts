@@ -1,4 +1,5 @@
 /** Tools: collecting tool definitions, reading meta-properties, composing the Solution schema the model sees. */
+import { DELEGATE_ACTIVITY } from '../constants.js';
 import type { HandlerRegistry } from '../messages/handlers.js';
 import type { Call, JsonSchema, Message, ToolMessage, ToolSchema } from '../types.js';
 import { isJsonObject, isMetaProperty } from '../types.js';
@@ -51,6 +52,17 @@ export function metaValue(call: Call, tool: ToolSchema, key: string): unknown {
   if (fixed !== undefined) return fixed;
   if ((TOOL_META_PROPERTIES as readonly string[]).includes(key) && metaSchema(tool, key) === undefined) return undefined;
   return call[key];
+}
+
+/**
+ * Which Activity executes a call (TOOL-17): its `_activity`, else the Delegation Activity for a
+ * `_delegate`, else one of the tool's name, else none: the call is latent.
+ */
+export function activityNameFor(call: Call, tool: ToolSchema, hasActivity: (name: string) => boolean): string | undefined {
+  const named = metaValue(call, tool, '_activity');
+  if (typeof named === 'string') return named;
+  if (typeof metaValue(call, tool, '_delegate') === 'string') return DELEGATE_ACTIVITY;
+  return hasActivity(call._tool) ? call._tool : undefined;
 }
 
 /** True when the tool (or call) is explicit: backed by an Activity or a delegate rather than latent. */

@@ -1,6 +1,6 @@
 /** The trace's vocabulary: every event the runtime emits and the fields each carries (spec/trace.md). */
 import type { ErrorCode, ErrorJson } from '../errors.js';
-import type { ProviderMessage } from '../model.js';
+import type { ProviderMessage, SchemaForm } from '../model.js';
 import type { JsonSchema, RequestConfig } from '../types.js';
 import type { Usage } from '../usage.js';
 import type { UsageSummary } from '../usage.js';
@@ -54,6 +54,8 @@ export interface WorkerStartFields {
   contextReferenceCount: number;
   /** The task's size in tokens, estimated as its characters / 4, rounded up. */
   taskTokens: number;
+  /** How many tools the caller asked to lend: the distinct names of `allowed_tools`, else of all its own tools (an addition). */
+  allowedToolCount: number;
   /** The names of `allowed_tools` the worker did not get: `delegate` always, and names that are not the caller's tools. */
   droppedTools: string[];
 }
@@ -88,6 +90,8 @@ export interface TraceEventMap {
     input: unknown;
     /** The hash of the run's Request document (JOURNAL-8; an addition). */
     requestHash?: string;
+    /** The names of the tools the run is offered, in order (TRACE-3; an addition): absent when it failed before they were known. */
+    tools?: string[];
   };
   /** JOURNAL-2: the top run of a run with a journal, after its `run.started`: what a resume needs besides the request and input. */
   'journal.started': {
@@ -132,6 +136,8 @@ export interface TraceEventMap {
     messages: TracedProviderMessage[];
     /** The Solution schema sent (TOOL-7). */
     schema: JsonSchema;
+    /** How strictly the provider is asked to enforce it (MODEL-16; an addition). */
+    schemaForm?: SchemaForm;
   };
   /** TRACE-12: one per retry of a model call, before the wait. */
   'model.retry': {
@@ -158,6 +164,8 @@ export interface TraceEventMap {
     ms: number;
     /** How the answer's shape was asked for (MODEL-5). */
     responseFormat?: string;
+    /** How strictly the provider enforced the Solution schema (MODEL-16; an addition). */
+    schemaForm?: SchemaForm;
   };
   /** TRACE-6. */
   'call.started': CallFields & {
@@ -194,8 +202,8 @@ export interface TraceEventMap {
     name: string;
     /** The `_delegate` reference as the tool or call wrote it: a path, a URL, `anonymous` or a name (an addition). */
     reference: string;
-    /** The named registry a name was found in (`document`: its `config.delegates`; `runtime`), `null` for any other reference (DEL-21; an addition). */
-    registry: 'document' | 'runtime' | null;
+    /** Where a name was found (`document`: its `config.delegates`; `runtime`; `catalog`: the root folder's or the parent's server's), `null` for any other reference (DEL-21; an addition). */
+    registry: 'document' | 'runtime' | 'catalog' | null;
     resolution: 'runtime' | 'upfront';
     /** The scopes used, `[]` when none. */
     scopes: string[];
@@ -211,8 +219,13 @@ export interface TraceEventMap {
     /** The child's total usage, with the model it ran on (TRACE-17). */
     usage: DelegateUsage;
   };
-  /** TRACE-7: the child's own error, flat and as data; for a worker, its failure mode (TRACE-17). */
-  'delegate.failed': DelegateFields & { code: ErrorCode; message: string; error: ErrorJson } & Partial<WorkerFailureFields>;
+  /** TRACE-7: the child's own error, flat and as data; for a worker, its failure mode, and `child: null` when no child run started (TRACE-17). */
+  'delegate.failed': Omit<DelegateFields, 'child'> & {
+    child: string | null;
+    code: ErrorCode;
+    message: string;
+    error: ErrorJson;
+  } & Partial<WorkerFailureFields>;
   /** TRACE-22: a worker process took up the job of a queued child run (QUEUE-8); one per attempt, before the child's `run.started`. */
   'queue.job': {
     /** The BullMQ job id (the child's run id). */

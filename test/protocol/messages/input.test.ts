@@ -40,6 +40,25 @@ describe('input: rendering (MSG-13)', () => {
     }
   });
 
+  it("keeps the schema beside valid values whose property names differ from the ones it names: the mapping is the model's (MSG-25, act 014)", () => {
+    const schema = { type: 'object', properties: { recipientId: { type: 'string' }, messageBody: { type: 'string' } } };
+    for (const input of [{ userId: 'u_123', text: 'Hello, world!' }, { recipientId: 'u_123' }, { recipientId: 'u_123', messageBody: 'Hi', urgent: true }]) {
+      const content = render({ type: 'input', input, schema }).messages[0]?.content ?? '';
+      expect(content).toContain(JSON.stringify(input));
+      expect(content).toContain(JSON.stringify(schema));
+    }
+  });
+
+  it('compares the names at every level the values reach, and keeps a schema of alternatives (MSG-25)', () => {
+    const nested = { type: 'object', properties: { to: { type: 'object', properties: { id: { type: 'string' } } } } };
+    expect(render({ type: 'input', input: { to: { user: 'u' } }, schema: nested }).messages[0]?.content).toContain(JSON.stringify(nested));
+    expect(render({ type: 'input', input: { to: { id: 'u' } }, schema: nested }).messages[0]?.content).toBe('## Input\n{"to":{"id":"u"}}');
+    const list = { type: 'array', items: { type: 'object', properties: { id: { type: 'string' } } } };
+    expect(render({ type: 'input', input: [{ id: 'a' }, { key: 'b' }], schema: list }).messages[0]?.content).toContain(JSON.stringify(list));
+    const alternatives = { anyOf: [{ type: 'object', properties: { id: { type: 'string' } } }, { type: 'string' }] };
+    expect(render({ type: 'input', input: { id: 'a' }, schema: alternatives }).messages[0]?.content).toContain(JSON.stringify(alternatives));
+  });
+
   it('takes a property named like an annotation for no annotation (MSG-25)', () => {
     const schema = { type: 'object', properties: { description: { type: 'string' }, title: { type: 'string' } } };
     const content = render({ type: 'input', input: { description: 'd', title: 't' }, schema }).messages[0]?.content ?? '';

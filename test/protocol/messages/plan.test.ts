@@ -39,6 +39,23 @@ describe('plan: rendering (MSG-15)', () => {
     ]);
   });
 
+  it('shows what a call was, without its reasoning or an ephemeral _output, its status found by the whole call (PLAN-16)', () => {
+    const thought = { _tool: 'think', topic: 't', _output: 'A THOUGHT', _reasoningForCall: 'because' };
+    const kept = { _tool: 'think', topic: 'k', _output: 'NOTE', _outputPath: '†state.note', _reasoningForCall: 'because' };
+    const state = freshState();
+    const asked: unknown[] = [];
+    state.callStatus = (call) => {
+      asked.push(call);
+      return { status: 'done' };
+    };
+    builtins.get('plan')?.render?.({ type: 'plan', mode: 'eager', calls: [thought, kept] }, state);
+    expect(String(state.messages[0]?.content).split('\n').slice(-2)).toEqual([
+      'done: {"_tool":"think","topic":"t"}',
+      'done: {"_tool":"think","topic":"k","_output":"NOTE","_outputPath":"†state.note"}',
+    ]);
+    expect(asked).toEqual([thought, kept]);
+  });
+
   it('says the status of a template call per instance, instances of one status together (PLAN-12, PLAN-15)', () => {
     const state = freshState();
     state.instances = ['fr', 'de', 'it'];

@@ -1,0 +1,1 @@
+export default { lookup: async (call) => `ROAD-${call.road}-OPEN` };
