@@ -42,7 +42,17 @@ const JOB_SCHEMA = object(
     child: object(
       {
         id: identifier,
-        parent: object({ run: identifier, depth: whole(0), callId: { type: 'string', maxLength: 200 }, root: identifier }, ['run', 'depth', 'callId', 'root']),
+        parent: object(
+          {
+            run: identifier,
+            depth: whole(0),
+            callId: { type: 'string', maxLength: 200 },
+            root: identifier,
+            // The callers' run ids, the top run first: what a session approval's scope is judged by (CALL-11).
+            lineage: { type: 'array', maxItems: 1000, items: identifier },
+          },
+          ['run', 'depth', 'callId', 'root'],
+        ),
         request: {
           oneOf: [
             object({ reference: { type: 'string', minLength: 1, maxLength: 2048 }, context: { type: 'array', items: { type: 'object' } } }, [
