@@ -24,7 +24,11 @@ const WALK_DEPTH = 5;
  * choose one), the first delegate that needs one. A delegate that cannot be read is left for its
  * call to report, as it would be (DEL-3).
  */
-export async function checkMissingPieces(runtime: DelegatingRuntime, top: LoadedRequest, options: { hasModel: boolean; noModel: string }): Promise<void> {
+export async function checkMissingPieces(
+  runtime: DelegatingRuntime,
+  top: LoadedRequest,
+  options: { hasModel: boolean; noModel: string; delegatesHere?: boolean },
+): Promise<void> {
   const missing: { text: string; activity: string }[] = [];
   let modelless: string | undefined;
   const seen = new Set<string>([top.location]);
@@ -37,6 +41,8 @@ export async function checkMissingPieces(runtime: DelegatingRuntime, top: Loaded
           if (!runtime.hasActivity(activity))
             missing.push({ text: `the tool "${name}" of ${via} (${loaded.location}) needs the Activity "${activity}"`, activity });
         }
+        // Delegates that run elsewhere (queued, CLI-24) are checked by the process that runs them.
+        if (options.delegatesHere === false) continue;
         const reference = metaConst(tool, '_delegate');
         // Only files are read here: a URL, even one a relative reference or a name leads to, would be fetched.
         const target = typeof reference === 'string' ? (loaded.document.config?.delegates?.[reference] ?? reference) : undefined;

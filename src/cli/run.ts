@@ -247,7 +247,8 @@ async function startRun(args: ParsedArguments, resumed: Resumed | undefined, io:
   const loaded = await loadEntry(runtime, requestPath);
   const { model, runId } = queuedTop(queue, resumed, chooseModel(args, loaded.loaded, runtime.models as ModelChooser, io, say));
   // An Activity no module registers, a delegate with no model to run on: named now, before anything runs (CLI-30).
-  if (!resumed) await checkMissingPieces(runtime, loaded.loaded, { hasModel: model !== undefined, noModel: NO_MODEL });
+  // With --queue the delegates run on the workers, with their own --activities and --model: only the top document is this process's to check.
+  if (!resumed) await checkMissingPieces(runtime, loaded.loaded, { hasModel: model !== undefined, noModel: NO_MODEL, delegatesHere: queue === undefined });
   // The run's inputs have loaded: only now may the trace replace a file, and never one of them (CLI-15).
   session.sink = openCheckedTrace(args, io.cwd, model);
   if (session.sink) tracer.subscribe(session.sink);
