@@ -1,8 +1,21 @@
 // Generated run trees as replay cassettes, for the property tests of the cost report and the viewer: each node delegates to its children, then answers.
+import { ModelCatalog } from '../../src/models/model-catalog.js';
 import fc from 'fast-check';
 import type { CassetteEntry } from '../../src/models/cassette.js';
 
 /** Models an entry may name: two priced ones, one the catalog does not price, and none (a replay that costs 0, CAS-14). */
+/** The catalog that prices {@link MODELS}: one cheap, one dear (with cache prices), one unpriced. */
+export const pricedCatalog = new ModelCatalog(
+  {
+    models: {
+      'test:cheap': { tier: 'fast', price: { input: 0.1, output: 0.4, cacheRead: 0.025 } },
+      'test:dear': { tier: 'deep', price: { input: 5, output: 25, cacheRead: 0.5, cacheWrite: 6.25 } },
+      'test:unpriced': { tier: 'balanced' },
+    },
+  },
+  { warn: () => undefined },
+);
+
 export const MODELS = ['test:cheap', 'test:dear', 'test:unpriced', undefined] as const;
 
 /** One model answer of a node: its model, its tokens, and whether a broken answer comes first (a re-ask, LOOP-8). */

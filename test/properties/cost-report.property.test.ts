@@ -10,27 +10,17 @@ import { describe, expect, it } from 'vitest';
 import { JSON_COST_DECIMALS, costReport, reportJson, type Tally } from '../../src/cli/report/cost-report.js';
 import { CostTree, answerModel } from '../../src/cli/report/cost-tree.js';
 import { readTraceFile } from '../../src/cli/report/read-trace.js';
-import { ModelCatalog } from '../../src/models/model-catalog.js';
 import { ReplayModel } from '../../src/models/replay.js';
 import { Tracer, memorySink } from '../../src/protocol/trace/trace.js';
 import type { UsageSummary } from '../../src/protocol/usage.js';
 import { TreeRuntime, shapeOf } from '../helpers/fan-out-tree.js';
-import { type Answer, cassetteOf, treeArbitrary } from '../helpers/tree-cassette.js';
+import { type Answer, cassetteOf, pricedCatalog, treeArbitrary } from '../helpers/tree-cassette.js';
 import { tempDir } from '../helpers/cli.js';
 import { fcOptions } from '../helpers/fc-options.js';
 
 const settings = fcOptions(40);
 
-const catalog = new ModelCatalog(
-  {
-    models: {
-      'test:cheap': { tier: 'fast', price: { input: 0.1, output: 0.4, cacheRead: 0.025 } },
-      'test:dear': { tier: 'deep', price: { input: 5, output: 25, cacheRead: 0.5, cacheWrite: 6.25 } },
-      'test:unpriced': { tier: 'balanced' },
-    },
-  },
-  { warn: () => undefined },
-);
+const catalog = pricedCatalog;
 
 /**
  * Costs summed in another order may differ in the last binary digits, and a sum of `rounded` JSON

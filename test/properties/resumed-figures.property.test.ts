@@ -12,28 +12,18 @@ import { TreeCosts } from '../../src/cli/report/tree-costs.js';
 import { summarize } from '../../src/cli/progress/summary.js';
 import { TraceView } from '../../src/cli/trace-view.js';
 import { createDelegateActivity } from '../../src/activities/delegate.js';
-import { ModelCatalog } from '../../src/models/model-catalog.js';
 import { ReplayModel } from '../../src/models/replay.js';
 import { DELEGATE_ACTIVITY } from '../../src/protocol/constants.js';
 import { Runtime } from '../../src/protocol/run/runtime.js';
 import type { TraceEvent } from '../../src/protocol/trace/trace.js';
 import { nodeDocument, shapeOf, treeResolver } from '../helpers/fan-out-tree.js';
 import { memoryJournal } from '../helpers/journal-tree.js';
-import { cassetteOf, treeArbitrary } from '../helpers/tree-cassette.js';
+import { cassetteOf, pricedCatalog, treeArbitrary } from '../helpers/tree-cassette.js';
 import { fcOptions } from '../helpers/fc-options.js';
 
 const settings = fcOptions(40);
 
-const catalog = new ModelCatalog(
-  {
-    models: {
-      'test:cheap': { tier: 'fast', price: { input: 0.1, output: 0.4, cacheRead: 0.025 } },
-      'test:dear': { tier: 'deep', price: { input: 5, output: 25, cacheRead: 0.5, cacheWrite: 6.25 } },
-      'test:unpriced': { tier: 'balanced' },
-    },
-  },
-  { warn: () => undefined },
-);
+const catalog = pricedCatalog;
 
 /** A runtime whose node `i` delegates to its children in `shape`, with journals kept in memory. */
 function treeRuntime(shape: number[][]): Runtime {

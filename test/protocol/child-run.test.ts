@@ -136,7 +136,8 @@ describe('child runs', () => {
     expect(sent).toHaveLength(1);
     const [child] = sent as [RemoteChild];
     expect(child.id).toBe(childRunId(result.run, { callId: spawnCall, instance: undefined }, 0));
-    expect(child.parent).toEqual({ run: result.run, depth: 0, callId: spawnCall, root: result.run });
+    // `lineage`: the callers' run ids, the top run first, which a session approval's scope is judged by (CALL-11).
+    expect(child.parent).toEqual({ run: result.run, depth: 0, callId: spawnCall, root: result.run, lineage: [result.run] });
     expect(child.request.name).toBe('child');
     expect(child.model).toBe(model.id);
     expect(child.trusted).toBe(true);
