@@ -4,6 +4,8 @@ import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { errorAnswer, MessageHead, oversizedAnswer } from './oversized-answer.js';
 
 const NEWLINE = 0x0a;
+/** The field name of an event's data line, compared against every line of a call's stream. */
+const DATA_FIELD = Buffer.from('data:');
 const encoder = new TextEncoder();
 
 /** The id of the call a POST carries (the SDK posts one message at a time), or undefined for a notification or an answer. */
@@ -104,7 +106,7 @@ function boundedEvents(body: ReadableStream<Uint8Array>, limit: number, id: stri
   const answers = (eventLines: Buffer[]): boolean => {
     const head = new MessageHead();
     for (const line of eventLines) {
-      if (!line.subarray(0, 5).equals(Buffer.from('data:'))) continue;
+      if (!line.subarray(0, DATA_FIELD.length).equals(DATA_FIELD)) continue;
       head.feed(line.subarray(line[5] === 0x20 ? 6 : 5));
     }
     return !head.hasMethod && head.id() === id;
