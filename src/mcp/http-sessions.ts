@@ -129,8 +129,10 @@ export function createMcpHttpHandler(createServer: () => Server, options: McpHtt
   /** Makes room for one more session (MCP-16): false when the sessions at the limit are all busy. */
   const roomForOne = () => {
     if (sessions.size + opening < maxSessions) return true;
-    for (const session of sessions.values()) {
+    for (const [id, session] of sessions) {
       if (session.open > 0) continue;
+      // Out of the count now, not when the transport says it closed: two initialize requests at once never take the same room.
+      sessions.delete(id);
       void end(session);
       return true;
     }
