@@ -1,8 +1,7 @@
 /** Locating an attachment's file: a plain relative path confined to the caller's root (or a sandbox), refused as `delegate_forbidden` when it could escape (ATT-2). */
-import { constants } from 'node:fs';
-import { type FileHandle, open, realpath } from 'node:fs/promises';
+import { type FileHandle, realpath } from 'node:fs/promises';
 import { join, resolve as resolvePath } from 'node:path';
-import { Escape, PLATFORM_PINNING, provenPlace } from '../files/pinned-folder.js';
+import { Escape, openForReading, PLATFORM_PINNING, provenPlace, readAtMost } from '../files/pinned-folder.js';
 import { DelegateError, ProtocolError } from '../protocol/errors.js';
 import { isInside } from '../resolvers/reference-forms.js';
 
@@ -82,7 +81,7 @@ export async function readAttachmentFile(root: string, path: string, locate?: At
   if (!isInside(realRoot, real)) refuse(path, 'it resolves through a symbolic link outside the folder it is confined to');
   let handle: FileHandle;
   try {
-    handle = await open(real, constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0) | (constants.O_NONBLOCK ?? 0));
+    handle = await openForReading(real, false);
   } catch (error) {
     if (isAbsent(error)) return missing();
     throw error;
@@ -94,17 +93,19 @@ export async function readAttachmentFile(root: string, path: string, locate?: At
       throw error;
     });
     if (!stats.isFile()) return missing();
-    if (place.limit !== undefined && stats.size > place.limit.maxBytes)
-      throw new ProtocolError(
-        'invalid_params',
-        `Attachment "${path}" has ${stats.size} bytes, more than the ${place.limit.maxBytes} that ${place.limit.rule} allows.`,
-        {
-          path,
-          bytes: stats.size,
-          maxBytes: place.limit.maxBytes,
-        },
-      );
-    return { path, content: await handle.readFile() };
+    if (place.limit === undefined) return { path, content: await handle.readFile() };
+    // Read no further than the limit, whatever the size said: the file may grow after the look.
+    const { maxBytes, rule } = place.limit;
+    const content = stats.size > maxBytes ? undefined : await readAtMost(handle, maxBytes, stats.size);
+    if (content === undefined || content.length > maxBytes) {
+      const bytes = Math.max(stats.size, content?.length ?? 0);
+      throw new ProtocolError('invalid_params', `Attachment "${path}" has ${bytes} bytes, more than the ${maxBytes} that ${rule} allows.`, {
+        path,
+        bytes,
+        maxBytes,
+      });
+    }
+    return { path, content };
   } finally {
     await handle.close();
   }

@@ -1,14 +1,24 @@
 /** The built-in Activities of the `files` toolset (FILES-3 to FILES-13): list, read and write inside sandboxes confined by what is opened. */
 import { randomBytes } from 'node:crypto';
 import type { Dirent, Stats } from 'node:fs';
-import { type FileHandle, lstat, mkdir, readdir, realpath, rename, stat, unlink } from 'node:fs/promises';
+import { lstat, mkdir, readdir, realpath, rename, stat, unlink } from 'node:fs/promises';
 import { ActivityError, CallError, ProtocolError } from '../protocol/errors.js';
 import { MAX_FILE_BYTES, SANDBOXES_PROPERTY, type SandboxSpec } from '../protocol/tools/file-tools.js';
 import { compileGlob, firstMatches, GlobBudgetError } from '../protocol/tools/glob-match.js';
 import type { Activity } from '../protocol/contracts.js';
 import { isJsonObject, type Call } from '../protocol/types.js';
 import { isInside } from '../resolvers/reference-forms.js';
-import { createExclusive, Escape, openForReading, PLATFORM_PINNING, type PinnedFolder, type Pinning, pinFolder, provenPlace } from './pinned-folder.js';
+import {
+  createExclusive,
+  Escape,
+  openForReading,
+  PLATFORM_PINNING,
+  type PinnedFolder,
+  type Pinning,
+  pinFolder,
+  provenPlace,
+  readAtMost,
+} from './pinned-folder.js';
 import { forbidden, locate, realTarget, type SandboxTarget, sandboxFolder, suffixAllowed } from './sandbox-path.js';
 
 /** How deep a listing goes below the sandbox's folder (FILES-11). */
@@ -76,23 +86,6 @@ function notRegular(path: string): CallError {
 
 function binary(path: string): CallError {
   return new CallError('invalid_params', `"${path}" is not UTF-8 text; read_file reads text files only.`, { path });
-}
-
-/**
- * Reads at most `cap + 1` bytes, whatever the file's size said when it was checked: a buffer of the
- * size it said, grown only if the file grew meanwhile.
- */
-async function readAtMost(handle: FileHandle, cap: number, expected: number): Promise<Buffer> {
-  let buffer = Buffer.alloc(Math.min(expected, cap) + 1);
-  let filled = 0;
-  for (;;) {
-    const { bytesRead } = await handle.read(buffer, filled, buffer.length - filled, null);
-    if (bytesRead === 0) return buffer.subarray(0, filled);
-    filled += bytesRead;
-    if (filled < buffer.length) continue;
-    if (buffer.length > cap) return buffer;
-    buffer = Buffer.concat([buffer, Buffer.alloc(Math.min(buffer.length, cap + 1 - buffer.length))]);
-  }
 }
 
 /** Creates the three Activities for files below `root`, the folder no sandbox may leave (FILES-2). */

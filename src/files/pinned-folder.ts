@@ -100,3 +100,20 @@ export function openForReading(path: string, follow: boolean): Promise<FileHandl
 export function createExclusive(path: string, mode: number): Promise<FileHandle> {
   return open(path, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | NOFOLLOW | NOCTTY, mode);
 }
+
+/**
+ * Reads at most `cap + 1` bytes, whatever the file's size said when it was checked: a buffer of the
+ * size it said, grown only if the file grew meanwhile.
+ */
+export async function readAtMost(handle: FileHandle, cap: number, expected: number): Promise<Buffer> {
+  let buffer = Buffer.alloc(Math.min(expected, cap) + 1);
+  let filled = 0;
+  for (;;) {
+    const { bytesRead } = await handle.read(buffer, filled, buffer.length - filled, null);
+    if (bytesRead === 0) return buffer.subarray(0, filled);
+    filled += bytesRead;
+    if (filled < buffer.length) continue;
+    if (buffer.length > cap) return buffer;
+    buffer = Buffer.concat([buffer, Buffer.alloc(Math.min(buffer.length, cap + 1 - buffer.length))]);
+  }
+}

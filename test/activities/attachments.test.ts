@@ -1,8 +1,10 @@
 /** Tests of src/activities/attachments.ts: confinement (ATT-2), caller-then-callee policies (ATT-3), one approval per attachment (ATT-4), the child's `attachment` messages (ATT-5). */
-import { mkdirSync, mkdtempSync, symlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, type Stats, symlinkSync, writeFileSync } from 'node:fs';
+import { open } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
+import { readAttachmentFile } from '../../src/activities/attachment-path.js';
 import { type AttachmentCall, MAX_INLINE_TEXT_BYTES, attachmentRecords, prepareAttachments } from '../../src/activities/attachments.js';
 import type { ProtocolError } from '../../src/protocol/errors.js';
 import type { ConfirmDecision, ConfirmHook, ConfirmRequest } from '../../src/protocol/contracts.js';
@@ -229,5 +231,31 @@ describe("the child's attachment messages (ATT-5)", () => {
       { path: 'input/notes.txt', mediaType: 'text/plain', bytes: 11, text: 'hello notes' },
       { path: 'input/deck.pdf', mediaType: 'application/pdf', bytes: 120 },
     ]);
+  });
+});
+
+describe('readAttachmentFile and a sandbox limit (ATT-2)', () => {
+  it('refuses a file that grew past maxBytes after its size was looked at, reading no further than the limit', async () => {
+    const root = mkdtempSync(join(tmpdir(), 'attachment-grown-'));
+    writeFileSync(join(root, 'big.pdf'), 'x'.repeat(500));
+    // The look says 10 bytes, as it would have said just before the file grew.
+    const probe = await open(join(root, 'big.pdf'));
+    const prototype = Object.getPrototypeOf(probe) as { stat: (...args: unknown[]) => Promise<Stats> };
+    await probe.close();
+    const stat = prototype.stat;
+    const spy = vi.spyOn(prototype, 'stat').mockImplementation(async function (this: unknown, ...args: unknown[]) {
+      const stats = await stat.apply(this, args);
+      return Object.assign(stats, { size: 10 });
+    });
+    try {
+      const error = await readAttachmentFile(root, 'big.pdf', () => ({
+        root,
+        segments: ['big.pdf'],
+        limit: { maxBytes: 100, rule: 'the sandbox "input"' },
+      })).catch((caught: unknown) => caught);
+      expect(error).toMatchObject({ code: 'invalid_params', data: { path: 'big.pdf', bytes: 101, maxBytes: 100 } });
+    } finally {
+      spy.mockRestore();
+    }
   });
 });
