@@ -112,8 +112,12 @@ function openLocked(path: string, mode: 'create' | 'resume', lock: JournalLock):
     ...(reading.ignored === undefined ? {} : { ignored: reading.ignored }),
     append: (event) => sink(event),
     close: () => {
-      sink.close();
-      lock.release();
+      // The lock goes even when the last write fails: a journal no one writes is free (JOURNAL-11).
+      try {
+        sink.close();
+      } finally {
+        lock.release();
+      }
     },
     get error() {
       return sink.error;
