@@ -122,12 +122,13 @@ export class AnthropicModel implements Model {
   }
 
   private body(request: ModelRequest, strict: StrictSchemaResult | undefined): MessageCreateParamsBase {
-    // Anthropic refuses empty text blocks and empty turns (MODEL-15): a message that says nothing is not sent.
-    const said = request.messages.filter((message) => message.content !== '' || (message.files?.length ?? 0) > 0);
-    const system: TextBlockParam[] = said.filter((message) => message.role === 'system').map((message) => ({ type: 'text', text: message.content }));
+    // Empty and blank texts never reach a provider: the run drops them before asking, for every provider alike (MSG-31).
+    const system: TextBlockParam[] = request.messages
+      .filter((message) => message.role === 'system')
+      .map((message) => ({ type: 'text', text: message.content }));
     const last = system.at(-1);
     if (last && this.options.promptCaching !== false) last.cache_control = { type: 'ephemeral' };
-    const messages: MessageParam[] = said.filter((message) => message.role !== 'system').map(anthropicMessage);
+    const messages: MessageParam[] = request.messages.filter((message) => message.role !== 'system').map(anthropicMessage);
     // The API wants the conversation to open with a user turn.
     if (messages[0]?.role !== 'user')
       messages.unshift({ role: 'user', content: request.plainText ? EMPTY_PROMPT : 'Give your answer with the solution tool.' });

@@ -9,7 +9,7 @@ import type { TierCatalog } from '../protocol/tools/delegate-tool.js';
 import { DelegateError, RequestError } from '../protocol/errors.js';
 import type { Model, ModelFactoryOptions } from '../protocol/model.js';
 import type { RequestDocument } from '../protocol/types.js';
-import { TIERS, type Tier } from './model-catalog.js';
+import { providerOf, TIERS, type Tier } from './model-catalog.js';
 import type { ModelProviders } from './model-providers.js';
 import { recordedModelFor, ReplayStandIn } from './replay-stand-in.js';
 
@@ -44,12 +44,6 @@ export function siblingCassette(requestFile: string): string {
 /** True for a model that plays recorded answers: it plays every run's part (DEL-16). */
 function replays(model: Model | undefined): boolean {
   return model?.id.startsWith('replay:') ?? false;
-}
-
-/** The provider of a spec (`openai` of `openai:gpt-5`), if it has one. */
-function providerOf(spec: string | null | undefined): string | undefined {
-  const colon = spec?.indexOf(':') ?? -1;
-  return colon > 0 ? (spec as string).slice(0, colon) : undefined;
 }
 
 /** Model choice over one set of providers and factory options; each spec is created once. */

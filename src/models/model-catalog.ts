@@ -45,6 +45,12 @@ export interface ModelEntry extends ModelLimits {
   price?: ModelPrice;
 }
 
+/** The provider of a spec (`openai` of `openai:gpt-5`), if it has one. */
+export function providerOf(spec: string | null | undefined): string | undefined {
+  const colon = spec?.indexOf(':') ?? -1;
+  return colon > 0 ? (spec as string).slice(0, colon) : undefined;
+}
+
 /** The shape of a models.json file. `null` removes a model inherited from an earlier file. */
 export interface ModelsFile {
   models?: Record<string, ModelEntry | null>;
@@ -163,7 +169,7 @@ export class ModelCatalog {
   limitsOf(model: string): ModelLimits | undefined {
     const entry = this.get(model);
     if (!entry) return undefined;
-    const provider = this.providerLimits.get(model.slice(0, model.indexOf(':'))) ?? {};
+    const provider = this.providerLimits.get(providerOf(model) ?? '') ?? {};
     const own: ModelLimits = {
       ...(entry.maxOutputTokens === undefined ? {} : { maxOutputTokens: entry.maxOutputTokens }),
       ...(entry.temperature === undefined ? {} : { temperature: entry.temperature }),

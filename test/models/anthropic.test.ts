@@ -94,21 +94,6 @@ describe('AnthropicModel', () => {
     expect(model.schemaFormOf({ schema: solutionSchema })).toMatchObject({ form: 'non_strict' });
   });
 
-  it('sends no empty text: Anthropic refuses empty system blocks and empty turns', async () => {
-    const model = await modelFor([anthropicMessage(twoCalls)], { stream: false });
-    await model.generate(
-      request({
-        messages: [
-          { role: 'system', content: '' },
-          { role: 'user', content: '' },
-          { role: 'user', content: 'Go.' },
-        ],
-      }),
-    );
-    expect(server!.requests[0]!.body.system).toBeUndefined();
-    expect(server!.requests[0]!.body.messages).toEqual([{ role: 'user', content: 'Go.' }]);
-  });
-
   it('streams: onCall for call 0 fires before the server sends the end of the tool input', async () => {
     const text = JSON.stringify(twoCalls);
     const split = text.indexOf('},') + 2;

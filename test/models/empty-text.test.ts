@@ -6,7 +6,7 @@ import { OpenAIModel } from '../../src/models/openai.js';
 import type { Model } from '../../src/protocol/model.js';
 import { Runtime } from '../../src/protocol/run/runtime.js';
 import { Tracer, memorySink } from '../../src/protocol/trace/trace.js';
-import { anthropicError, anthropicTextStream } from './support/anthropic-wire.js';
+import { anthropicError, anthropicStream, anthropicTextStream } from './support/anthropic-wire.js';
 import { startServer, type Handler, type LoopbackServer, type ReceivedRequest } from './support/loopback.js';
 import { openAIStream, openAIUsage } from './support/openai-wire.js';
 
@@ -92,5 +92,35 @@ describe.each(providers)('empty texts on $name (MSG-31)', (provider) => {
     const result = await runtime.run(runtime.validate(empty), { model: provider.model(server.url) });
     expect(result.ok ? result.output : result.error).toBe('done');
     expect(textsOf(server.requests[0] as ReceivedRequest).filter((text) => text.trim() === '')).toEqual([]);
+  });
+});
+
+describe('an empty answer re-asked (MSG-31)', () => {
+  it('is not sent back as an empty assistant turn, which Anthropic would refuse', async () => {
+    // The first answer is empty text, no solution tool: unusable, so it is re-asked.
+    server = await startServer([
+      anthropicTextStream([]),
+      (request, response) => {
+        const texts = textsOf(request);
+        if (texts.some((text) => text.trim() === '')) return anthropicError(400, 'messages: text content blocks must be non-empty')(request, response);
+        return anthropicStream([JSON.stringify({ output: { done: true } })])(request, response);
+      },
+    ]);
+    const runtime = new Runtime();
+    const sink = memorySink();
+    const asked = { ...document, schema: { type: 'object', properties: { done: { type: 'boolean' } }, required: ['done'] } };
+    const model = new AnthropicModel({
+      model: 'claude-haiku-4-5',
+      env: { ANTHROPIC_API_KEY: 'k' },
+      baseUrl: server.url,
+      registry,
+      retry: { initialDelayMs: 1 },
+    });
+    const result = await runtime.run(runtime.validate(asked), { model, tracer: new Tracer([sink]) });
+    expect(result.ok ? result.output : result.error).toEqual({ done: true });
+    expect(server.requests).toHaveLength(2);
+    // MSG-18: the re-ask the trace shows is the one sent, without the empty answer.
+    const requests = sink.events.filter((event) => event.event === 'model.request') as unknown as Array<{ messages: Array<{ role: string; content: string }> }>;
+    expect(requests[1]?.messages.map((message) => message.role)).not.toContain('assistant');
   });
 });

@@ -65,7 +65,8 @@ export async function askModel(scope: CallScope, question: StepQuestion): Promis
     lastAnswer = response.solution !== undefined && nestingProblem(response.solution) === undefined ? response.solution : response.text;
     conversation = [
       ...question.messages,
-      { role: 'assistant', content: response.text },
+      // An empty or blank answer is not sent back, like any empty text (MSG-31).
+      ...(response.text.trim() === '' ? [] : [{ role: 'assistant', content: response.text } satisfies ProviderMessage]),
       { role: 'user', content: `That answer does not match the Solution schema:\n${lastProblem}\nAnswer again with a corrected JSON object.` },
     ];
   }
