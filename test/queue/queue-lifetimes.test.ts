@@ -6,14 +6,12 @@ import { describe, expect, it } from 'vitest';
 import { exited, folderWith, runCli, startCli, waitFor } from '../helpers/cli.js';
 import { bossOf, fanOutFolder, jobCounts } from '../helpers/queue-fixture.js';
 import { useQueuePool } from '../helpers/queue-pool.js';
+import { folderFlags } from '../helpers/queue-workers.js';
 import { REDIS_SKIP_REASON, redisAvailable } from '../helpers/redis-server.js';
 
 let queues = 0;
 /** A queue of its own for each test. */
 const freshQueue = () => `life${process.pid}-${++queues}`;
-
-/** The flags a worker needs to run the jobs of a fan-out folder: its root, and the cassette its jobs ask for (QUEUE-23). */
-const folderFlags = (folder: string) => ['--root', folder, '--model', `replay:${join(folder, 'boss.cassette.json')}`];
 
 /** Every key of the queue `queue`, BullMQ's and the project's own, with its TTL in seconds (-1: none). */
 async function keysOf(url: string, queue: string): Promise<Map<string, number>> {
