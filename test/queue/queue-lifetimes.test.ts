@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { describe, expect, it } from 'vitest';
 import { exited, folderWith, runCli, startCli, waitFor } from '../helpers/cli.js';
-import { bossOf, fanOutFolder, jobCounts } from '../helpers/queue-fixture.js';
+import { bossOf, bossRequest, fanOutFolder, jobCounts, taskRequest } from '../helpers/queue-fixture.js';
 import { useQueuePool } from '../helpers/queue-pool.js';
 import { folderFlags } from '../helpers/queue-workers.js';
 import { REDIS_SKIP_REASON, redisAvailable } from '../helpers/redis-server.js';
@@ -31,23 +31,8 @@ async function keysOf(url: string, queue: string): Promise<Map<string, number>> 
  * it started, waits `delayMs` unless its run is cancelled, then writes `marker`.
  */
 function slowMarkerFolder(delayMs: number): string {
-  const task = {
-    meta: { name: 'task' },
-    context: [
-      { type: 'system', text: 'Mark it.' },
-      { type: 'tool', tool: { mark: { description: 'Marks.', properties: {}, _activity: 'mark' } } },
-      { type: 'input', schema: { type: 'object', properties: { n: { type: 'number' } }, required: ['n'] } },
-    ],
-    schema: { type: 'string' },
-  };
-  const boss = {
-    meta: { name: 'boss' },
-    context: [
-      { type: 'system', text: 'Hand out the tasks.' },
-      { type: 'tool', tool: { work: { description: 'Does one task.', properties: { n: { type: 'number' } }, required: ['n'], _delegate: './task.json' } } },
-    ],
-    schema: { type: 'string' },
-  };
+  const task = taskRequest({ mark: { description: 'Marks.', properties: {}, _activity: 'mark' } });
+  const boss = bossRequest({ type: 'string' });
   const cassette = {
     version: 1,
     entries: [
