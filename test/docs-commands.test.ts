@@ -2,12 +2,11 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { connect } from 'node:net';
 import { delimiter, dirname, join, resolve } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { offlineEnv } from './helpers/cli.js';
 import { type DocBlock, type DocCommand, documentationPages, listeningPort, runnableText, shellBlocks } from './helpers/doc-commands.js';
-import { REDIS_SKIP_REASON, redisAvailable } from './helpers/redis-server.js';
+import { accepting, REDIS_SKIP_REASON, redisAvailable } from './helpers/redis-server.js';
 
 const ROOT = resolve(import.meta.dirname, '..');
 const PAGES = documentationPages(ROOT);
@@ -75,17 +74,6 @@ function stopGroup(child: ChildProcess, signal: NodeJS.Signals): void {
   } catch {
     // The group has already gone.
   }
-}
-
-async function accepting(port: number): Promise<boolean> {
-  return new Promise((resolveProbe) => {
-    const socket = connect(port, '127.0.0.1');
-    socket.once('connect', () => {
-      socket.destroy();
-      resolveProbe(true);
-    });
-    socket.once('error', () => resolveProbe(false));
-  });
 }
 
 /** Where a command is written, for failure messages. */

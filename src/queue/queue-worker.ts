@@ -121,7 +121,7 @@ export async function startQueueWorker(options: QueueWorkerOptions): Promise<Que
     // By BullMQ's own id: the hash renewed is the one this worker runs, whatever id its data claims.
     const hash = job.id ?? jobId;
     kept.set(hash, keptSeconds(job));
-    const lock = `${worker.opts.prefix ?? 'bull'}:${queueName}:${job.id ?? jobId}:lock`;
+    const lock = `${jobHashKey(queueName, hash)}:lock`;
     if (token !== undefined) keeper.hold(lock, token);
     // A tree or job cancelled before this job was taken up ends it at once (QUEUE-7, QUEUE-22), and so does a tree whose top process is gone (QUEUE-25).
     if ((await runner.cancelled(tree, jobId)) || !(await alive(tree))) controller.abort();
@@ -143,7 +143,7 @@ export async function startQueueWorker(options: QueueWorkerOptions): Promise<Que
         attempt = await JobAttempt.begin(
           publisher,
           { queueName, url: options.url },
-          { id: job.id ?? jobId, run: described.id, attempt: attemptNumber, lock: { key: lock, token: token ?? '' } },
+          { id: hash, run: described.id, attempt: attemptNumber, lock: { key: lock, token: token ?? '' } },
         );
       } catch (error) {
         const problem = `Cannot read from Redis at ${options.url} which calls earlier attempts at the job started: ${(error as Error).message}`;

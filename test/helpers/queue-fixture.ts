@@ -3,25 +3,38 @@ import { join } from 'node:path';
 import { Queue } from 'bullmq';
 import { folderWith } from './cli.js';
 
-/** A folder holding boss.json, task.json and boss.cassette.json. */
-export function fanOutFolder(count: number, options: { delayMs?: number; taskTokens?: number; approval?: boolean } = {}): string {
-  const task = {
-    meta: { name: 'task' },
-    context: [
-      { type: 'system', text: 'Do the task.' },
-      { type: 'input', schema: { type: 'object', properties: { n: { type: 'number' } }, required: ['n'] } },
-      ...(options.approval ? [{ type: 'tool', tool: { launch: { description: 'Launches.', properties: {}, _approval: 'required' } } }] : []),
-    ],
-    schema: { type: 'string' },
-  };
-  const boss = {
+/** The boss schema of a fan-out folder: how many tasks were done. */
+const DONE_SCHEMA = { type: 'object', properties: { done: { type: 'number' } }, required: ['done'] };
+
+/** A boss Request (boss.json) with one tool, `work`, delegating `{ n }` to ./task.json; it answers `schema`. */
+export function bossRequest(schema: object = DONE_SCHEMA): object {
+  return {
     meta: { name: 'boss' },
     context: [
       { type: 'system', text: 'Hand out the tasks.' },
       { type: 'tool', tool: { work: { description: 'Does one task.', properties: { n: { type: 'number' } }, required: ['n'], _delegate: './task.json' } } },
     ],
-    schema: { type: 'object', properties: { done: { type: 'number' } }, required: ['done'] },
+    schema,
   };
+}
+
+/** A task Request (task.json) taking `{ n }` and answering a string, with `tools` (name to definition) besides. */
+export function taskRequest(tools: Record<string, object> = {}): object {
+  return {
+    meta: { name: 'task' },
+    context: [
+      { type: 'system', text: 'Do the task.' },
+      { type: 'input', schema: { type: 'object', properties: { n: { type: 'number' } }, required: ['n'] } },
+      ...Object.entries(tools).map(([name, tool]) => ({ type: 'tool', tool: { [name]: tool } })),
+    ],
+    schema: { type: 'string' },
+  };
+}
+
+/** A folder holding boss.json, task.json and boss.cassette.json. */
+export function fanOutFolder(count: number, options: { delayMs?: number; taskTokens?: number; approval?: boolean } = {}): string {
+  const task = taskRequest(options.approval ? { launch: { description: 'Launches.', properties: {}, _approval: 'required' } } : {});
+  const boss = bossRequest();
   const calls = Array.from({ length: count }, (_, n) => ({ _tool: 'work', n, _outputPath: `†state.r${n}` }));
   const taskEntries = options.approval
     ? [

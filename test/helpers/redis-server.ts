@@ -33,7 +33,8 @@ async function freePort(): Promise<number> {
   });
 }
 
-async function accepting(port: number): Promise<boolean> {
+/** True when something accepts a TCP connection on `port` of 127.0.0.1 (a redis-server, or any server a test waits for). */
+export async function accepting(port: number): Promise<boolean> {
   return new Promise((resolve) => {
     const socket = connect(port, '127.0.0.1');
     socket.once('connect', () => {

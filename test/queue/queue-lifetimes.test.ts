@@ -4,16 +4,14 @@ import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { describe, expect, it } from 'vitest';
 import { exited, folderWith, runCli, startCli, waitFor } from '../helpers/cli.js';
-import { bossOf, fanOutFolder, jobCounts } from '../helpers/queue-fixture.js';
+import { bossOf, bossRequest, fanOutFolder, jobCounts, taskRequest } from '../helpers/queue-fixture.js';
 import { useQueuePool } from '../helpers/queue-pool.js';
+import { folderFlags } from '../helpers/queue-workers.js';
 import { REDIS_SKIP_REASON, redisAvailable } from '../helpers/redis-server.js';
 
 let queues = 0;
 /** A queue of its own for each test. */
 const freshQueue = () => `life${process.pid}-${++queues}`;
-
-/** The flags a worker needs to run the jobs of a fan-out folder: its root, and the cassette its jobs ask for (QUEUE-23). */
-const folderFlags = (folder: string) => ['--root', folder, '--model', `replay:${join(folder, 'boss.cassette.json')}`];
 
 /** Every key of the queue `queue`, BullMQ's and the project's own, with its TTL in seconds (-1: none). */
 async function keysOf(url: string, queue: string): Promise<Map<string, number>> {
@@ -33,23 +31,8 @@ async function keysOf(url: string, queue: string): Promise<Map<string, number>> 
  * it started, waits `delayMs` unless its run is cancelled, then writes `marker`.
  */
 function slowMarkerFolder(delayMs: number): string {
-  const task = {
-    meta: { name: 'task' },
-    context: [
-      { type: 'system', text: 'Mark it.' },
-      { type: 'tool', tool: { mark: { description: 'Marks.', properties: {}, _activity: 'mark' } } },
-      { type: 'input', schema: { type: 'object', properties: { n: { type: 'number' } }, required: ['n'] } },
-    ],
-    schema: { type: 'string' },
-  };
-  const boss = {
-    meta: { name: 'boss' },
-    context: [
-      { type: 'system', text: 'Hand out the tasks.' },
-      { type: 'tool', tool: { work: { description: 'Does one task.', properties: { n: { type: 'number' } }, required: ['n'], _delegate: './task.json' } } },
-    ],
-    schema: { type: 'string' },
-  };
+  const task = taskRequest({ mark: { description: 'Marks.', properties: {}, _activity: 'mark' } });
+  const boss = bossRequest({ type: 'string' });
   const cassette = {
     version: 1,
     entries: [
@@ -116,12 +99,6 @@ describe.skipIf(!redisAvailable)(
       expect(result.code).toBe(0);
       expect(JSON.parse(result.stdout).output).toEqual({ done: 20 });
       const after = await keysOf(queues.redis.url, queue);
-      if (process.env.DEBUG_KEYS) {
-        const redis = new Redis(queues.redis.url);
-        for (const [key, ttl] of after)
-          if (ttl === -1) console.log(key, await redis.type(key), JSON.stringify(await redis.hgetall(key).catch(() => ({}))).slice(0, 300));
-        redis.disconnect();
-      }
       expect(after.size).toBeGreaterThan(0);
       expect([...after].filter(([, ttl]) => ttl === -1).map(([key]) => key)).toEqual([]);
       // The job hashes go once --queue-keep has passed, with no later traffic on the queue.

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { describe, expect, it } from 'vitest';
 import { exited, folderWith, readTrace, startCli, tempDir, waitFor } from '../helpers/cli.js';
-import { bossOf } from '../helpers/queue-fixture.js';
+import { bossOf, bossRequest, taskRequest } from '../helpers/queue-fixture.js';
 import { useQueuePool } from '../helpers/queue-pool.js';
 import { folderFlags } from '../helpers/queue-workers.js';
 import { REDIS_SKIP_REASON, redisAvailable } from '../helpers/redis-server.js';
@@ -25,24 +25,11 @@ const BOSS_STEPS = [
  * second the charge.
  */
 function chargeFolder(options: { pauseFirst?: boolean } = {}): string {
-  const task = {
-    meta: { name: 'task' },
-    context: [
-      { type: 'system', text: 'Charge the card.' },
-      { type: 'input', schema: { type: 'object', properties: { n: { type: 'number' } }, required: ['n'] } },
-      { type: 'tool', tool: { charge: { description: 'Charges the card, once.', properties: { amount: { type: 'number' } }, required: ['amount'] } } },
-      { type: 'tool', tool: { pause: { description: 'Waits a moment.', properties: {} } } },
-    ],
-    schema: { type: 'string' },
-  };
-  const boss = {
-    meta: { name: 'boss' },
-    context: [
-      { type: 'system', text: 'Hand out the task.' },
-      { type: 'tool', tool: { work: { description: 'Does the task.', properties: { n: { type: 'number' } }, required: ['n'], _delegate: './task.json' } } },
-    ],
-    schema: { type: 'object', properties: { done: { type: 'number' } }, required: ['done'] },
-  };
+  const task = taskRequest({
+    charge: { description: 'Charges the card, once.', properties: { amount: { type: 'number' } }, required: ['amount'] },
+    pause: { description: 'Waits a moment.', properties: {} },
+  });
+  const boss = bossRequest();
   const cassette = {
     version: 1,
     entries: [
