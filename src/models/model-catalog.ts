@@ -1,10 +1,11 @@
-/** The model catalog: which models exist, their tier, whether they may delegate, their prices and limits (models.json plus DELEGATE_MODELS). */
+/** The model catalog: which models exist, their tier, whether they may delegate, their limits (models.json plus DELEGATE_MODELS) and their prices (the maintained source, overridden by models.json). */
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { RequestConfig } from '../protocol/types.js';
 import type { Usage } from '../protocol/usage.js';
 import { ModelConfigError } from './config-error.js';
 import { readDocumentFileSync } from '../files/read-document-file.js';
+import { type SourcePrice, priceSourceName, sourceCostOf, sourcePriceOf } from './price-source.js';
 
 /** The tiers a Request or a delegate call may ask for (DEL-16; the model catalog, `config.tier`). */
 export type Tier = 'fast' | 'balanced' | 'deep';
@@ -42,7 +43,19 @@ export interface ModelEntry extends ModelLimits {
   tier?: Tier;
   /** Whether the builtin `delegate` tool is offered while this model runs. */
   can_delegate?: boolean;
-  price?: ModelPrice;
+  /** A price that overrides the maintained source's, field by field (MODEL-18). */
+  price?: Partial<ModelPrice>;
+  /** The context window in tokens, for a model whose source states none or states it wrongly. */
+  contextWindow?: number;
+}
+
+/** The source of prices in the catalog's `models.json` files: a price there overrides the maintained source's (MODEL-18). */
+export const OVERRIDE_SOURCE = 'models.json';
+
+/** A model's price and where it comes from (MODEL-18). */
+export interface PricedModel extends SourcePrice {
+  /** `genai-prices <version>` for the maintained source, `models.json` for an override. */
+  source: string;
 }
 
 /** The provider of a spec (`openai` of `openai:gpt-5`), if it has one. */
@@ -124,7 +137,7 @@ export class ModelCatalog {
       }
       const previous = this.models.get(model) ?? {};
       const merged: ModelEntry = { ...previous, ...entry };
-      if (previous.price || entry.price) merged.price = { ...previous.price, ...entry.price } as ModelPrice;
+      if (previous.price || entry.price) merged.price = { ...previous.price, ...entry.price };
       this.models.set(model, merged);
     }
     for (const [provider, limits] of Object.entries(file.providers ?? {})) {
@@ -207,16 +220,52 @@ export class ModelCatalog {
   }
 
   /**
+   * The price of a model (MODEL-18): the maintained source's, found by provider and model name, or
+   * the one its `models.json` entry gives, which wins field by field and is reported as
+   * `models.json` (a cached or cache-write price neither names is the input price). Undefined
+   * when neither knows the model's input and output prices. Loads the source on first use.
+   */
+  priceOf(model: string): PricedModel | undefined {
+    const override = this.get(model)?.price;
+    const found = this.sourcePriceOf(model);
+    if (!override) return found && { ...found, source: priceSourceName() };
+    const merged: Partial<ModelPrice> = { ...found?.price, ...override };
+    if (merged.input === undefined || merged.output === undefined) return undefined;
+    const price: ModelPrice = {
+      input: merged.input,
+      output: merged.output,
+      cacheRead: merged.cacheRead ?? merged.input,
+      cacheWrite: merged.cacheWrite ?? merged.input,
+    };
+    const contextWindow = found?.contextWindow;
+    return { price, ...(contextWindow === undefined ? {} : { contextWindow }), source: OVERRIDE_SOURCE };
+  }
+
+  /** The model's context window in tokens: its `models.json` entry's, else the maintained source's. */
+  contextWindowOf(model: string): number | undefined {
+    return this.get(model)?.contextWindow ?? this.sourcePriceOf(model)?.contextWindow;
+  }
+
+  /**
    * The cost in US dollars of `usage` on `model`, or `null` when its price is unknown (warned once
-   * per model). Replay models cost nothing.
+   * per model). Replay models cost nothing. A model priced by the maintained source is priced as it
+   * says, cached tokens and long-context rates included; an override in `models.json` is priced at
+   * its flat rates (MODEL-18).
    */
   costOf(model: string, usage: Usage): number | null {
     if (model.startsWith('replay:')) return 0;
-    const price = this.get(model)?.price;
+    const provider = providerOf(model);
+    if (!this.get(model)?.price && provider !== undefined) {
+      const cost = sourceCostOf(provider, model.slice(provider.length + 1), usage);
+      if (cost !== undefined) return cost;
+    }
+    const price = this.priceOf(model)?.price;
     if (!price) {
       if (!this.warned.has(model)) {
         this.warned.add(model);
-        this.warn(`No price is known for model "${model}", so its cost is reported as unknown. Add it to a models.json file (${MODELS_FILE_ENV}) to price it.`);
+        this.warn(
+          `No price is known for model "${model}" (${priceSourceName()} has none and no models.json gives one), so its cost is reported as unknown. Add its price to a models.json file (${MODELS_FILE_ENV}) to price it.`,
+        );
       }
       return null;
     }
@@ -226,6 +275,12 @@ export class ModelCatalog {
       usage.cacheReadTokens * (price.cacheRead ?? price.input) +
       usage.cacheWriteTokens * (price.cacheWrite ?? price.input);
     return dollars / 1_000_000;
+  }
+
+  /** The maintained source's price of a model spec (`openai:gpt-4.1`), if it has a provider the source knows. */
+  private sourcePriceOf(model: string): SourcePrice | undefined {
+    const provider = providerOf(model);
+    return provider === undefined ? undefined : sourcePriceOf(provider, model.slice(provider.length + 1));
   }
 
   /**

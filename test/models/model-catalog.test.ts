@@ -35,7 +35,6 @@ describe('ModelCatalog', () => {
       tier: 'fast',
       can_delegate: false,
       maxOutputTokens: 32_768,
-      price: { input: 0.4, output: 1.6, cacheRead: 0.1, cacheWrite: 0.4 },
     });
     expect(registry.canDelegate('anthropic:claude-sonnet-4-6')).toBe(true);
     expect(registry.canDelegate('anthropic:claude-haiku-4-5')).toBe(false);
@@ -72,7 +71,9 @@ describe('ModelCatalog', () => {
       }),
     );
     const registry = ModelCatalog.load({ env: { [MODELS_FILE_ENV]: user } });
-    expect(registry.get('openai:gpt-4.1-mini')?.price).toEqual({ input: 1, output: 1.6, cacheRead: 0.1, cacheWrite: 0.4 });
+    // An override wins field by field over the maintained source's price (MODEL-18).
+    expect(registry.get('openai:gpt-4.1-mini')?.price).toEqual({ input: 1 });
+    expect(registry.priceOf('openai:gpt-4.1-mini')).toMatchObject({ price: { input: 1, output: 1.6, cacheRead: 0.1, cacheWrite: 1 }, source: 'models.json' });
     expect(registry.get('anthropic:claude-haiku-4-5')).toBeUndefined();
     expect(registry.modelForTier('fast')).toBe('openai:llama3.2');
     expect(registry.modelForTier('fast', { provider: 'anthropic' })).toMatch(/^anthropic:/);
@@ -122,7 +123,7 @@ describe('ModelCatalog', () => {
     );
     const registry = ModelCatalog.load({ env: { [MODELS_FILE_ENV]: user } });
     expect(registry.limitsOf('openai:gpt-4.1')).toEqual({ maxOutputTokens: 1000, temperature: { min: 0, max: 1.5 } });
-    expect(registry.get('openai:gpt-4.1')?.price?.input).toBe(2);
+    expect(registry.priceOf('openai:gpt-4.1')?.price.input).toBe(2);
     expect(registry.limitsOf('local:tiny')).toEqual({ maxOutputTokens: 4096 });
     expect(registry.limitsOf('anthropic:claude-haiku-4-5')?.temperature).toEqual({ min: 0, max: 1 });
   });
