@@ -23,6 +23,7 @@ import { isEntryPoint } from './entry.js';
 import { EXAMPLES_FLAG, exampleArguments, examplesText } from './examples.js';
 import { journalSettings, resumedArguments } from './journal-arguments.js';
 import { checkMissingPieces } from './missing-pieces.js';
+import { MODELS_COMMAND, modelsMain } from './models.js';
 import { createProgress, type Progress } from './progress/progress.js';
 import { REPORT_COMMAND, reportMain } from './report/report.js';
 import {
@@ -52,6 +53,8 @@ const USAGE = `Usage: delegate-run <request.json | http(s)://host/path.json> [op
          (where the dollars went; a request file named "report" runs as ./report)
        delegate-run view <trace.jsonl> [--out <file.html>] [--open]
          (the trace as one self-contained HTML page; a request file named "view" runs as ./view)
+       delegate-run models [--json] [--models <models.json>]
+         (the models known: tier, context window, price and where the price comes from)
        delegate-run --example <name> [options]
          (runs an example shipped with the package, offline; --examples lists them)
 
@@ -92,12 +95,12 @@ Options:
   --queue-heartbeat <seconds>  how long the tree outlives this process on the workers if it is killed (default 30)
   --queue-keep <seconds>       how long finished jobs are kept on the queue (default 3600, at most 86400)
   --quiet                      no progress on stderr
-  -h, --help                   this text (delegate-run report -h, delegate-run view -h: theirs)
+  -h, --help                   this text (delegate-run report -h, view -h, models -h: theirs)
   --version                    print the package's version
 `;
 
-/** The subcommands of `delegate-run` (CLI-17, CLI-20). */
-const SUBCOMMANDS = [REPORT_COMMAND, VIEW_COMMAND];
+/** The subcommands of `delegate-run` (CLI-17, CLI-20, CLI-32). */
+const SUBCOMMANDS = [REPORT_COMMAND, VIEW_COMMAND, MODELS_COMMAND];
 
 /**
  * Refuses a first argument that reads as a mistyped subcommand (CLI-29): a bare word (no path
@@ -114,6 +117,7 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
   // A subcommand is its exact name as the first argument (CLI-17); a file of that name is `./report`.
   if (argv[0] === REPORT_COMMAND) return reportMain(argv.slice(1), io);
   if (argv[0] === VIEW_COMMAND) return viewMain(argv.slice(1), io);
+  if (argv[0] === MODELS_COMMAND) return modelsMain(argv.slice(1), io);
   // The shipped examples (CLI-31): `--examples` lists them, `--example <name>` stands for the command line that runs one.
   if (argv.includes(EXAMPLES_FLAG)) {
     io.stdout.write(examplesText());
