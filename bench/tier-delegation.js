@@ -1,7 +1,7 @@
 // Benchmark of tier routing (spec/delegate-tool.md DEL-23 to DEL-28): one scripted planner workload run
 // twice — planner and workers on the deep tier, then planner on deep and workers on fast — priced
-// with the shipped models.json. Reports the dollar ratio and the wall time the second arm adds;
-// never judges.
+// with the shipped catalog (genai-prices, MODEL-18). Reports the dollar ratio and the wall time the
+// second arm adds; never judges.
 import { performance } from 'node:perf_hooks';
 import { ModelCatalog, ModelProviders, Tracer, createRuntime } from '../dist/index.js';
 
