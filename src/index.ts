@@ -127,7 +127,7 @@ export { RecordingModel } from './models/recording.js';
 export { OpenAIModel } from './models/openai.js';
 export { AnthropicModel } from './models/anthropic.js';
 export { ModelProviders, type ModelProvidersOptions } from './models/model-providers.js';
-export { ModelCatalog, ModelRegistry, type ModelEntry, type ModelsFile, type Tier } from './models/model-catalog.js';
+export { ModelCatalog, ModelRegistry, type ModelEntry, type ModelPrice, type ModelsFile, type PricedModel, type Tier } from './models/model-catalog.js';
 export { ModelChooser, type TierModels } from './models/choose-model.js';
 
 // Serving
