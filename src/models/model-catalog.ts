@@ -64,6 +64,12 @@ export function providerOf(spec: string | null | undefined): string | undefined 
   return colon > 0 ? (spec as string).slice(0, colon) : undefined;
 }
 
+/** A model spec as the price source names it: `openai:gpt-4.1` is model `gpt-4.1` of provider `openai`. */
+function sourceNameOf(spec: string): { provider: string; model: string } | undefined {
+  const provider = providerOf(spec);
+  return provider === undefined ? undefined : { provider, model: spec.slice(provider.length + 1) };
+}
+
 /** The shape of a models.json file. `null` removes a model inherited from an earlier file. */
 export interface ModelsFile {
   models?: Record<string, ModelEntry | null>;
@@ -254,9 +260,9 @@ export class ModelCatalog {
    */
   costOf(model: string, usage: Usage): number | null {
     if (model.startsWith('replay:')) return 0;
-    const provider = providerOf(model);
-    if (!this.get(model)?.price && provider !== undefined) {
-      const cost = sourceCostOf(provider, model.slice(provider.length + 1), usage);
+    const named = sourceNameOf(model);
+    if (!this.get(model)?.price && named) {
+      const cost = sourceCostOf(named.provider, named.model, usage);
       if (cost !== undefined) return cost;
     }
     const price = this.priceOf(model)?.price;
@@ -279,8 +285,8 @@ export class ModelCatalog {
 
   /** The maintained source's price of a model spec (`openai:gpt-4.1`), if it has a provider the source knows. */
   private sourcePriceOf(model: string): SourcePrice | undefined {
-    const provider = providerOf(model);
-    return provider === undefined ? undefined : sourcePriceOf(provider, model.slice(provider.length + 1));
+    const named = sourceNameOf(model);
+    return named && sourcePriceOf(named.provider, named.model);
   }
 
   /**
