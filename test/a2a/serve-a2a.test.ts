@@ -1,0 +1,250 @@
+/** `delegate-serve --a2a` end to end (A2A-1 to A2A-11): a real socket on 127.0.0.1, replayed Requests, and the official A2A SDK's client on the other side. */
+import { cpSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { type AgentCard, type Message, type Part, Role, type Task, TaskState } from '@a2a-js/sdk';
+import { Client, ClientFactory } from '@a2a-js/sdk/client';
+import { LegacyJsonRpcTransport } from '@a2a-js/sdk/compat/v0_3/client';
+import { afterEach, describe, expect, it } from 'vitest';
+import { SCHEMAS_EXTENSION } from '../../src/a2a/agent-card.js';
+import { main } from '../../src/cli/serve.js';
+import { offlineEnv, tempDir, waitFor } from '../helpers/cli.js';
+import { rawRequest } from '../server/raw-request.js';
+
+const BRIEF = { brief: 'a sad ballad', ambience: 'rain on a window' };
+const stops: (() => Promise<void>)[] = [];
+
+afterEach(async () => {
+  await Promise.all(stops.splice(0).map((stop) => stop()));
+});
+
+/**
+ * A served folder: requests/music (the producer replays its cassette), a Request whose tool waits
+ * until cancelled, one whose tool needs approval, and one whose cassette matches nothing.
+ */
+function servedFolder(): string {
+  const root = tempDir();
+  cpSync('requests/music', join(root, 'music'), { recursive: true });
+  const write = (name: string, value: unknown) => writeFileSync(join(root, name), typeof value === 'string' ? value : JSON.stringify(value));
+  write('waiter.json', {
+    meta: { name: 'waiter', description: 'Waits for a long time.' },
+    context: [
+      { type: 'system', text: 'Wait.' },
+      { type: 'tool', tool: { wait: { type: 'object', properties: { _activity: { const: 'wait' } } } } },
+    ],
+    schema: { type: 'string' },
+  });
+  write('waiter.cassette.json', {
+    version: 1,
+    entries: [
+      { match: { request: 'waiter', step: 0 }, solution: { calls: [{ _tool: 'wait' }], output: null } },
+      { match: { request: 'waiter', step: 1 }, solution: { calls: [], output: 'waited' } },
+    ],
+  });
+  write('deployer.json', {
+    meta: { name: 'deployer', description: 'Deploys, with approval.' },
+    context: [
+      { type: 'system', text: 'Deploy.' },
+      {
+        type: 'tool',
+        tool: {
+          deploy: {
+            type: 'object',
+            properties: { _activity: { const: 'deploy' }, _approval: { const: 'required' }, target: { type: 'string' } },
+            required: ['target'],
+          },
+        },
+      },
+    ],
+    schema: { type: 'string' },
+  });
+  write('deployer.cassette.json', {
+    version: 1,
+    entries: [
+      { match: { request: 'deployer', step: 0 }, solution: { calls: [{ _tool: 'deploy', target: 'production' }], output: null } },
+      { match: { request: 'deployer', step: 1 }, solution: { calls: [], output: 'done' } },
+    ],
+  });
+  write('broken.json', { meta: { name: 'broken' }, context: [{ type: 'system', text: 'Fail.' }], schema: { type: 'string' } });
+  write('broken.cassette.json', { version: 1, entries: [{ match: { request: 'someone-else' }, solution: { calls: [], output: 'x' } }] });
+  write('.hidden.json', { context: [{ type: 'system', text: 'HIDDEN' }], schema: { type: 'string' } });
+  const log = JSON.stringify(join(root, 'activity.log'));
+  write(
+    'activities.mjs',
+    `import { appendFileSync } from 'node:fs';
+export default {
+  wait: (_call, _tool, _context, environment) => new Promise((resolve, reject) => {
+    appendFileSync(${log}, 'waiting\\n');
+    const timer = setTimeout(() => resolve('slept'), 60000);
+    environment.signal.addEventListener('abort', () => { clearTimeout(timer); appendFileSync(${log}, 'cancelled\\n'); reject(new Error('cancelled')); });
+  }),
+  deploy: (call) => { appendFileSync(${log}, 'deployed ' + call.target + '\\n'); return 'deployed'; },
+};
+`,
+  );
+  return root;
+}
+
+/** Starts `delegate-serve <root> --a2a --port 0 --activities <root>/activities.mjs ...more` in this process; resolves with its origin and what it logged. */
+async function startServer(root: string, more: string[] = []): Promise<{ origin: string; stderr: () => string }> {
+  const controller = new AbortController();
+  let stderr = '';
+  let origin = '';
+  const done = main([root, '--a2a', '--port', '0', '--activities', join(root, 'activities.mjs'), ...more], {
+    stdout: { write: () => true },
+    stderr: { write: (text: string) => (stderr += text) },
+    env: offlineEnv(),
+    signal: controller.signal,
+    onListening: (server) => {
+      origin = server.url;
+    },
+  });
+  stops.push(async () => {
+    controller.abort();
+    await done;
+  });
+  await Promise.race([waitFor(() => origin !== '', 25_000), done.then((code) => Promise.reject(new Error(`delegate-serve exited ${code}: ${stderr}`)))]);
+  return { origin, stderr: () => stderr };
+}
+
+/** The SDK's client of the agent at `/a2a/<path>`, from its card (the base URL ends with `/` so the card path resolves below it). */
+async function clientOf(origin: string, path: string): Promise<Client> {
+  return new ClientFactory().createFromUrl(`${origin}/a2a/${path}/`);
+}
+
+/** A user message with `parts`, in the task `taskId` when given. */
+function userMessage(parts: Part[], taskId = ''): Message {
+  return { messageId: crypto.randomUUID(), contextId: '', taskId, role: Role.ROLE_USER, parts, metadata: undefined, extensions: [], referenceTaskIds: [] };
+}
+
+/** A data part. */
+function data(value: unknown): Part {
+  return { content: { $case: 'data', value }, mediaType: 'application/json', filename: '', metadata: undefined };
+}
+
+/** A text part. */
+function text(value: string): Part {
+  return { content: { $case: 'text', value }, mediaType: 'text/plain', filename: '', metadata: undefined };
+}
+
+/** Sends one message and expects a task back. */
+async function send(client: Client, parts: Part[], taskId = ''): Promise<Task> {
+  const result = await client.sendMessage({ tenant: '', message: userMessage(parts, taskId), configuration: undefined, metadata: undefined });
+  if (!('status' in result)) throw new Error(`Expected a task, got ${JSON.stringify(result)}`);
+  return result as Task;
+}
+
+/** The value of the first data part among `parts`. */
+function dataOf(parts: Part[] | undefined): unknown {
+  const part = parts?.find((candidate) => candidate.content?.$case === 'data');
+  return part?.content?.$case === 'data' ? part.content.value : undefined;
+}
+
+/** The producer's recorded output, read from its cassette's last answer. */
+function producerOutput(): unknown {
+  const cassette = JSON.parse(readFileSync('requests/music/producer.cassette.json', 'utf8')) as {
+    entries: { match: { request: string }; solution: { output: unknown } }[];
+  };
+  return cassette.entries.filter((entry) => entry.match.request === 'producer').at(-1)?.solution.output;
+}
+
+describe('delegate-serve --a2a (A2A-1 to A2A-11)', () => {
+  it('gives each valid Request a card at <base>/.well-known/agent-card.json and lists every card at /a2a/ (A2A-1, A2A-2)', async () => {
+    const root = servedFolder();
+    const { origin } = await startServer(root);
+    const client = await clientOf(origin, 'music/producer');
+    const card = await client.getAgentCard();
+    const document = JSON.parse(readFileSync('requests/music/producer.json', 'utf8'));
+    expect(card.name).toBe('producer');
+    expect(card.description).toBe(document.meta.description);
+    expect(card.supportedInterfaces[0]).toMatchObject({ url: `${origin}/a2a/music/producer`, protocolBinding: 'JSONRPC', protocolVersion: '1.0' });
+    expect(card.capabilities?.streaming).toBe(true);
+    expect(card.skills.map((skill) => skill.id)).toEqual(['producer']);
+    expect(card.defaultOutputModes).toEqual(['application/json']);
+    const schemas = card.capabilities?.extensions.find((extension) => extension.uri === SCHEMAS_EXTENSION);
+    expect(schemas?.params).toEqual({ input: document.context[1].schema, output: document.schema });
+
+    const listed = (await (await fetch(`${origin}/a2a/`)).json()) as AgentCard[];
+    const urls = listed.map((listedCard) => listedCard.supportedInterfaces[0]?.url);
+    expect(urls).toEqual(['broken', 'deployer', 'music/composer', 'music/producer', 'music/sound-designer', 'waiter'].map((path) => `${origin}/a2a/${path}`));
+    // Every listed card is the one its agent answers with.
+    for (const listedCard of listed) {
+      const base = listedCard.supportedInterfaces[0]?.url as string;
+      expect(await (await fetch(`${base}/.well-known/agent-card.json`)).json()).toEqual(listedCard);
+    }
+  });
+
+  it('serves nothing outside the folder, hidden or not a valid Request, and takes JSON-RPC by POST only (A2A-1)', async () => {
+    const root = servedFolder();
+    writeFileSync(join(root, '..', 'outside.json'), JSON.stringify({ context: [{ type: 'system', text: 'OUT' }], schema: { type: 'string' } }));
+    const { origin } = await startServer(root);
+    const port = Number(new URL(origin).port);
+    for (const path of [
+      '/a2a/../outside',
+      '/a2a/%2e%2e/outside',
+      '/a2a/music/%2e%2e/%2e%2e/outside',
+      '/a2a/.hidden',
+      '/a2a/music/producer.cassette',
+      '/a2a/nothing',
+      '/a2a/music',
+    ]) {
+      // Sent as written, not as a client would normalize it (SERVE-7).
+      expect((await rawRequest(port, `${path}/.well-known/agent-card.json`)).status, path).toBe(404);
+      expect((await rawRequest(port, path, 'POST')).status, path).toBe(404);
+    }
+    expect((await fetch(`${origin}/a2a/music/producer`)).status).toBe(405);
+    // The documents are still served beside the agents.
+    expect((await fetch(`${origin}/music/producer.json`)).status).toBe(200);
+  });
+
+  it('message/send runs the Request with a data part and returns its output as a data part (A2A-4, A2A-6)', async () => {
+    const { origin } = await startServer(servedFolder());
+    const client = await clientOf(origin, 'music/producer');
+    const task = await send(client, [data(BRIEF)]);
+    expect(task.status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
+    expect(dataOf(task.artifacts[0]?.parts)).toEqual(producerOutput());
+  });
+
+  it('message/send takes the input as JSON text too (A2A-4)', async () => {
+    const { origin } = await startServer(servedFolder());
+    const client = await clientOf(origin, 'music/producer');
+    const task = await send(client, [text(JSON.stringify(BRIEF))]);
+    expect(task.status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
+    expect(dataOf(task.artifacts[0]?.parts)).toEqual(producerOutput());
+  });
+
+  it('input its schema refuses fails the task before anything runs, every pointer named as delegate-run names them (A2A-5)', async () => {
+    const { origin } = await startServer(servedFolder());
+    const client = await clientOf(origin, 'music/producer');
+    const task = await send(client, [data({ brief: 3 })]);
+    expect(task.status?.state).toBe(TaskState.TASK_STATE_FAILED);
+    const error = (dataOf(task.status?.message?.parts) as { error: { code: string; issues: unknown } }).error;
+    expect(error.code).toBe('invalid_input');
+    expect(error.issues).toEqual([{ pointer: '/brief', message: 'Expected string.' }]);
+    const said = task.status?.message?.parts.find((part) => part.content?.$case === 'text');
+    expect(said?.content?.$case === 'text' && said.content.value).toMatch(/^invalid_input: .*\n {2}\/brief: Expected string\./s);
+    expect(task.artifacts).toEqual([]);
+  });
+
+  it('a failing Request fails its task with the typed code (A2A-6)', async () => {
+    const { origin } = await startServer(servedFolder());
+    const task = await send(await clientOf(origin, 'broken'), [text('go')]);
+    expect(task.status?.state).toBe(TaskState.TASK_STATE_FAILED);
+    expect(dataOf(task.status?.message?.parts)).toMatchObject({ error: { code: 'model_error' } });
+  });
+
+  it('answers a 0.3 client through the SDK compatibility layer, from the same card (A2A-10)', async () => {
+    const { origin } = await startServer(servedFolder());
+    // A 0.3 client sends no A2A-Version header and reads the card's top-level url.
+    const raw = (await (await fetch(`${origin}/a2a/music/producer/.well-known/agent-card.json`)).json()) as {
+      url: string;
+      protocolVersion: string;
+      preferredTransport: string;
+    };
+    expect(raw).toMatchObject({ url: `${origin}/a2a/music/producer`, protocolVersion: '0.3', preferredTransport: 'JSONRPC' });
+    const client = new Client(new LegacyJsonRpcTransport({ endpoint: raw.url }), raw as unknown as AgentCard);
+    expect(client.protocolVersion).toBe('0.3');
+    const task = await send(client, [data(BRIEF)]);
+    expect(task.status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
+    expect(dataOf(task.artifacts[0]?.parts)).toEqual(producerOutput());
+  });
+});
