@@ -1,7 +1,7 @@
 /** `delegate-serve --a2a` end to end (A2A-1 to A2A-11): a real socket on 127.0.0.1, replayed Requests, and the official A2A SDK's client on the other side. */
 import { cpSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { type AgentCard, type Message, type Part, Role, type Task, TaskState } from '@a2a-js/sdk';
+import { type AgentCard, type Message, type Part, Role, type StreamResponse, type Task, TaskState } from '@a2a-js/sdk';
 import { Client, ClientFactory } from '@a2a-js/sdk/client';
 import { LegacyJsonRpcTransport } from '@a2a-js/sdk/compat/v0_3/client';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -230,6 +230,29 @@ describe('delegate-serve --a2a (A2A-1 to A2A-11)', () => {
     const task = await send(await clientOf(origin, 'broken'), [text('go')]);
     expect(task.status?.state).toBe(TaskState.TASK_STATE_FAILED);
     expect(dataOf(task.status?.message?.parts)).toMatchObject({ error: { code: 'model_error' } });
+  });
+
+  it('message/stream streams the task, working updates from the trace events, the output and the final state (A2A-3, A2A-7)', async () => {
+    const { origin } = await startServer(servedFolder());
+    const client = await clientOf(origin, 'music/producer');
+    const events: StreamResponse[] = [];
+    for await (const event of client.sendMessageStream({ tenant: '', message: userMessage([data(BRIEF)]), configuration: undefined, metadata: undefined }))
+      events.push(event);
+    const kinds = events.map((event) => event.payload?.$case);
+    expect(kinds[0]).toBe('task');
+    const updates = events.flatMap((event) => (event.payload?.$case === 'statusUpdate' ? [event.payload.value] : []));
+    const said = updates
+      .flatMap((update) => update.status?.message?.parts ?? [])
+      .flatMap((part) => (part.content?.$case === 'text' ? [part.content.value] : []));
+    // The same words MCP's progress says, as the run goes (A2A-7).
+    expect(said).toEqual(expect.arrayContaining(['producer delegated to composer', 'producer: step 1 answered']));
+    expect(updates.filter((update) => update.metadata?.['delegate-run/event'] === 'delegate.started').length).toBeGreaterThan(0);
+    expect(updates.at(-1)?.status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
+    const artifact = events.find((event) => event.payload?.$case === 'artifactUpdate');
+    expect(artifact?.payload?.$case === 'artifactUpdate' && dataOf(artifact.payload.value.artifact?.parts)).toEqual(producerOutput());
+    // Every event belongs to the one task.
+    const task = events[0]?.payload?.$case === 'task' ? events[0].payload.value : undefined;
+    expect(updates.every((update) => update.taskId === task?.id)).toBe(true);
   });
 
   it('answers a 0.3 client through the SDK compatibility layer, from the same card (A2A-10)', async () => {
