@@ -84,6 +84,15 @@ export default {
   return root;
 }
 
+/** What the folder's Activities wrote so far. */
+function activityLog(root: string): string {
+  try {
+    return readFileSync(join(root, 'activity.log'), 'utf8');
+  } catch {
+    return '';
+  }
+}
+
 /** Starts `delegate-serve <root> --a2a --port 0 --activities <root>/activities.mjs ...more` in this process; resolves with its origin and what it logged. */
 async function startServer(root: string, more: string[] = []): Promise<{ origin: string; stderr: () => string }> {
   const controller = new AbortController();
@@ -253,6 +262,58 @@ describe('delegate-serve --a2a (A2A-1 to A2A-11)', () => {
     // Every event belongs to the one task.
     const task = events[0]?.payload?.$case === 'task' ? events[0].payload.value : undefined;
     expect(updates.every((update) => update.taskId === task?.id)).toBe(true);
+  });
+
+  it('tasks/cancel aborts the run tree: its waiting Activity sees the signal, the task ends canceled, the trace is complete (A2A-9)', async () => {
+    const root = servedFolder();
+    const trace = join(root, 'trace.jsonl');
+    const { origin } = await startServer(root, ['--trace', trace]);
+    const client = await clientOf(origin, 'waiter');
+    // Not blocking: the task comes back while its run waits.
+    const started = await client.sendMessage({
+      tenant: '',
+      message: userMessage([text('go')]),
+      configuration: { acceptedOutputModes: [], taskPushNotificationConfig: undefined, historyLength: undefined, returnImmediately: true },
+      metadata: undefined,
+    });
+    const taskId = (started as Task).id;
+    await waitFor(() => activityLog(root).includes('waiting'), 25_000);
+    const canceled = await client.cancelTask({ tenant: '', id: taskId, metadata: undefined });
+    expect(canceled.status?.state).toBe(TaskState.TASK_STATE_CANCELED);
+    expect(dataOf(canceled.status?.message?.parts)).toMatchObject({ error: { code: 'cancelled_by_user' } });
+    expect(activityLog(root)).toContain('cancelled');
+    expect((await client.getTask({ tenant: '', id: taskId, historyLength: undefined })).status?.state).toBe(TaskState.TASK_STATE_CANCELED);
+    // The trace ends with the run's failure as cancelled, once the sink has written it.
+    const ended = () =>
+      readFileSync(trace, 'utf8')
+        .trim()
+        .split('\n')
+        .map((line) => JSON.parse(line) as { event: string; code?: string })
+        .find((event) => event.event === 'run.failed');
+    await waitFor(() => ended() !== undefined, 25_000);
+    expect(ended()?.code).toBe('cancelled_by_user');
+    // A finished task cannot be cancelled again, nor take another message.
+    await expect(
+      client.sendMessage({ tenant: '', message: userMessage([text('again')], taskId), configuration: undefined, metadata: undefined }),
+    ).rejects.toThrow(/terminal/);
+  });
+
+  it('a streaming client sees its cancelled task end canceled (A2A-3, A2A-9)', async () => {
+    const root = servedFolder();
+    const { origin } = await startServer(root);
+    const client = await clientOf(origin, 'waiter');
+    const states: TaskState[] = [];
+    let taskId = '';
+    const stream = (async () => {
+      for await (const event of client.sendMessageStream({ tenant: '', message: userMessage([text('go')]), configuration: undefined, metadata: undefined })) {
+        if (event.payload?.$case === 'task') taskId = event.payload.value.id;
+        if (event.payload?.$case === 'statusUpdate') states.push(event.payload.value.status?.state as TaskState);
+      }
+    })();
+    await waitFor(() => taskId !== '' && activityLog(root).includes('waiting'), 25_000);
+    await client.cancelTask({ tenant: '', id: taskId, metadata: undefined });
+    await stream;
+    expect(states.at(-1)).toBe(TaskState.TASK_STATE_CANCELED);
   });
 
   it('answers a 0.3 client through the SDK compatibility layer, from the same card (A2A-10)', async () => {
