@@ -316,6 +316,62 @@ describe('delegate-serve --a2a (A2A-1 to A2A-11)', () => {
     expect(states.at(-1)).toBe(TaskState.TASK_STATE_CANCELED);
   });
 
+  it('an approval becomes input-required with the question as a data part; the answer in the same task resumes the run (A2A-8)', async () => {
+    const root = servedFolder();
+    const { origin } = await startServer(root);
+    const client = await clientOf(origin, 'deployer');
+    const asked = await send(client, [text('deploy')]);
+    expect(asked.status?.state).toBe(TaskState.TASK_STATE_INPUT_REQUIRED);
+    const question = dataOf(asked.status?.message?.parts) as { approval: { callId: string; tool: string; parameters: unknown; run: unknown } };
+    expect(question.approval).toMatchObject({ tool: 'deploy', parameters: { target: 'production' }, run: { name: 'deployer', depth: 0 } });
+    expect(activityLog(root)).toBe('');
+    // Not an answer: asked again, saying why, and nothing ran.
+    const again = await send(client, [text('perhaps')], asked.id);
+    expect(again.status?.state).toBe(TaskState.TASK_STATE_INPUT_REQUIRED);
+    const said = again.status?.message?.parts.find((part) => part.content?.$case === 'text');
+    expect(said?.content?.$case === 'text' && said.content.value).toMatch(/^The answer "perhaps" is not one an approval takes\. Approval needed: deploy/);
+    const done = await send(client, [data({ decision: 'edited', parameters: { target: 'staging' } })], asked.id);
+    expect(done.status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
+    expect(done.id).toBe(asked.id);
+    expect(dataOf(done.artifacts[0]?.parts)).toBe('done');
+    expect(activityLog(root)).toBe('deployed staging\n');
+  });
+
+  it('a rejected approval is told to the model and the Activity never runs; streaming shows input-required too (A2A-8)', async () => {
+    const root = servedFolder();
+    const { origin } = await startServer(root);
+    const client = await clientOf(origin, 'deployer');
+    const states: TaskState[] = [];
+    let taskId = '';
+    for await (const event of client.sendMessageStream({ tenant: '', message: userMessage([text('deploy')]), configuration: undefined, metadata: undefined })) {
+      if (event.payload?.$case === 'task') taskId = event.payload.value.id;
+      if (event.payload?.$case === 'statusUpdate') states.push(event.payload.value.status?.state as TaskState);
+    }
+    expect(states.at(-1)).toBe(TaskState.TASK_STATE_INPUT_REQUIRED);
+    const done = await send(client, [data({ decision: 'rejected', reason: 'not today' })], taskId);
+    expect(done.status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
+    expect(activityLog(root)).toBe('');
+  });
+
+  it('--approve approve_all answers approvals on the server: no input-required (A2A-8, A2A-11)', async () => {
+    const root = servedFolder();
+    const { origin } = await startServer(root, ['--approve', 'approve_all']);
+    const done = await send(await clientOf(origin, 'deployer'), [text('deploy')]);
+    expect(done.status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
+    expect(activityLog(root)).toBe('deployed production\n');
+  });
+
+  it('cancelling a task whose approval waits ends it canceled without running the call (A2A-8, A2A-9)', async () => {
+    const root = servedFolder();
+    const { origin } = await startServer(root);
+    const client = await clientOf(origin, 'deployer');
+    const asked = await send(client, [text('deploy')]);
+    expect(asked.status?.state).toBe(TaskState.TASK_STATE_INPUT_REQUIRED);
+    const canceled = await client.cancelTask({ tenant: '', id: asked.id, metadata: undefined });
+    expect(canceled.status?.state).toBe(TaskState.TASK_STATE_CANCELED);
+    expect(activityLog(root)).toBe('');
+  });
+
   it('answers a 0.3 client through the SDK compatibility layer, from the same card (A2A-10)', async () => {
     const { origin } = await startServer(servedFolder());
     // A 0.3 client sends no A2A-Version header and reads the card's top-level url.
