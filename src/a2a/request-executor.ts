@@ -3,7 +3,7 @@ import { type Message, type Part, type Task, TaskState } from '@a2a-js/sdk';
 import { AgentEvent, type AgentExecutor, type ExecutionEventBus, type RequestContext } from '@a2a-js/sdk/server';
 import type { ApprovalPrompt } from '../approvals/approval-policy.js';
 import type { ConfirmDecision, ConfirmRequest, RunResult } from '../protocol/contracts.js';
-import { ProtocolError, UsageError } from '../protocol/errors.js';
+import { InputError, ProtocolError, UsageError } from '../protocol/errors.js';
 import { progressMessage } from '../protocol/trace/progress-message.js';
 import { Tracer } from '../protocol/trace/trace.js';
 import type { CatalogEntry } from '../server/validate-document.js';
@@ -187,7 +187,13 @@ export class RequestExecutor implements AgentExecutor {
       result = await this.run(served.reference, inputOf(message, served.entry.input), { signal: task.controller.signal, tracer, prompt });
     } catch (error) {
       // Input its schema refuses fails the task before anything ran, with the pointers (A2A-5); so does a Request that cannot be loaded.
-      const failed = error instanceof ProtocolError ? error : new UsageError(error instanceof Error ? error.message : String(error));
+      // The document is named by its path on the server, never by its place on the server's disk (SERVE-3).
+      const failed =
+        error instanceof InputError
+          ? new InputError({ name: served.entry.name, location: served.entry.path }, error.issues)
+          : error instanceof ProtocolError
+            ? error
+            : new UsageError(error instanceof Error ? error.message : String(error));
       this.finish(task, TaskState.TASK_STATE_FAILED, failureParts(failed));
       return;
     }

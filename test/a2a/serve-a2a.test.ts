@@ -7,7 +7,7 @@ import { LegacyJsonRpcTransport } from '@a2a-js/sdk/compat/v0_3/client';
 import { afterEach, describe, expect, it } from 'vitest';
 import { SCHEMAS_EXTENSION } from '../../src/a2a/agent-card.js';
 import { main } from '../../src/cli/serve.js';
-import { offlineEnv, tempDir, waitFor } from '../helpers/cli.js';
+import { exited, offlineEnv, SERVE_BIN, startCli, tempDir, waitFor } from '../helpers/cli.js';
 import { rawRequest } from '../server/raw-request.js';
 
 const BRIEF = { brief: 'a sad ballad', ambience: 'rain on a window' };
@@ -222,7 +222,8 @@ describe('delegate-serve --a2a (A2A-1 to A2A-11)', () => {
   });
 
   it('input its schema refuses fails the task before anything runs, every pointer named as delegate-run names them (A2A-5)', async () => {
-    const { origin } = await startServer(servedFolder());
+    const root = servedFolder();
+    const { origin } = await startServer(root);
     const client = await clientOf(origin, 'music/producer');
     const task = await send(client, [data({ brief: 3 })]);
     expect(task.status?.state).toBe(TaskState.TASK_STATE_FAILED);
@@ -231,6 +232,9 @@ describe('delegate-serve --a2a (A2A-1 to A2A-11)', () => {
     expect(error.issues).toEqual([{ pointer: '/brief', message: 'Expected string.' }]);
     const said = task.status?.message?.parts.find((part) => part.content?.$case === 'text');
     expect(said?.content?.$case === 'text' && said.content.value).toMatch(/^invalid_input: .*\n {2}\/brief: Expected string\./s);
+    // The document is named by its path on the server, never by its place on the server's disk (SERVE-3).
+    expect(error).toMatchObject({ location: '/music/producer.json' });
+    expect(JSON.stringify(task.status)).not.toContain(root);
     expect(task.artifacts).toEqual([]);
   });
 
@@ -370,6 +374,24 @@ describe('delegate-serve --a2a (A2A-1 to A2A-11)', () => {
     const canceled = await client.cancelTask({ tenant: '', id: asked.id, metadata: undefined });
     expect(canceled.status?.state).toBe(TaskState.TASK_STATE_CANCELED);
     expect(activityLog(root)).toBe('');
+  });
+
+  it('the built binary stopped by SIGTERM cancels the tasks still running and exits 0 (A2A-9, CLI-14)', async () => {
+    const root = servedFolder();
+    const server = startCli([root, '--a2a', '--port', '0', '--activities', join(root, 'activities.mjs')], { bin: SERVE_BIN });
+    let origin = '';
+    server.child.stderr?.on('data', (chunk: Buffer) => {
+      origin ||= /at (http:\/\/127\.0\.0\.1:\d+)\//.exec(chunk.toString())?.[1] ?? '';
+    });
+    await waitFor(() => origin !== '', 25_000);
+    const client = await clientOf(origin, 'waiter');
+    const configuration = { acceptedOutputModes: [], taskPushNotificationConfig: undefined, historyLength: undefined, returnImmediately: true };
+    await client.sendMessage({ tenant: '', message: userMessage([text('go')]), configuration, metadata: undefined });
+    await waitFor(() => activityLog(root).includes('waiting'), 25_000);
+    server.child.kill('SIGTERM');
+    const result = await exited(server.done, 'delegate-serve --a2a after SIGTERM', 25_000);
+    expect(result.code).toBe(0);
+    expect(activityLog(root)).toContain('cancelled');
   });
 
   it('answers a 0.3 client through the SDK compatibility layer, from the same card (A2A-10)', async () => {
