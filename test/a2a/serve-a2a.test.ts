@@ -394,6 +394,27 @@ describe('delegate-serve --a2a (A2A-1 to A2A-11)', () => {
     expect(activityLog(root)).toContain('cancelled');
   });
 
+  it("--a2a takes delegate-run's run options and refuses those a server cannot honour; without --a2a a run option is bad usage (A2A-11)", async () => {
+    const root = servedFolder();
+    const usage = async (argv: string[]) => {
+      let stderr = '';
+      const code = await main(argv, { stdout: { write: () => true }, stderr: { write: (said: string) => (stderr += said) }, env: offlineEnv() });
+      return { code, stderr };
+    };
+    for (const [argv, said] of [
+      [[root, '--a2a', '--input', '{}'], '--input is not an option of delegate-serve --a2a'],
+      [[root, '--a2a', '--journal', 'j.jsonl'], '--journal is not an option of delegate-serve --a2a'],
+      [[root, '--a2a', '--approve', 'interactive'], '--approve interactive needs a terminal'],
+      [[root, '--a2a', '--max-steps', '0'], '--max-steps'],
+      [[root, '--model', 'replay:x.json'], 'model'],
+    ] as const) {
+      const { code, stderr } = await usage([...argv]);
+      expect(code, argv.join(' ')).toBe(2);
+      expect(stderr, argv.join(' ')).toContain(said);
+    }
+    expect((await usage(['--a2a', '--help'])).code).toBe(0);
+  });
+
   it('answers a 0.3 client through the SDK compatibility layer, from the same card (A2A-10)', async () => {
     const { origin } = await startServer(servedFolder());
     // A 0.3 client sends no A2A-Version header and reads the card's top-level url.
