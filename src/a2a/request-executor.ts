@@ -106,11 +106,12 @@ export class RequestExecutor implements AgentExecutor {
     for (const task of this.live.values()) task.controller.abort();
   }
 
+  /** Starts a task's run, or takes a later message of a live task as the answer it waits for; resolves at the run's next stop. */
   execute = async (context: RequestContext, bus: ExecutionEventBus): Promise<void> => {
     const task = this.live.get(context.taskId);
     if (task !== undefined) return this.answer(task, context, bus);
     if (context.task !== undefined) {
-      // A known task with no live run here (the server restarted since it asked): nothing can take the message.
+      // A known task whose run has just ended, its final state not stored yet: nothing can take the message.
       bus.publish(AgentEvent.task(context.task));
       const stray = new LiveTask(context.taskId, context.contextId, bus);
       stray.status(TaskState.TASK_STATE_FAILED, [textPart('usage_error: No run of this task waits for an answer on this server.')]);
@@ -123,6 +124,7 @@ export class RequestExecutor implements AgentExecutor {
     await started.nextStop;
   };
 
+  /** Aborts a live task's run tree; its end publishes `canceled` (A2A-9). */
   cancelTask = async (taskId: string, bus: ExecutionEventBus): Promise<void> => {
     const task = this.live.get(taskId);
     if (task === undefined) return;

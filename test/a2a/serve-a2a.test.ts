@@ -1,5 +1,5 @@
 /** `delegate-serve --a2a` end to end (A2A-1 to A2A-11): a real socket on 127.0.0.1, replayed Requests, and the official A2A SDK's client on the other side. */
-import { cpSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { type AgentCard, type Message, type Part, Role, type StreamResponse, type Task, TaskState } from '@a2a-js/sdk';
 import { Client, ClientFactory } from '@a2a-js/sdk/client';
@@ -180,6 +180,23 @@ describe('delegate-serve --a2a (A2A-1 to A2A-11)', () => {
       const base = listedCard.supportedInterfaces[0]?.url as string;
       expect(await (await fetch(`${base}/.well-known/agent-card.json`)).json()).toEqual(listedCard);
     }
+  });
+
+  it('follows the files: an edited Request changes its card at once, a new one is an agent, a deleted one is gone (A2A-2, A2A-3)', async () => {
+    const root = servedFolder();
+    const { origin } = await startServer(root);
+    const cardOf = async (path: string) => {
+      const response = await fetch(`${origin}/a2a/${path}/.well-known/agent-card.json`);
+      return response.status === 200 ? ((await response.json()) as AgentCard) : response.status;
+    };
+    expect(await cardOf('fresh')).toBe(404);
+    const document = { meta: { name: 'fresh', description: 'First.' }, context: [{ type: 'system', text: 'Hi.' }], schema: { type: 'string' } };
+    writeFileSync(join(root, 'fresh.json'), JSON.stringify(document));
+    expect(await cardOf('fresh')).toMatchObject({ description: 'First.' });
+    writeFileSync(join(root, 'fresh.json'), JSON.stringify({ ...document, meta: { name: 'fresh', description: 'Second, and longer.' } }));
+    expect(await cardOf('fresh')).toMatchObject({ description: 'Second, and longer.' });
+    rmSync(join(root, 'fresh.json'));
+    expect(await cardOf('fresh')).toBe(404);
   });
 
   it('serves nothing outside the folder, hidden or not a valid Request, and takes JSON-RPC by POST only (A2A-1)', async () => {
