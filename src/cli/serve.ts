@@ -198,7 +198,6 @@ export async function main(argv: string[], io: ServeCommandIo = {}): Promise<num
       void server.close().then(finish, finish);
     };
     const finish = () => {
-      void a2a?.close();
       access.flush();
       process.off('exit', access.flush);
       for (const signal of STOP_SIGNALS) process.off(signal, stop);
@@ -209,6 +208,8 @@ export async function main(argv: string[], io: ServeCommandIo = {}): Promise<num
     if (io.signal?.aborted) stop();
     else io.signal?.addEventListener('abort', stop);
   });
+  // The A2A runs' trace and resolvers are closed once the server has stopped.
+  await a2a?.close();
   return 0;
 }
 
