@@ -5,12 +5,14 @@
  * offline, delegate-mcp through the official MCP client, and every MCP client configuration of the docs, launched as a
  * client would launch it.
  */
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { delimiter, join, resolve } from 'node:path';
 import { promisify } from 'node:util';
+import { Role, type Task, TaskState } from '@a2a-js/sdk';
+import { ClientFactory } from '@a2a-js/sdk/client';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -182,6 +184,41 @@ describe.skipIf(UNCACHED.length > 0)(UNCACHED.length > 0 ? `the installed packag
     const { tools, output } = await listAndCall({ command: bin('delegate-mcp'), args: [join(installed, 'requests')] }, offlineEnv());
     expect(tools).toEqual(expect.arrayContaining(['welcome', 'producer', 'forecast']));
     expect(output).toEqual({ title: 'Welcome aboard, Ada!', team: 'Platform' });
+  });
+
+  it('serves the installed examples as A2A agents to the official A2A client (delegate-serve --a2a)', { timeout: 60_000 }, async () => {
+    const server = spawn(bin('delegate-serve'), [join(installed, 'requests'), '--a2a', '--port', '0'], {
+      cwd: work,
+      env: offlineEnv(),
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
+    try {
+      const origin = await new Promise<string>((found, failed) => {
+        let said = '';
+        server.stderr.on('data', (chunk: Buffer) => {
+          said += chunk.toString();
+          const match = /at (http:\/\/127\.0\.0\.1:\d+)\//.exec(said);
+          if (match?.[1]) found(match[1]);
+        });
+        server.once('exit', (code) => failed(new Error(`delegate-serve --a2a exited ${code}: ${said}`)));
+      });
+      const client = await new ClientFactory().createFromUrl(`${origin}/a2a/plan/welcome/`);
+      const message = {
+        messageId: 'm1',
+        contextId: '',
+        taskId: '',
+        role: Role.ROLE_USER,
+        parts: [{ content: { $case: 'data' as const, value: { name: 'Ada' } }, mediaType: 'application/json', filename: '', metadata: undefined }],
+        metadata: undefined,
+        extensions: [],
+        referenceTaskIds: [],
+      };
+      const task = (await client.sendMessage({ tenant: '', message, configuration: undefined, metadata: undefined })) as Task;
+      expect(task.status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
+      expect(task.artifacts[0]?.parts[0]?.content).toEqual({ $case: 'data', value: { title: 'Welcome aboard, Ada!', team: 'Platform' } });
+    } finally {
+      server.kill('SIGTERM');
+    }
   });
 
   it('launches each MCP client configuration of the docs for the installed binary', { timeout: 60_000 }, async () => {

@@ -11,27 +11,23 @@ import { createMcpHttpHandler, DEFAULT_MAX_SESSIONS, DEFAULT_SESSION_IDLE_MS, MC
 import { type RequestSource, catalogSource, folderSource } from '../mcp/request-source.js';
 import { RequestTools, type ToolCallRun } from '../mcp/request-server.js';
 import type { ListedRequest } from '../mcp/request-tool.js';
-import type { ModelChooser } from '../models/choose-model.js';
 import { parseTimeoutSeconds } from '../models/live-model-options.js';
 import { ModelCatalog } from '../models/model-catalog.js';
-import { cassetteForTree } from '../models/shared-cassette.js';
 import { ProtocolError, UsageError } from '../protocol/errors.js';
 import type { RunResult } from '../protocol/contracts.js';
 import { isHttpUrl } from '../resolvers/reference-forms.js';
 import type { UrlResolver } from '../resolvers/url-resolver.js';
 import { type RunningServer, serve } from '../server/node-listener.js';
 import { isEntryPoint } from './entry.js';
+import { SERVER_REFUSED_OPTIONS, servedRunner } from './served-run.js';
 import {
   type CliIo,
-  chooseModel,
   EXIT,
   loadActivities,
-  loadEntry,
   openCheckedTrace,
   type ParsedArguments,
   parseArguments,
   parseWithOptions,
-  runOptionsFor,
   runtimeFor,
   wholeNumber,
 } from './run-setup.js';
@@ -61,18 +57,6 @@ Options:
 
 /** The folder served when none is named (as delegate-serve's). */
 const DEFAULT_SOURCE = 'requests/';
-/** delegate-run options that mean nothing for a server: each call brings its input and gets its result (MCP-8). */
-const REFUSED_OPTIONS = {
-  input: 'each tool call brings its own input',
-  json: 'each result is a tool result',
-  record: 'many runs cannot write one cassette',
-  queue: 'its tools run in this process (QUEUE-1 is for delegate-run)',
-  'queue-name': 'its tools run in this process (QUEUE-1 is for delegate-run)',
-  'queue-timeout': 'its tools run in this process (QUEUE-1 is for delegate-run)',
-  'queue-heartbeat': 'its tools run in this process (QUEUE-1 is for delegate-run)',
-  'queue-keep': 'its tools run in this process (QUEUE-1 is for delegate-run)',
-} as const;
-
 /** The command line of delegate-mcp: delegate-run's run options, the source as the request, `--http` and its session bounds. */
 interface McpArguments {
   run: ParsedArguments;
@@ -131,8 +115,8 @@ export function parseMcpArguments(argv: string[], cwd: string): McpArguments | '
   const { values, positionals } = parseWithOptions(rest, OWN_OPTIONS);
   if (values.help) return 'help';
   if (values.version) return 'version';
-  for (const [option, why] of Object.entries(REFUSED_OPTIONS))
-    if (values[option as keyof typeof REFUSED_OPTIONS] !== undefined) throw new UsageError(`--${option} is not an option of delegate-mcp: ${why}.`);
+  for (const [option, why] of Object.entries(SERVER_REFUSED_OPTIONS))
+    if (values[option as keyof typeof SERVER_REFUSED_OPTIONS] !== undefined) throw new UsageError(`--${option} is not an option of delegate-mcp: ${why}.`);
   if (values.approve === 'interactive') throw new UsageError('--approve interactive needs a terminal, and delegate-mcp has none; use approve_all or strict.');
   const run = parseArguments(positionals.length === 0 ? [...rest, DEFAULT_SOURCE] : rest, cwd);
   if (run === 'help' || run === 'version') return run;
@@ -149,27 +133,11 @@ async function sourceFor(args: McpArguments, runtime: DelegatingRuntime, cwd: st
   return folderSource(root);
 }
 
-/** Runs one Request for a tool call as delegate-run runs one (MCP-11): the same model choice, resolvers, confinement, bounds and approvals. */
+/** Runs one Request for a tool call as delegate-run runs one (MCP-11), its approvals by the --approve mode (nobody is at a terminal to ask). */
 function runnerFor(args: McpArguments, io: CliIo, runtime: DelegatingRuntime, sink: JsonlFileSink | undefined, say: (line: string) => void) {
-  return async (request: ListedRequest, input: unknown, call: ToolCallRun): Promise<RunResult> => {
-    if (sink) call.tracer.subscribe(sink);
-    const entry = await loadEntry(runtime, request.reference);
-    const chosen = chooseModel(args.run, entry.loaded, runtime.models as ModelChooser, io, say);
-    // Each call is a run tree of its own: a replayed cassette answers it from its start (CAS-17).
-    const model = chosen && cassetteForTree(chosen);
-    // One approval session per run tree (CLI-12); nobody is at a terminal to ask.
-    const confirm = createApprovalHook({ mode: args.run.approve ?? 'strict' });
-    const signal = io.signal ? AbortSignal.any([io.signal, call.signal]) : call.signal;
-    return runtime.run(entry.loaded, {
-      ...runOptionsFor(args.run, io),
-      ...(input === undefined ? {} : { input }),
-      ...(model ? { model } : {}),
-      signal,
-      tracer: call.tracer,
-      confirm,
-      trusted: entry.trusted,
-    });
-  };
+  const run = servedRunner(args.run, io, runtime, sink, say);
+  return (request: ListedRequest, input: unknown, call: ToolCallRun): Promise<RunResult> =>
+    run(request.reference, input, { ...call, confirm: createApprovalHook({ mode: args.run.approve ?? 'strict' }) });
 }
 
 /** Where `main` reads, writes and is stopped; defaults are the real process's. */

@@ -6,19 +6,29 @@ import { createRequestHandler } from '../server/handler.js';
 import { batchedLog } from '../files/batched-log.js';
 import { serve, type RunningServer } from '../server/node-listener.js';
 import { isUnknownName, packageVersion, parseCommandLine } from './command-line.js';
+import type { ParsedArguments } from './run-setup.js';
+import type { A2aFace } from './serve-a2a.js';
 import { isEntryPoint } from './entry.js';
 
 /** The usage text `--help` prints and bad arguments repeat. */
-export const USAGE = `Usage: delegate-serve [dir] [--port 8787] [--host 127.0.0.1]
+export const USAGE = `Usage: delegate-serve [dir] [--port 8787] [--host 127.0.0.1] [--a2a [delegate-run's run options]]
 
 Serves the Request documents under dir (default: requests/) read-only over HTTP.
 
   GET /            the catalog of valid documents: [{path, name, description, input, output}]
   GET /<path>.json  one document (ETag, If-None-Match answers 304); invalid ones answer 422
 
+With --a2a, each Request <path>.json is also an A2A agent that runs it (docs/06-serving-and-mcp.md):
+  GET  /a2a/                                   every agent's card
+  GET  /a2a/<path>/.well-known/agent-card.json  one agent's card
+  POST /a2a/<path>                             A2A JSON-RPC: message/send, message/stream, tasks/cancel, ...
+
 Options:
   --port <n>    TCP port, 0 for any free port (default 8787)
   --host <addr> interface to bind (default 127.0.0.1)
+  --a2a         serve each Request as an A2A agent; takes delegate-run's run options (--model,
+                --activities, --trace, --approve approve_all|strict, ...); approvals are asked of
+                the client (input-required) unless --approve answers them
   -h, --help    print this help
   --version     print the package's version
 `;
@@ -39,6 +49,8 @@ export interface ServeCommandIo {
   cwd?: string;
   /** Stops the server gracefully when aborted, as SIGINT, SIGTERM and SIGHUP do. */
   signal?: AbortSignal;
+  /** The environment the runs of `--a2a` see (default: process.env). */
+  env?: Record<string, string | undefined>;
   /** Called once the server listens (tests use it to learn the URL). */
   onListening?: (server: { url: string; port: number; root: string }) => void;
 }
@@ -51,6 +63,7 @@ function parseServeArguments(argv: string[]) {
     options: {
       port: { type: 'string' },
       host: { type: 'string' },
+      a2a: { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
       version: { type: 'boolean' },
     },
@@ -71,9 +84,28 @@ export async function main(argv: string[], io: ServeCommandIo = {}): Promise<num
     return 2;
   };
 
+  // With --a2a, the options other than delegate-serve's own are delegate-run's, for the runs (A2A-11);
+  // they are read by the A2A face, loaded only then (startup cost).
+  let ownArgv = argv;
+  let face: { module: typeof import('./serve-a2a.js'); args: ParsedArguments } | undefined;
+  if (asksForA2a(argv)) {
+    const { own, rest } = takeOwnOptions(argv);
+    const module = await import('./serve-a2a.js');
+    let args: ReturnType<typeof module.parseA2aArguments>;
+    try {
+      args = module.parseA2aArguments(rest, io.cwd ?? process.cwd(), DEFAULT_DIR);
+    } catch (error) {
+      return usageError((error as Error).message);
+    }
+    if (args === 'help' || args === 'version') ownArgv = [`--${args}`];
+    else {
+      face = { module, args };
+      ownArgv = [...own, args.request];
+    }
+  }
   let parsed: ReturnType<typeof parseServeArguments>;
   try {
-    parsed = parseServeArguments(argv);
+    parsed = parseServeArguments(ownArgv);
   } catch (error) {
     // An unknown option is one line naming the nearest one (CLI-29).
     if (!isUnknownName(error)) return usageError((error as Error).message);
@@ -112,16 +144,42 @@ export async function main(argv: string[], io: ServeCommandIo = {}): Promise<num
   // The access log is written in batches and flushed before anything else is said or the process exits (SERVE-10).
   const access = batchedLog((text) => stderr.write(text));
   process.on('exit', access.flush);
-  const handler = createRequestHandler({ root, log: access.line });
+  const onError = (error: unknown) => void stderr.write(`delegate-serve: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+  const handler = createRequestHandler({ root, log: access.line, onError });
+  let origin = '';
+  let a2a: A2aFace | undefined;
+  if (face !== undefined) {
+    const env = io.env ?? process.env;
+    const cwd = io.cwd ?? process.cwd();
+    const cliIo = { stdout: stdout as NodeJS.WritableStream, stderr: stderr as NodeJS.WritableStream, env, cwd, ...(io.signal ? { signal: io.signal } : {}) };
+    try {
+      a2a = await face.module.a2aFace(face.args, cliIo, {
+        root,
+        documents: handler,
+        origin: () => origin,
+        version: packageVersion(),
+        log: access.line,
+        onError,
+      });
+    } catch (error) {
+      process.off('exit', access.flush);
+      stderr.write(`delegate-serve: ${(error as Error).message}\n`);
+      return 2;
+    }
+  }
   let server: RunningServer;
   try {
-    server = await serve(handler, { port, host });
+    server = await serve(a2a === undefined ? handler : a2a.served, { port, host });
   } catch (error) {
     process.off('exit', access.flush);
+    await a2a?.close();
     stderr.write(`delegate-serve: could not listen on ${host}:${port}: ${(error as Error).message}\n`);
     return 1;
   }
-  stderr.write(`delegate-serve: serving ${root} at ${server.url}/ (Ctrl-C to stop)\n`);
+  origin = server.url;
+  stderr.write(
+    `delegate-serve: serving ${root} at ${server.url}/${a2a === undefined ? '' : `, its Requests as A2A agents at ${server.url}/a2a/`} (Ctrl-C to stop)\n`,
+  );
   io.onListening?.({ url: server.url, port: server.port, root });
 
   await new Promise<void>((resolveStop) => {
@@ -135,6 +193,8 @@ export async function main(argv: string[], io: ServeCommandIo = {}): Promise<num
       stopping = true;
       access.flush();
       stderr.write('delegate-serve: shutting down\n');
+      // The tasks still running are cancelled, so their streams and waiting calls end (A2A-9).
+      a2a?.handler.close();
       void server.close().then(finish, finish);
     };
     const finish = () => {
@@ -148,7 +208,37 @@ export async function main(argv: string[], io: ServeCommandIo = {}): Promise<num
     if (io.signal?.aborted) stop();
     else io.signal?.addEventListener('abort', stop);
   });
+  // The A2A runs' trace and resolvers are closed once the server has stopped.
+  await a2a?.close();
   return 0;
+}
+
+/** The options of delegate-serve's own that take a value; with `--a2a`, every option but these, `--a2a` and `--help`/`--version` is delegate-run's. */
+const VALUED_OPTIONS = ['--port', '--host'] as const;
+
+/** Whether the command line asks for `--a2a` (before any `--`). */
+function asksForA2a(argv: string[]): boolean {
+  const end = argv.indexOf('--');
+  return (end < 0 ? argv : argv.slice(0, end)).includes('--a2a');
+}
+
+/** Takes delegate-serve's own options (`--port`, `--host` with their values, `--a2a`) out of a command line with `--a2a`; the rest is delegate-run's (A2A-11). */
+function takeOwnOptions(argv: string[]): { own: string[]; rest: string[] } {
+  const own: string[] = [];
+  const rest: string[] = [];
+  for (let index = 0; index < argv.length; index++) {
+    const argument = argv[index] as string;
+    if (argument === '--') {
+      rest.push(...argv.slice(index));
+      break;
+    }
+    if (argument === '--a2a' || VALUED_OPTIONS.some((option) => argument.startsWith(`${option}=`))) own.push(argument);
+    else if ((VALUED_OPTIONS as readonly string[]).includes(argument)) {
+      own.push(argument, ...argv.slice(index + 1, index + 2));
+      index++;
+    } else rest.push(argument);
+  }
+  return { own, rest };
 }
 
 if (isEntryPoint(import.meta.url)) {

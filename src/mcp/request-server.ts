@@ -14,7 +14,7 @@ import {
 import { InputError, ProtocolError, UsageError } from '../protocol/errors.js';
 import type { RunResult } from '../protocol/contracts.js';
 import { Tracer } from '../protocol/trace/trace.js';
-import type { TraceEvent } from '../protocol/trace/trace.js';
+import { progressMessage } from '../protocol/trace/progress-message.js';
 import type { RequestSource } from './request-source.js';
 import { type ListedRequest, type RequestTool, requestTool, runInputOf, structuredContentOf } from './request-tool.js';
 
@@ -35,20 +35,6 @@ export interface RequestToolsOptions {
 
 /** The `_meta` keys a tool result carries besides its content (MCP-11, MCP-12). */
 export const RESULT_META = { run: 'delegate-run/run', usage: 'delegate-run/usage', error: 'delegate-run/error' } as const;
-
-/**
- * A progress notification's words for a trace event (MCP-11): a step a run's model answered, a
- * delegation started or ended; undefined for other events.
- */
-export function progressMessage(event: TraceEvent, names: ReadonlyMap<string, string>): string | undefined {
-  const name = names.get(event.run) ?? event.run;
-  if (event.event === 'model.response') return `${name}: step ${Number(event.step) + 1} answered`;
-  if (event.event === 'delegate.started') return `${name} delegated to ${String(event.name)}`;
-  if (event.event === 'delegate.completed') return `${name}: delegation to ${names.get(String(event.child)) ?? String(event.child)} done`;
-  if (event.event === 'delegate.failed')
-    return `${name}: delegation to ${names.get(String(event.child)) ?? String(event.child)} failed (${String(event.code)})`;
-  return undefined;
-}
 
 /** A tool error carrying the error's code and message (MCP-12), and the run's id when one started. */
 function failedResult(code: string, message: string, run?: string): CallToolResult {

@@ -44,7 +44,17 @@ export interface ConnectionInfo {
  * offers `plain`, the same answers for a request given as plain facts, which the Node listener
  * uses for GET and HEAD so that no web `Request` or `Response` is built for them (SERVE-12).
  */
-export type RequestHandler = ((request: Request, info?: ConnectionInfo) => Promise<Response>) & { plain: PlainHandler };
+export type RequestHandler = ((request: Request, info?: ConnectionInfo) => Promise<Response>) & {
+  plain: PlainHandler;
+  /** The catalog of the valid documents, sorted by path, as `GET /` lists them (SERVE-4). */
+  catalog(): Promise<CatalogEntry[]>;
+  /**
+   * The valid document a `GET` of `pathname` (a URL path ending in `.json`, still percent-encoded)
+   * would answer with, looked up and confined the same way (SERVE-6, SERVE-11): its catalog entry and
+   * its decoded segments below the folder; undefined when nothing valid is served there.
+   */
+  entry(pathname: string): Promise<{ entry: CatalogEntry; segments: string[] } | undefined>;
+};
 
 /** What a document's answers are made of, built once per version of its file (SERVE-11). */
 type DocumentAnswer =
@@ -193,7 +203,14 @@ export function createRequestHandler(options: RequestHandlerOptions): RequestHan
     const body = request.method === 'HEAD' || result.body === undefined ? null : result.body;
     return new Response(body, { status: result.status, headers: result.headers });
   };
-  return Object.assign(handler, { plain });
+  const entry = async (pathname: string) => {
+    const target = parseRequestPath(pathname);
+    if (target.kind !== 'document') return undefined;
+    const document = await documentAnswer(target.segments, target.path);
+    const path = urlPathOf(target.segments);
+    return document?.valid && path !== undefined ? { entry: { path, ...document.entry }, segments: target.segments } : undefined;
+  };
+  return Object.assign(handler, { plain, catalog, entry });
 }
 
 /** The answers for one version of a document: its `200` and `304` when it is valid, else its `422`. */
@@ -226,8 +243,8 @@ function reply(status: number, headers: Record<string, string>, body?: Uint8Arra
   return { status, headers: Object.freeze(all), body };
 }
 
-/** A JSON reply that is never cached by clients: errors and verdicts. */
-function jsonReply(status: number, value: unknown, headers: Record<string, string> = {}): PlainReply {
+/** A JSON reply that is never cached by clients: errors and verdicts (the A2A face answers with it too). */
+export function jsonReply(status: number, value: unknown, headers: Record<string, string> = {}): PlainReply {
   return reply(status, { 'content-type': JSON_TYPE, 'cache-control': 'no-cache', ...headers }, jsonBytes(value));
 }
 
@@ -241,7 +258,7 @@ function jsonBytes(value: unknown): Uint8Array {
 }
 
 /** The path to judge: the target without its query or fragment. */
-function pathOfTarget(target: string): string {
+export function pathOfTarget(target: string): string {
   const query = target.indexOf('?');
   const fragment = target.indexOf('#');
   const end = query < 0 ? fragment : fragment < 0 ? query : Math.min(query, fragment);
@@ -249,7 +266,7 @@ function pathOfTarget(target: string): string {
 }
 
 /** The path as one log token: no spaces or control characters, bounded length. */
-function printable(path: string): string {
+export function printable(path: string): string {
   const escaped = PLAIN_LOG_TOKEN.test(path)
     ? path
     : path.replace(/[^\x21-\x7e]/g, (character) => `%${character.charCodeAt(0).toString(16).toUpperCase().padStart(2, '0')}`);
