@@ -22,6 +22,7 @@ import { connectionFor } from '../queue/redis-url.js';
 import { isHttpUrl } from '../resolvers/reference-forms.js';
 import { onePositional, parseCommandLine } from './command-line.js';
 import { checkOutputPaths, type RunInput } from './output-paths.js';
+import { otelAlone } from './telemetry-option.js';
 
 /** Where the CLI reads and writes; tests pass their own. */
 export interface CliIo {
@@ -92,6 +93,10 @@ export interface ParsedArguments {
   queueHeartbeatMs?: number;
   /** `--queue-keep`, in seconds (QUEUE-26). */
   queueKeepSeconds?: number;
+  /** `--otel [endpoint]`: `''` for the flag alone (TEL-1). */
+  otel?: string;
+  /** `--otel-content`: prompts and answers in the spans (TEL-4). */
+  otelContent?: boolean;
 }
 
 /** Reads a flag's whole number of at least `minimum`; throws a UsageError naming the flag otherwise. */
@@ -172,6 +177,8 @@ const RUN_OPTIONS = {
   'queue-timeout': { type: 'string' },
   'queue-heartbeat': { type: 'string' },
   'queue-keep': { type: 'string' },
+  otel: { type: 'string' },
+  'otel-content': { type: 'boolean' },
   quiet: { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
   version: { type: 'boolean' },
@@ -182,7 +189,7 @@ const RUN_OPTIONS = {
  * options are `more`); an unknown option is named with the nearest known one (CLI-29).
  */
 export function parseWithOptions(argv: string[], more: readonly string[] = []) {
-  return parseCommandLine({ args: joinNegativeNumbers(argv), allowPositionals: true, options: RUN_OPTIONS }, more);
+  return parseCommandLine({ args: otelAlone(joinNegativeNumbers(argv)), allowPositionals: true, options: RUN_OPTIONS }, more);
 }
 
 /** Parses the command line; throws UsageError for anything malformed. */
@@ -238,6 +245,8 @@ export function parseArguments(argv: string[], cwd: string): ParsedArguments | '
     ...(values['queue-timeout'] === undefined ? {} : { queueTimeoutMs: parseTimeoutSeconds(values['queue-timeout'], '--queue-timeout') }),
     ...(values['queue-heartbeat'] === undefined ? {} : { queueHeartbeatMs: parseTimeoutSeconds(values['queue-heartbeat'], '--queue-heartbeat') }),
     ...(values['queue-keep'] === undefined ? {} : { queueKeepSeconds: keepSeconds(values['queue-keep']) }),
+    ...(values.otel === undefined ? {} : { otel: values.otel }),
+    ...(values['otel-content'] ? { otelContent: true } : {}),
   };
 }
 

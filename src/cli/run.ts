@@ -13,6 +13,7 @@ import { newId } from '../protocol/ids.js';
 import type { Model } from '../protocol/model.js';
 import { journalSession, journalStart, type JournalStore } from '../protocol/trace/journal.js';
 import { Tracer } from '../protocol/trace/trace.js';
+import { startTelemetry } from './telemetry-option.js';
 import type { QueueChildRunner } from '../queue/queue-child-runner.js';
 import { SchemaFormNotices } from './schema-form-notices.js';
 import { treeKey } from '../queue/queue-keys.js';
@@ -43,6 +44,7 @@ import { NO_MODEL, replayedSentence, reportResult, reportSetupError } from './ru
 import { RunSession } from './run-session.js';
 import { TreeCosts } from './report/tree-costs.js';
 import { VIEW_COMMAND, viewMain } from './view.js';
+import { EXPORT_COMMAND, exportMain } from './export.js';
 
 // What tests and embedders import from the executable's module; `delegate-mcp` and `delegate-worker` take them from run-setup.js.
 export { type CliIo, EXIT, joinNegativeNumbers, type ParsedArguments, parseArguments, tierModels } from './run-setup.js';
@@ -52,6 +54,8 @@ const USAGE = `Usage: delegate-run <request.json | http(s)://host/path.json> [op
          (where the dollars went; a request file named "report" runs as ./report)
        delegate-run view <trace.jsonl> [--out <file.html>] [--open]
          (the trace as one self-contained HTML page; a request file named "view" runs as ./view)
+       delegate-run export <trace.jsonl> [--otel <endpoint>] [--otel-content]
+         (a finished trace sent to an OpenTelemetry collector as spans)
        delegate-run --example <name> [options]
          (runs an example shipped with the package, offline; --examples lists them)
 
@@ -91,13 +95,17 @@ Options:
   --queue-timeout <seconds>    how long one delegation's job may take (default 3600)
   --queue-heartbeat <seconds>  how long the tree outlives this process on the workers if it is killed (default 30)
   --queue-keep <seconds>       how long finished jobs are kept on the queue (default 3600, at most 86400)
+  --otel [endpoint]            send spans to an OpenTelemetry collector over OTLP/HTTP, <endpoint>/v1/traces
+                               (default endpoint: OTEL_EXPORTER_OTLP_ENDPOINT, else http://localhost:4318);
+                               also on when OTEL_EXPORTER_OTLP_(TRACES_)ENDPOINT is set
+  --otel-content               put prompts, answers, inputs and outputs in the spans (they may hold secrets)
   --quiet                      no progress on stderr
   -h, --help                   this text (delegate-run report -h, delegate-run view -h: theirs)
   --version                    print the package's version
 `;
 
 /** The subcommands of `delegate-run` (CLI-17, CLI-20). */
-const SUBCOMMANDS = [REPORT_COMMAND, VIEW_COMMAND];
+const SUBCOMMANDS = [REPORT_COMMAND, VIEW_COMMAND, EXPORT_COMMAND];
 
 /**
  * Refuses a first argument that reads as a mistyped subcommand (CLI-29): a bare word (no path
@@ -114,6 +122,7 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
   // A subcommand is its exact name as the first argument (CLI-17); a file of that name is `./report`.
   if (argv[0] === REPORT_COMMAND) return reportMain(argv.slice(1), io);
   if (argv[0] === VIEW_COMMAND) return viewMain(argv.slice(1), io);
+  if (argv[0] === EXPORT_COMMAND) return exportMain(argv.slice(1), io);
   // The shipped examples (CLI-31): `--examples` lists them, `--example <name>` stands for the command line that runs one.
   if (argv.includes(EXAMPLES_FLAG)) {
     io.stdout.write(examplesText());
@@ -224,6 +233,9 @@ async function runCommand(args: ParsedArguments, resumed: Resumed | undefined, i
 /** Sets up the runtime, the queue, the model and the trace, and runs or resumes the Request; what it opens goes into the session. */
 async function startRun(args: ParsedArguments, resumed: Resumed | undefined, io: CliIo, watch: RunWatch): Promise<RunResult> {
   const { tracer, progress, session, say } = watch;
+  // Spans to a collector when --otel or the standard variables say so (TEL-1); OpenTelemetry loads only then.
+  session.telemetry = await startTelemetry(args, io.env, 'delegate-run', say);
+  session.telemetry?.attach(tracer);
   const requestPath = isHttpUrl(args.request) ? args.request : resolve(io.cwd, args.request);
   const root = args.root ? resolve(io.cwd, args.root) : isHttpUrl(args.request) ? io.cwd : dirname(requestPath);
   const allowHosts = [...args.allowHosts];
