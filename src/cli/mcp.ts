@@ -6,7 +6,6 @@ import { resolve } from 'node:path';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { createApprovalHook } from '../approvals/approval-policy.js';
 import type { DelegatingRuntime } from '../create-runtime.js';
-import type { JsonlFileSink } from '../files/jsonl-file-sink.js';
 import { createMcpHttpHandler, DEFAULT_MAX_SESSIONS, DEFAULT_SESSION_IDLE_MS, MCP_PATH } from '../mcp/http-sessions.js';
 import { type RequestSource, catalogSource, folderSource } from '../mcp/request-source.js';
 import { RequestTools, type ToolCallRun } from '../mcp/request-server.js';
@@ -20,6 +19,7 @@ import type { RunResult } from '../protocol/contracts.js';
 import { isHttpUrl } from '../resolvers/reference-forms.js';
 import type { UrlResolver } from '../resolvers/url-resolver.js';
 import { type RunningServer, serve } from '../server/node-listener.js';
+import { startTelemetry } from './telemetry-option.js';
 import { isEntryPoint } from './entry.js';
 import {
   type CliIo,
@@ -31,11 +31,14 @@ import {
   type ParsedArguments,
   parseArguments,
   parseWithOptions,
+  queuedTop,
+  queueOptions,
   runOptionsFor,
   runtimeFor,
   wholeNumber,
 } from './run-setup.js';
 import { RunSession } from './run-session.js';
+import type { QueueChildRunner } from '../queue/queue-child-runner.js';
 
 /** The usage text `--help` prints and bad arguments repeat. */
 export const USAGE = `Usage: delegate-mcp [dir | catalog URL] [--http <port>] [delegate-run's run options]
@@ -53,8 +56,10 @@ Options:
                   closed, and a new session is refused while all are busy (default ${DEFAULT_MAX_SESSIONS})
   --model, --base-url, --activities, --resolve, --approve approve_all|strict (default strict),
   --trace, --max-steps, --max-depth, --max-concurrency, --max-runs, --budget-tokens, --budget-usd,
-  --allow-host, --trust-host, --root, --workers-dir, --tier, --model-timeout, --model-retries
-                  as for delegate-run (delegate-run --help)
+  --allow-host, --trust-host, --root, --workers-dir, --tier, --model-timeout, --model-retries,
+  --queue, --queue-name, --queue-timeout, --queue-heartbeat, --queue-keep, --otel, --otel-content
+                  as for delegate-run (delegate-run --help); with --queue each call's delegations are
+                  jobs for delegate-worker; a call's _meta.traceparent is the parent of its spans
   -h, --help      this text
   --version       print the package's version
 `;
@@ -66,11 +71,6 @@ const REFUSED_OPTIONS = {
   input: 'each tool call brings its own input',
   json: 'each result is a tool result',
   record: 'many runs cannot write one cassette',
-  queue: 'its tools run in this process (QUEUE-1 is for delegate-run)',
-  'queue-name': 'its tools run in this process (QUEUE-1 is for delegate-run)',
-  'queue-timeout': 'its tools run in this process (QUEUE-1 is for delegate-run)',
-  'queue-heartbeat': 'its tools run in this process (QUEUE-1 is for delegate-run)',
-  'queue-keep': 'its tools run in this process (QUEUE-1 is for delegate-run)',
 } as const;
 
 /** The command line of delegate-mcp: delegate-run's run options, the source as the request, `--http` and its session bounds. */
@@ -150,26 +150,48 @@ async function sourceFor(args: McpArguments, runtime: DelegatingRuntime, cwd: st
 }
 
 /** Runs one Request for a tool call as delegate-run runs one (MCP-11): the same model choice, resolvers, confinement, bounds and approvals. */
-function runnerFor(args: McpArguments, io: CliIo, runtime: DelegatingRuntime, sink: JsonlFileSink | undefined, say: (line: string) => void) {
+function runnerFor(args: McpArguments, io: CliIo, runtime: DelegatingRuntime, session: RunSession, say: (line: string) => void) {
   return async (request: ListedRequest, input: unknown, call: ToolCallRun): Promise<RunResult> => {
-    if (sink) call.tracer.subscribe(sink);
-    const entry = await loadEntry(runtime, request.reference);
-    const chosen = chooseModel(args.run, entry.loaded, runtime.models as ModelChooser, io, say);
-    // Each call is a run tree of its own: a replayed cassette answers it from its start (CAS-17).
-    const model = chosen && cassetteForTree(chosen);
-    // One approval session per run tree (CLI-12); nobody is at a terminal to ask.
-    const confirm = createApprovalHook({ mode: args.run.approve ?? 'strict' });
-    const signal = io.signal ? AbortSignal.any([io.signal, call.signal]) : call.signal;
-    return runtime.run(entry.loaded, {
-      ...runOptionsFor(args.run, io),
-      ...(input === undefined ? {} : { input }),
-      ...(model ? { model } : {}),
-      signal,
-      tracer: call.tracer,
-      confirm,
-      trusted: entry.trusted,
-    });
+    if (session.sink) call.tracer.subscribe(session.sink);
+    // The call's run continues the client's trace when its `_meta` carries one (TEL-6).
+    const stopSpans = session.telemetry?.attach(call.tracer, call.traceContext);
+    try {
+      return await runCall(args, io, runtime, session.queue, say, request, input, call);
+    } finally {
+      stopSpans?.();
+    }
   };
+}
+
+/** One tool call's run (MCP-11). */
+async function runCall(
+  args: McpArguments,
+  io: CliIo,
+  runtime: DelegatingRuntime,
+  queue: QueueChildRunner | undefined,
+  say: (line: string) => void,
+  request: ListedRequest,
+  input: unknown,
+  call: ToolCallRun,
+): Promise<RunResult> {
+  const entry = await loadEntry(runtime, request.reference);
+  const chosen = chooseModel(args.run, entry.loaded, runtime.models as ModelChooser, io, say);
+  // Each call is a run tree of its own: a replayed cassette answers it from its start (CAS-17), across
+  // the workers' processes too when its delegations are jobs (QUEUE-17, MCP-24).
+  const { model, runId } = queue ? queuedTop(queue, chosen) : { model: chosen && cassetteForTree(chosen), runId: undefined };
+  // One approval session per run tree (CLI-12); nobody is at a terminal to ask.
+  const confirm = createApprovalHook({ mode: args.run.approve ?? 'strict' });
+  const signal = io.signal ? AbortSignal.any([io.signal, call.signal]) : call.signal;
+  return runtime.run(entry.loaded, {
+    ...runOptionsFor(args.run, io),
+    ...(input === undefined ? {} : { input }),
+    ...(model ? { model } : {}),
+    signal,
+    tracer: call.tracer,
+    confirm,
+    trusted: entry.trusted,
+    ...(runId === undefined ? {} : { runId }),
+  });
 }
 
 /** Where `main` reads, writes and is stopped; defaults are the real process's. */
@@ -200,9 +222,16 @@ export async function main(argv: string[], io: McpCommandIo): Promise<number> {
     const catalog = ModelCatalog.load({ env: io.env, cwd: io.cwd });
     const runtime = runtimeFor(args.run, io, { root, allowHosts, activities, catalog });
     session.runtime = runtime;
+    // Every delegation of every call becomes a job for delegate-worker processes (MCP-24, QUEUE-1); Redis is reached now or never.
+    if (args.run.queue !== undefined) {
+      session.queue = await (await import('../queue/queue-child-runner.js')).QueueChildRunner.connect(queueOptions(args.run, io.env, say));
+      runtime.useChildRunner(session.queue);
+    }
     const source = await sourceFor(args, runtime, io.cwd);
     session.sink = openCheckedTrace(args.run, io.cwd);
-    tools = new RequestTools({ source, run: runnerFor(args, io, runtime, session.sink, say), log: say });
+    // Spans to a collector when --otel or the standard variables say so (TEL-1); stdout stays the MCP channel.
+    session.telemetry = await startTelemetry(args.run, io.env, 'delegate-mcp', (line) => say(`delegate-mcp: ${line}`));
+    tools = new RequestTools({ source, run: runnerFor(args, io, runtime, session, say), log: say });
     const listed = await tools.tools();
     say(`delegate-mcp: ${listed.size} Request${listed.size === 1 ? '' : 's'} of ${args.source} as tools: ${[...listed.keys()].join(', ') || 'none'}.`);
   } catch (error) {

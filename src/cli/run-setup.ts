@@ -16,7 +16,10 @@ import { parseJson } from '../protocol/json.js';
 import type { LoadedRequest } from '../protocol/messages/load-request.js';
 import type { Model, ModelFactoryOptions } from '../protocol/model.js';
 import { MAX_KEEP_SECONDS } from '../queue/key-lifetimes.js';
-import type { QueueChildRunnerOptions } from '../queue/queue-child-runner.js';
+import type { QueueChildRunner, QueueChildRunnerOptions } from '../queue/queue-child-runner.js';
+import { treeKey } from '../queue/queue-keys.js';
+import { shareCassette } from '../models/shared-cassette.js';
+import { newId } from '../protocol/ids.js';
 import { QUEUE_KEY_VARIABLE } from '../queue/queue-job.js';
 import { connectionFor } from '../queue/redis-url.js';
 import { isHttpUrl } from '../resolvers/reference-forms.js';
@@ -407,6 +410,23 @@ export function queueOptions(args: ParsedArguments, env: CliIo['env'], say: (lin
     ...(args.queueHeartbeatMs === undefined ? {} : { heartbeatMs: args.queueHeartbeatMs }),
     ...(args.queueKeepSeconds === undefined ? {} : { keepSeconds: args.queueKeepSeconds }),
   };
+}
+
+/**
+ * The top run's model and id on a queue (QUEUE-17): a replayed model shares its cassette with the
+ * tree's other processes through claims named by the tree's session (QUEUE-12), so a new tree's id
+ * is drawn here rather than by the run; a resumed tree (`resumed`) keeps its top run's id. Without a
+ * queue, the model as chosen and no id.
+ */
+export function queuedTop(
+  queue: QueueChildRunner | undefined,
+  model: Model | undefined,
+  resumed?: { run: string; session: number },
+): { model: Model | undefined; runId?: string } {
+  if (!queue) return { model };
+  const runId = resumed ? resumed.run : newId('run');
+  const tree = treeKey(runId, resumed ? resumed.session : 0);
+  return { model: model && shareCassette(model, queue.cassetteClaims(tree)), ...(resumed ? {} : { runId }) };
 }
 
 /** The run options a resume may be given again (JOURNAL-3): the limits, and the cancel signal. */

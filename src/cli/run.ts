@@ -6,17 +6,12 @@ import { createApprovalHook, type ApprovalMode } from '../approvals/approval-pol
 import { openJournalFile } from '../files/journal-file.js';
 import type { ModelChooser } from '../models/choose-model.js';
 import { ModelCatalog } from '../models/model-catalog.js';
-import { shareCassette } from '../models/shared-cassette.js';
 import type { RunResult } from '../protocol/contracts.js';
 import { UsageError } from '../protocol/errors.js';
-import { newId } from '../protocol/ids.js';
-import type { Model } from '../protocol/model.js';
 import { journalSession, journalStart, type JournalStore } from '../protocol/trace/journal.js';
 import { Tracer } from '../protocol/trace/trace.js';
 import { startTelemetry } from './telemetry-option.js';
-import type { QueueChildRunner } from '../queue/queue-child-runner.js';
 import { SchemaFormNotices } from './schema-form-notices.js';
-import { treeKey } from '../queue/queue-keys.js';
 import { isHttpUrl } from '../resolvers/reference-forms.js';
 import { terminalPrompt } from './approval-prompt.js';
 import { isUnknownName, packageVersion, unknownName } from './command-line.js';
@@ -36,6 +31,7 @@ import {
   type ParsedArguments,
   parseArguments,
   queueOptions,
+  queuedTop,
   resumeOptionsFor,
   runOptionsFor,
   runtimeFor,
@@ -257,7 +253,8 @@ async function startRun(args: ParsedArguments, resumed: Resumed | undefined, io:
   session.queue = queue;
   runtime.useChildRunner(queue);
   const loaded = await loadEntry(runtime, requestPath);
-  const { model, runId } = queuedTop(queue, resumed, chooseModel(args, loaded.loaded, runtime.models as ModelChooser, io, say));
+  const resumedTree = resumed ? { run: resumed.run, session: journalSession(resumed.store.events) } : undefined;
+  const { model, runId } = queuedTop(queue, chooseModel(args, loaded.loaded, runtime.models as ModelChooser, io, say), resumedTree);
   // An Activity no module registers, a delegate with no model to run on: named now, before anything runs (CLI-30).
   // With --queue the delegates run on the workers, with their own --activities and --model: only the top document is this process's to check.
   if (!resumed) await checkMissingPieces(runtime, loaded.loaded, { hasModel: model !== undefined, noModel: NO_MODEL, delegatesHere: queue === undefined });
@@ -279,18 +276,6 @@ async function startRun(args: ParsedArguments, resumed: Resumed | undefined, io:
     ...(runId === undefined ? {} : { runId }),
     ...journaled,
   });
-}
-
-/**
- * The top run's model and id on a queue (QUEUE-17): a replayed model shares its cassette with the
- * tree's other processes through claims named by the tree's session (QUEUE-12), so a new tree's id
- * is drawn here rather than by the run. Without a queue, the model as chosen and no id.
- */
-function queuedTop(queue: QueueChildRunner | undefined, resumed: Resumed | undefined, model: Model | undefined): { model: Model | undefined; runId?: string } {
-  if (!queue) return { model };
-  const runId = resumed ? resumed.run : newId('run');
-  const tree = treeKey(runId, resumed ? journalSession(resumed.store.events) : 0);
-  return { model: model && shareCassette(model, queue.cassetteClaims(tree)), ...(resumed ? {} : { runId }) };
 }
 
 /** A journal `--resume` opened: its store, the command line it recorded, its path and its top run. */

@@ -83,6 +83,8 @@ export class SpanMapper implements TraceContextSource {
   private readonly jobs = new Map<string, Attributes>();
   /** Runs left to the process that runs them (TEL-8). */
   private readonly left = new Set<string>();
+  /** Every run mapped here, ended or not: a job's events relayed after its caller ended are still its. */
+  private readonly mapped = new Set<string>();
   private readonly content: boolean;
 
   constructor(
@@ -137,7 +139,7 @@ export class SpanMapper implements TraceContextSource {
     switch (event.event) {
       case 'queue.job':
         // A job of a run mapped here runs elsewhere: that process exports its spans (TEL-8).
-        if (this.options.leaveQueued && event.parent !== null && this.runs.has(event.parent)) {
+        if (this.options.leaveQueued && event.parent !== null && this.mapped.has(event.parent)) {
           this.left.add(event.run);
           return;
         }
@@ -252,6 +254,7 @@ export class SpanMapper implements TraceContextSource {
     );
     const opened = { span, model, retries: 0 };
     this.runs.set(run, opened);
+    this.mapped.add(run);
     return opened;
   }
 
