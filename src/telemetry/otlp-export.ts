@@ -19,6 +19,9 @@ export const DEFAULT_OTLP_ENDPOINT = 'http://localhost:4318';
 /** How long one export may take by default (the conventions' `OTEL_EXPORTER_OTLP_TIMEOUT` default). */
 const DEFAULT_TIMEOUT_MS = 10_000;
 
+/** How long an attribute value may be (`OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT` overrides it): a captured prompt is cut there (TEL-4). */
+const ATTRIBUTE_LENGTH_LIMIT = 64 * 1024;
+
 /** Where spans go and how (TEL-1). */
 export interface OtlpSettings {
   /** The full URL spans are posted to: `<endpoint>/v1/traces`. */
@@ -88,6 +91,11 @@ export function startOtlpExport(settings: OtlpSettings, say: (line: string) => v
   const provider = new BasicTracerProvider({
     resource: resourceFromAttributes({ [ATTR_SERVICE_NAME]: settings.serviceName }),
     idGenerator,
+    // A captured prompt or tool result (TEL-4) may be megabytes: each attribute value is cut at 64 KiB, unless the standard
+    // variables (which the SDK reads from the process's environment) say otherwise.
+    ...(process.env.OTEL_SPAN_ATTRIBUTE_VALUE_LENGTH_LIMIT || process.env.OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT
+      ? {}
+      : { spanLimits: { attributeValueLengthLimit: ATTRIBUTE_LENGTH_LIMIT } }),
     spanProcessors: [new BatchSpanProcessor(exporter, { exportTimeoutMillis: settings.timeoutMs, scheduledDelayMillis: 1000 })],
   });
   return {
