@@ -103,6 +103,31 @@ describe('trace context out of a run (TEL-6)', () => {
   });
 });
 
+describe('trace context into a run (TEL-6, TEL-11)', () => {
+  it('continues a given W3C context, and ignores a malformed one: the run then begins a trace of its own', async () => {
+    const collector = await receiver();
+    const application = startOtlpExport(
+      { url: `${collector.url}/v1/traces`, headers: {}, serviceName: 'app', timeoutMs: 5000, content: false },
+      () => undefined,
+    );
+    const runtime = createRuntime({ root: tempDir() });
+    const document = { meta: { name: 'greeter' }, context: [{ type: 'system', text: 'Greet.' }], schema: { type: 'string' } };
+    for (const traceparent of [`00-${CALLER_TRACE}-${CALLER_SPAN}-01`, 'not a traceparent', `00-${'0'.repeat(32)}-${CALLER_SPAN}-01`]) {
+      const tracer = new Tracer();
+      const sending = await traceToOpenTelemetry(tracer, { tracerProvider: application.provider, parent: { traceparent } });
+      expect((await runtime.run(document, { model: stepModel(() => ({ calls: [], output: 'hello' })), tracer })).ok).toBe(true);
+      sending.stop();
+    }
+    await application.shutdown();
+    const [continued, malformed, invalid] = spansNamed(collector.spans, 'invoke_agent greeter').sort((a, b) => a.startMs - b.startMs);
+    expect(continued).toMatchObject({ traceId: CALLER_TRACE, parentSpanId: CALLER_SPAN });
+    for (const own of [malformed, invalid]) {
+      expect(own?.parentSpanId).toBe('');
+      expect(own?.traceId).not.toBe(CALLER_TRACE);
+    }
+  });
+});
+
 describe('trace context into delegate-mcp (TEL-6)', () => {
   it("makes a tool call's run a child of the span in the request's _meta", async () => {
     const collector = await receiver();
