@@ -14,7 +14,6 @@ import {
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import { ATTR_ERROR_TYPE } from '@opentelemetry/semantic-conventions';
 import {
-  ATTR_GEN_AI_AGENT_ID,
   ATTR_GEN_AI_AGENT_NAME,
   ATTR_GEN_AI_INPUT_MESSAGES,
   ATTR_GEN_AI_OPERATION_NAME,
@@ -267,9 +266,9 @@ export class SpanMapper implements TraceContextSource {
     run.span.setAttributes(
       defined({
         [ATTR_GEN_AI_AGENT_NAME]: event.name,
-        [ATTR_GEN_AI_AGENT_ID]: event.run,
         [ATTR_GEN_AI_PROVIDER_NAME]: model?.provider,
         [ATTR_GEN_AI_REQUEST_MODEL]: model?.name,
+        // The run's id is ours: `gen_ai.agent.id` names an agent, not one invocation of it, and internal agent spans leave it out.
         [own('run.id')]: event.run,
         [own('parent.run')]: event.parent ?? undefined,
         [own('depth')]: event.depth,
