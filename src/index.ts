@@ -85,7 +85,8 @@ export {
 } from './protocol/errors.js';
 
 // Trace
-export { Tracer, RunTrace, memorySink, type TraceEvent, type TraceListener } from './protocol/trace/trace.js';
+export { Tracer, RunTrace, memorySink, type TraceContext, type TraceContextSource, type TraceEvent, type TraceListener } from './protocol/trace/trace.js';
+export { traceToOpenTelemetry, type OpenTelemetryOptions, type OpenTelemetryTrace } from './telemetry-entry.js';
 export { jsonlFileSink, type JsonlFileSink } from './files/jsonl-file-sink.js';
 export {
   knownTraceEvent,

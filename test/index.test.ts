@@ -61,6 +61,7 @@ describe('the public surface', () => {
       'requestHash',
       'requiresApproval',
       'serve',
+      'traceToOpenTelemetry',
       'zeroUsage',
     ]);
   });

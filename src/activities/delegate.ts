@@ -2,6 +2,7 @@
 import { liveModelName, type Model } from '../protocol/model.js';
 import { type AttachmentPlaces, callAttachments, handOver, takesAttachments } from './call-attachments.js';
 import { DelegateError, type ProtocolError } from '../protocol/errors.js';
+import type { TraceContext } from '../protocol/trace/trace.js';
 import type { Activity, ActivityEnvironment, ChildRunRequest, RunResult } from '../protocol/contracts.js';
 import type { TraceEventMap, WorkerFailureFields } from '../protocol/trace/events.js';
 import { metaValue } from '../protocol/tools/tools.js';
@@ -61,6 +62,7 @@ export function createDelegateActivity(options: DelegateActivityOptions): Activi
       signal: environment.signal,
       trusted: environment.run.trusted,
       ...(environment.run.delegates === undefined ? {} : { delegates: environment.run.delegates }),
+      ...traceContextOf(environment),
     });
     const attached = handOver(await callAttachments(call, tool, resolved.document, environment, options));
     const scoped = [...context, ...attached.messages];
@@ -160,4 +162,10 @@ function codeForParent(error: ProtocolError): ProtocolError['code'] {
     default:
       return 'worker_error';
   }
+}
+
+/** The trace context of the delegating call's span, for a fetch made on its behalf (TEL-6); nothing when spans are not exported. */
+function traceContextOf(environment: ActivityEnvironment): { traceContext?: TraceContext } {
+  const traceContext = environment.trace.tracer.contextOf(environment.run.id, environment.callId);
+  return traceContext === undefined ? {} : { traceContext };
 }

@@ -6,7 +6,6 @@ import { resolve } from 'node:path';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { createApprovalHook } from '../approvals/approval-policy.js';
 import type { DelegatingRuntime } from '../create-runtime.js';
-import type { JsonlFileSink } from '../files/jsonl-file-sink.js';
 import { createMcpHttpHandler, DEFAULT_MAX_SESSIONS, DEFAULT_SESSION_IDLE_MS, MCP_PATH } from '../mcp/http-sessions.js';
 import { type RequestSource, catalogSource, folderSource } from '../mcp/request-source.js';
 import { RequestTools, type ToolCallRun } from '../mcp/request-server.js';
@@ -18,6 +17,7 @@ import type { RunResult } from '../protocol/contracts.js';
 import { isHttpUrl } from '../resolvers/reference-forms.js';
 import type { UrlResolver } from '../resolvers/url-resolver.js';
 import { type RunningServer, serve } from '../server/node-listener.js';
+import { startTelemetry } from './telemetry-option.js';
 import { isEntryPoint } from './entry.js';
 import { SERVER_REFUSED_OPTIONS, servedRunner } from './served-run.js';
 import {
@@ -28,6 +28,7 @@ import {
   type ParsedArguments,
   parseArguments,
   parseWithOptions,
+  queueOptions,
   runtimeFor,
   wholeNumber,
 } from './run-setup.js';
@@ -49,8 +50,10 @@ Options:
                   closed, and a new session is refused while all are busy (default ${DEFAULT_MAX_SESSIONS})
   --model, --base-url, --activities, --resolve, --approve approve_all|strict (default strict),
   --trace, --max-steps, --max-depth, --max-concurrency, --max-runs, --budget-tokens, --budget-usd,
-  --allow-host, --trust-host, --root, --workers-dir, --tier, --model-timeout, --model-retries
-                  as for delegate-run (delegate-run --help)
+  --allow-host, --trust-host, --root, --workers-dir, --tier, --model-timeout, --model-retries,
+  --queue, --queue-name, --queue-timeout, --queue-heartbeat, --queue-keep, --otel, --otel-content
+                  as for delegate-run (delegate-run --help); with --queue each call's delegations are
+                  jobs for delegate-worker; a call's _meta.traceparent is the parent of its spans
   -h, --help      this text
   --version       print the package's version
 `;
@@ -134,8 +137,8 @@ async function sourceFor(args: McpArguments, runtime: DelegatingRuntime, cwd: st
 }
 
 /** Runs one Request for a tool call as delegate-run runs one (MCP-11), its approvals by the --approve mode (nobody is at a terminal to ask). */
-function runnerFor(args: McpArguments, io: CliIo, runtime: DelegatingRuntime, sink: JsonlFileSink | undefined, say: (line: string) => void) {
-  const run = servedRunner(args.run, io, runtime, sink, say);
+function runnerFor(args: McpArguments, io: CliIo, runtime: DelegatingRuntime, session: RunSession, say: (line: string) => void) {
+  const run = servedRunner(args.run, io, runtime, session, say);
   return (request: ListedRequest, input: unknown, call: ToolCallRun): Promise<RunResult> =>
     run(request.reference, input, { ...call, confirm: createApprovalHook({ mode: args.run.approve ?? 'strict' }) });
 }
@@ -168,9 +171,16 @@ export async function main(argv: string[], io: McpCommandIo): Promise<number> {
     const catalog = ModelCatalog.load({ env: io.env, cwd: io.cwd });
     const runtime = runtimeFor(args.run, io, { root, allowHosts, activities, catalog });
     session.runtime = runtime;
+    // Every delegation of every call becomes a job for delegate-worker processes (MCP-24, QUEUE-1); Redis is reached now or never.
+    if (args.run.queue !== undefined) {
+      session.queue = await (await import('../queue/queue-child-runner.js')).QueueChildRunner.connect(queueOptions(args.run, io.env, say));
+      runtime.useChildRunner(session.queue);
+    }
     const source = await sourceFor(args, runtime, io.cwd);
     session.sink = openCheckedTrace(args.run, io.cwd);
-    tools = new RequestTools({ source, run: runnerFor(args, io, runtime, session.sink, say), log: say });
+    // Spans to a collector when --otel or the standard variables say so (TEL-1); stdout stays the MCP channel.
+    session.telemetry = await startTelemetry(args.run, io.env, 'delegate-mcp', (line) => say(`delegate-mcp: ${line}`));
+    tools = new RequestTools({ source, run: runnerFor(args, io, runtime, session, say), log: say });
     const listed = await tools.tools();
     say(`delegate-mcp: ${listed.size} Request${listed.size === 1 ? '' : 's'} of ${args.source} as tools: ${[...listed.keys()].join(', ') || 'none'}.`);
   } catch (error) {

@@ -1,8 +1,9 @@
-/** What one command's runs hold open — the trace, the journal, the runtime's resolvers, the queue — closed together and once. */
+/** What one command's runs hold open — the trace, the journal, the runtime's resolvers, the queue, the span export — closed together and once. */
 import type { DelegatingRuntime } from '../create-runtime.js';
 import type { JsonlFileSink } from '../files/jsonl-file-sink.js';
 import type { JournalStore } from '../protocol/trace/journal.js';
 import type { QueueChildRunner } from '../queue/queue-child-runner.js';
+import type { CommandTelemetry } from './telemetry-option.js';
 
 /**
  * The resources a command opens as it sets up and runs (`delegate-run`, `delegate-mcp`): each is
@@ -18,6 +19,8 @@ export class RunSession {
   runtime: DelegatingRuntime | undefined;
   /** The `--queue` connection delegations go through. */
   queue: QueueChildRunner | undefined;
+  /** The OpenTelemetry export (TEL-1), closed last: what the others' closing traces is sent too. */
+  telemetry: CommandTelemetry | undefined;
   /** Unsubscribes from the process running out of work (CLI-27). */
   stopIdle: (() => void) | undefined;
   #closed = false;
@@ -35,5 +38,6 @@ export class RunSession {
     this.journal?.close();
     await this.runtime?.resolvers.close();
     await this.queue?.close();
+    await this.telemetry?.close();
   }
 }

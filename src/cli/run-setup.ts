@@ -16,12 +16,16 @@ import { parseJson } from '../protocol/json.js';
 import type { LoadedRequest } from '../protocol/messages/load-request.js';
 import type { Model, ModelFactoryOptions } from '../protocol/model.js';
 import { MAX_KEEP_SECONDS } from '../queue/key-lifetimes.js';
-import type { QueueChildRunnerOptions } from '../queue/queue-child-runner.js';
+import type { QueueChildRunner, QueueChildRunnerOptions } from '../queue/queue-child-runner.js';
+import { treeKey } from '../queue/queue-keys.js';
+import { shareCassette } from '../models/shared-cassette.js';
+import { newId } from '../protocol/ids.js';
 import { QUEUE_KEY_VARIABLE } from '../queue/queue-job.js';
 import { connectionFor } from '../queue/redis-url.js';
 import { isHttpUrl } from '../resolvers/reference-forms.js';
 import { onePositional, parseCommandLine } from './command-line.js';
 import { checkOutputPaths, type RunInput } from './output-paths.js';
+import { otelAlone } from './telemetry-option.js';
 
 /** Where the CLI reads and writes; tests pass their own. */
 export interface CliIo {
@@ -92,6 +96,10 @@ export interface ParsedArguments {
   queueHeartbeatMs?: number;
   /** `--queue-keep`, in seconds (QUEUE-26). */
   queueKeepSeconds?: number;
+  /** `--otel [endpoint]`: `''` for the flag alone (TEL-1). */
+  otel?: string;
+  /** `--otel-content`: prompts and answers in the spans (TEL-4). */
+  otelContent?: boolean;
 }
 
 /** Reads a flag's whole number of at least `minimum`; throws a UsageError naming the flag otherwise. */
@@ -172,6 +180,8 @@ const RUN_OPTIONS = {
   'queue-timeout': { type: 'string' },
   'queue-heartbeat': { type: 'string' },
   'queue-keep': { type: 'string' },
+  otel: { type: 'string' },
+  'otel-content': { type: 'boolean' },
   quiet: { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
   version: { type: 'boolean' },
@@ -182,7 +192,7 @@ const RUN_OPTIONS = {
  * options are `more`); an unknown option is named with the nearest known one (CLI-29).
  */
 export function parseWithOptions(argv: string[], more: readonly string[] = []) {
-  return parseCommandLine({ args: joinNegativeNumbers(argv), allowPositionals: true, options: RUN_OPTIONS }, more);
+  return parseCommandLine({ args: otelAlone(joinNegativeNumbers(argv)), allowPositionals: true, options: RUN_OPTIONS }, more);
 }
 
 /** Parses the command line; throws UsageError for anything malformed. */
@@ -238,6 +248,8 @@ export function parseArguments(argv: string[], cwd: string): ParsedArguments | '
     ...(values['queue-timeout'] === undefined ? {} : { queueTimeoutMs: parseTimeoutSeconds(values['queue-timeout'], '--queue-timeout') }),
     ...(values['queue-heartbeat'] === undefined ? {} : { queueHeartbeatMs: parseTimeoutSeconds(values['queue-heartbeat'], '--queue-heartbeat') }),
     ...(values['queue-keep'] === undefined ? {} : { queueKeepSeconds: keepSeconds(values['queue-keep']) }),
+    ...(values.otel === undefined ? {} : { otel: values.otel }),
+    ...(values['otel-content'] ? { otelContent: true } : {}),
   };
 }
 
@@ -398,6 +410,23 @@ export function queueOptions(args: ParsedArguments, env: CliIo['env'], say: (lin
     ...(args.queueHeartbeatMs === undefined ? {} : { heartbeatMs: args.queueHeartbeatMs }),
     ...(args.queueKeepSeconds === undefined ? {} : { keepSeconds: args.queueKeepSeconds }),
   };
+}
+
+/**
+ * The top run's model and id on a queue (QUEUE-17): a replayed model shares its cassette with the
+ * tree's other processes through claims named by the tree's session (QUEUE-12), so a new tree's id
+ * is drawn here rather than by the run; a resumed tree (`resumed`) keeps its top run's id. Without a
+ * queue, the model as chosen and no id.
+ */
+export function queuedTop(
+  queue: QueueChildRunner | undefined,
+  model: Model | undefined,
+  resumed?: { run: string; session: number },
+): { model: Model | undefined; runId?: string } {
+  if (!queue) return { model };
+  const runId = resumed ? resumed.run : newId('run');
+  const tree = treeKey(runId, resumed ? resumed.session : 0);
+  return { model: model && shareCassette(model, queue.cassetteClaims(tree)), ...(resumed ? {} : { runId }) };
 }
 
 /** The run options a resume may be given again (JOURNAL-3): the limits, and the cancel signal. */

@@ -6,16 +6,12 @@ import { createApprovalHook, type ApprovalMode } from '../approvals/approval-pol
 import { openJournalFile } from '../files/journal-file.js';
 import type { ModelChooser } from '../models/choose-model.js';
 import { ModelCatalog } from '../models/model-catalog.js';
-import { shareCassette } from '../models/shared-cassette.js';
 import type { RunResult } from '../protocol/contracts.js';
 import { UsageError } from '../protocol/errors.js';
-import { newId } from '../protocol/ids.js';
-import type { Model } from '../protocol/model.js';
 import { journalSession, journalStart, type JournalStore } from '../protocol/trace/journal.js';
 import { Tracer } from '../protocol/trace/trace.js';
-import type { QueueChildRunner } from '../queue/queue-child-runner.js';
+import { startTelemetry } from './telemetry-option.js';
 import { SchemaFormNotices } from './schema-form-notices.js';
-import { treeKey } from '../queue/queue-keys.js';
 import { isHttpUrl } from '../resolvers/reference-forms.js';
 import { terminalPrompt } from './approval-prompt.js';
 import { isUnknownName, packageVersion, unknownName } from './command-line.js';
@@ -36,6 +32,7 @@ import {
   type ParsedArguments,
   parseArguments,
   queueOptions,
+  queuedTop,
   resumeOptionsFor,
   runOptionsFor,
   runtimeFor,
@@ -44,6 +41,7 @@ import { NO_MODEL, replayedSentence, reportResult, reportSetupError } from './ru
 import { RunSession } from './run-session.js';
 import { TreeCosts } from './report/tree-costs.js';
 import { VIEW_COMMAND, viewMain } from './view.js';
+import { EXPORT_COMMAND, exportMain } from './export.js';
 
 // What tests and embedders import from the executable's module; `delegate-mcp` and `delegate-worker` take them from run-setup.js.
 export { type CliIo, EXIT, joinNegativeNumbers, type ParsedArguments, parseArguments, tierModels } from './run-setup.js';
@@ -55,6 +53,8 @@ const USAGE = `Usage: delegate-run <request.json | http(s)://host/path.json> [op
          (the trace as one self-contained HTML page; a request file named "view" runs as ./view)
        delegate-run models [--json] [--models <models.json>]
          (the models known: tier, context window, price and where the price comes from)
+       delegate-run export <trace.jsonl> [--otel <endpoint>] [--otel-content]
+         (a finished trace sent to an OpenTelemetry collector as spans)
        delegate-run --example <name> [options]
          (runs an example shipped with the package, offline; --examples lists them)
 
@@ -94,13 +94,17 @@ Options:
   --queue-timeout <seconds>    how long one delegation's job may take (default 3600)
   --queue-heartbeat <seconds>  how long the tree outlives this process on the workers if it is killed (default 30)
   --queue-keep <seconds>       how long finished jobs are kept on the queue (default 3600, at most 86400)
+  --otel [endpoint]            send spans to an OpenTelemetry collector over OTLP/HTTP, <endpoint>/v1/traces
+                               (default endpoint: OTEL_EXPORTER_OTLP_ENDPOINT, else http://localhost:4318);
+                               also on when OTEL_EXPORTER_OTLP_(TRACES_)ENDPOINT is set
+  --otel-content               put prompts, answers, inputs and outputs in the spans (they may hold secrets)
   --quiet                      no progress on stderr
-  -h, --help                   this text (delegate-run report -h, view -h, models -h: theirs)
+  -h, --help                   this text (delegate-run report -h, view -h, models -h, export -h: theirs)
   --version                    print the package's version
 `;
 
-/** The subcommands of `delegate-run` (CLI-17, CLI-20, CLI-32). */
-const SUBCOMMANDS = [REPORT_COMMAND, VIEW_COMMAND, MODELS_COMMAND];
+/** The subcommands of `delegate-run` (CLI-17, CLI-20, CLI-32, CLI-33). */
+const SUBCOMMANDS = [REPORT_COMMAND, VIEW_COMMAND, MODELS_COMMAND, EXPORT_COMMAND];
 
 /**
  * Refuses a first argument that reads as a mistyped subcommand (CLI-29): a bare word (no path
@@ -118,6 +122,7 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
   if (argv[0] === REPORT_COMMAND) return reportMain(argv.slice(1), io);
   if (argv[0] === VIEW_COMMAND) return viewMain(argv.slice(1), io);
   if (argv[0] === MODELS_COMMAND) return modelsMain(argv.slice(1), io);
+  if (argv[0] === EXPORT_COMMAND) return exportMain(argv.slice(1), io);
   // The shipped examples (CLI-31): `--examples` lists them, `--example <name>` stands for the command line that runs one.
   if (argv.includes(EXAMPLES_FLAG)) {
     io.stdout.write(examplesText());
@@ -228,6 +233,9 @@ async function runCommand(args: ParsedArguments, resumed: Resumed | undefined, i
 /** Sets up the runtime, the queue, the model and the trace, and runs or resumes the Request; what it opens goes into the session. */
 async function startRun(args: ParsedArguments, resumed: Resumed | undefined, io: CliIo, watch: RunWatch): Promise<RunResult> {
   const { tracer, progress, session, say } = watch;
+  // Spans to a collector when --otel or the standard variables say so (TEL-1); OpenTelemetry loads only then.
+  session.telemetry = await startTelemetry(args, io.env, 'delegate-run', say);
+  session.telemetry?.attach(tracer);
   const requestPath = isHttpUrl(args.request) ? args.request : resolve(io.cwd, args.request);
   const root = args.root ? resolve(io.cwd, args.root) : isHttpUrl(args.request) ? io.cwd : dirname(requestPath);
   const allowHosts = [...args.allowHosts];
@@ -249,7 +257,8 @@ async function startRun(args: ParsedArguments, resumed: Resumed | undefined, io:
   session.queue = queue;
   runtime.useChildRunner(queue);
   const loaded = await loadEntry(runtime, requestPath);
-  const { model, runId } = queuedTop(queue, resumed, chooseModel(args, loaded.loaded, runtime.models as ModelChooser, io, say));
+  const resumedTree = resumed ? { run: resumed.run, session: journalSession(resumed.store.events) } : undefined;
+  const { model, runId } = queuedTop(queue, chooseModel(args, loaded.loaded, runtime.models as ModelChooser, io, say), resumedTree);
   // An Activity no module registers, a delegate with no model to run on: named now, before anything runs (CLI-30).
   // With --queue the delegates run on the workers, with their own --activities and --model: only the top document is this process's to check.
   if (!resumed) await checkMissingPieces(runtime, loaded.loaded, { hasModel: model !== undefined, noModel: NO_MODEL, delegatesHere: queue === undefined });
@@ -271,18 +280,6 @@ async function startRun(args: ParsedArguments, resumed: Resumed | undefined, io:
     ...(runId === undefined ? {} : { runId }),
     ...journaled,
   });
-}
-
-/**
- * The top run's model and id on a queue (QUEUE-17): a replayed model shares its cassette with the
- * tree's other processes through claims named by the tree's session (QUEUE-12), so a new tree's id
- * is drawn here rather than by the run. Without a queue, the model as chosen and no id.
- */
-function queuedTop(queue: QueueChildRunner | undefined, resumed: Resumed | undefined, model: Model | undefined): { model: Model | undefined; runId?: string } {
-  if (!queue) return { model };
-  const runId = resumed ? resumed.run : newId('run');
-  const tree = treeKey(runId, resumed ? journalSession(resumed.store.events) : 0);
-  return { model: model && shareCassette(model, queue.cassetteClaims(tree)), ...(resumed ? {} : { runId }) };
 }
 
 /** A journal `--resume` opened: its store, the command line it recorded, its path and its top run. */

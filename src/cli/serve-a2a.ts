@@ -14,6 +14,11 @@ import { SERVER_REFUSED_OPTIONS, servedRunner } from './served-run.js';
 /** Delegate-run's options `--a2a` refuses besides those every server does (A2A-11). */
 const A2A_REFUSED_OPTIONS = {
   ...SERVER_REFUSED_OPTIONS,
+  queue: 'its runs run in this process (QUEUE-1 is for delegate-run and delegate-mcp)',
+  'queue-name': 'its runs run in this process (QUEUE-1 is for delegate-run and delegate-mcp)',
+  'queue-timeout': 'its runs run in this process (QUEUE-1 is for delegate-run and delegate-mcp)',
+  'queue-heartbeat': 'its runs run in this process (QUEUE-1 is for delegate-run and delegate-mcp)',
+  'queue-keep': 'its runs run in this process (QUEUE-1 is for delegate-run and delegate-mcp)',
   journal: 'a server runs many run trees, and a journal holds one',
   resume: 'a server runs many run trees, and a journal holds one',
 } as const;
@@ -70,7 +75,7 @@ export async function a2aFace(args: ParsedArguments, io: CliIo, setting: A2aSett
     session.runtime = runtime;
     session.sink = openCheckedTrace(args, io.cwd);
     const say = (line: string) => void io.stderr.write(`delegate-serve: ${line}\n`);
-    const runOne = servedRunner(args, io, runtime, session.sink, say);
+    const runOne = servedRunner(args, io, runtime, session, say);
     const mode = args.approve;
     const run: RequestRunner = (reference, input, task) =>
       runOne(reference, input, {

@@ -11,6 +11,7 @@ import { DEFAULT_WORKER_CONCURRENCY, startQueueWorker, type QueueWorker } from '
 import { connectionFor, DEFAULT_QUEUE_NAME } from '../queue/redis-url.js';
 import { QUEUE_KEY_VARIABLE } from '../queue/queue-job.js';
 import { parseCommandLine } from './command-line.js';
+import { type CommandTelemetry, otelAlone, startTelemetry } from './telemetry-option.js';
 import { isEntryPoint } from './entry.js';
 import { EXIT, loadActivities, runtimeFor, tierModels, type CliIo, type ParsedArguments } from './run-setup.js';
 
@@ -32,6 +33,9 @@ Options:
   --model <spec>               a model jobs may ask for, such as openai:gpt-4.1-mini or replay:<cassette> (repeatable)
   --tier <tier>=<spec>         the model of a tier (repeatable; also DELEGATE_MODELS); jobs may ask for it too
   --approve strict|approve_all how calls of tools with _approval "required" in the jobs are answered (default strict)
+  --otel [endpoint]            send the jobs' spans to an OpenTelemetry collector (OTLP/HTTP, <endpoint>/v1/traces),
+                               children of the delegating call's span; also on with OTEL_EXPORTER_OTLP_ENDPOINT
+  --otel-content               put prompts, answers, inputs and outputs in the spans (they may hold secrets)
   --lock-seconds <n>           how long a job's lock lasts unrenewed before another worker takes it over (default 30);
                                a thread renews it while the job runs, even when an Activity blocks
   -h, --help                   this text
@@ -57,6 +61,10 @@ export interface WorkerArguments {
   models: string[];
   lockMs?: number;
   approve: 'strict' | 'approve_all';
+  /** `--otel [endpoint]`: `''` for the flag alone (TEL-1). */
+  otel?: string;
+  /** `--otel-content` (TEL-4). */
+  otelContent?: boolean;
 }
 
 function positiveWhole(value: string | undefined, flag: string): number | undefined {
@@ -69,10 +77,12 @@ function positiveWhole(value: string | undefined, flag: string): number | undefi
 /** Parses the command line; throws UsageError for anything malformed (CLI-24). */
 export function parseWorkerArguments(argv: string[]): WorkerArguments | 'help' | 'version' {
   const { values, positionals } = parseCommandLine({
-    args: argv,
+    args: otelAlone(argv),
     allowPositionals: true,
     options: {
       queue: { type: 'string' },
+      otel: { type: 'string' },
+      'otel-content': { type: 'boolean' },
       'queue-name': { type: 'string' },
       concurrency: { type: 'string' },
       activities: { type: 'string', multiple: true },
@@ -110,6 +120,8 @@ export function parseWorkerArguments(argv: string[]): WorkerArguments | 'help' |
     models: values.model ?? [],
     ...(lockSeconds === undefined ? {} : { lockMs: lockSeconds * 1000 }),
     approve: values.approve === 'approve_all' ? 'approve_all' : 'strict',
+    ...(values.otel === undefined ? {} : { otel: values.otel }),
+    ...(values['otel-content'] ? { otelContent: true } : {}),
   };
 }
 
@@ -177,7 +189,10 @@ export async function workerMain(argv: string[], io: CliIo, started?: (worker: Q
   );
   if (typeof args === 'number') return args;
   let worker: QueueWorker;
+  let telemetry: CommandTelemetry | undefined;
   try {
+    // Each job's spans go to the collector, under the delegating call's span (TEL-6, TEL-8).
+    telemetry = await startTelemetry(args, io.env, 'delegate-worker', (line) => say(`delegate-worker: ${line}`));
     const root = resolve(io.cwd, args.root ?? '.');
     const activities = await loadActivities(args.activities, io.cwd);
     const catalog = ModelCatalog.load({ env: io.env, cwd: io.cwd });
@@ -203,8 +218,10 @@ export async function workerMain(argv: string[], io: CliIo, started?: (worker: Q
       ...(key === undefined ? {} : { key }),
       onRefused: (job, error) => say(`delegate-worker: refused job ${job}: ${error.message}`),
       say: (line) => say(`delegate-worker: ${line}`),
+      ...(telemetry ? { traceTo: telemetry.attach } : {}),
     });
   } catch (error) {
+    await telemetry?.close();
     say(`delegate-worker: ${(error as Error).message}`);
     return error instanceof UsageError ? EXIT.usage : EXIT.failed;
   }
@@ -212,6 +229,7 @@ export async function workerMain(argv: string[], io: CliIo, started?: (worker: Q
   started?.(worker);
   if (!io.signal?.aborted) await new Promise((stop) => io.signal?.addEventListener('abort', stop, { once: true }));
   await worker.close();
+  await telemetry?.close();
   return EXIT.ok;
 }
 

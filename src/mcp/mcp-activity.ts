@@ -37,7 +37,10 @@ export function createMcpActivity(connections: McpConnections): Activity {
     if (failure !== undefined || client === undefined) throw fail(`the server cannot be reached: ${failure ?? 'it closed the connection'}.`);
     let result: Awaited<ReturnType<typeof client.callTool>>;
     try {
-      result = await client.callTool({ name: target.tool, arguments: argumentsOf(call) }, undefined, {
+      // The call's span travels in `_meta`, so a server that traces joins the run's trace (TEL-6).
+      const traceContext = environment.trace.tracer.contextOf(environment.run.id, environment.callId);
+      const meta = traceContext === undefined ? {} : { _meta: { ...traceContext } };
+      result = await client.callTool({ name: target.tool, arguments: argumentsOf(call), ...meta }, undefined, {
         signal: environment.signal,
         timeout: MCP_CALL_TIMEOUT_MS,
         resetTimeoutOnProgress: true,

@@ -15,13 +15,16 @@ import { InputError, ProtocolError, UsageError } from '../protocol/errors.js';
 import type { RunResult } from '../protocol/contracts.js';
 import { Tracer } from '../protocol/trace/trace.js';
 import { progressMessage } from '../protocol/trace/progress-message.js';
+import type { TraceContext } from '../protocol/trace/trace.js';
 import type { RequestSource } from './request-source.js';
 import { type ListedRequest, type RequestTool, requestTool, runInputOf, structuredContentOf } from './request-tool.js';
 
-/** What one tool call's run is given: the call's cancellation and the tracer its progress listens to. */
+/** What one tool call's run is given: the call's cancellation, the tracer its progress listens to, and the trace context the client sent. */
 export interface ToolCallRun {
   signal: AbortSignal;
   tracer: Tracer;
+  /** The W3C trace context of the request's `_meta` (`traceparent`, `tracestate`), when the client sent one (TEL-6). */
+  traceContext?: TraceContext;
 }
 
 /** Options of {@link RequestTools}. */
@@ -142,7 +145,11 @@ export class RequestTools {
       });
     }
     try {
-      return toolResultOf(tool, await this.options.run(tool.request, runInputOf(tool, params.arguments), { signal: extra.signal, tracer }));
+      const traceContext = traceContextOf(params._meta);
+      return toolResultOf(
+        tool,
+        await this.options.run(tool.request, runInputOf(tool, params.arguments), { signal: extra.signal, tracer, ...(traceContext ? { traceContext } : {}) }),
+      );
     } catch (error) {
       // Arguments that do not match the Request's input schema are the client's: invalid params, nothing ran (MCP-23).
       if (error instanceof InputError) throw invalidArguments(tool, error);
@@ -184,4 +191,12 @@ export class RequestTools {
     if (this.said === '') this.said = JSON.stringify([...tools.values()].map((tool) => tool.tool));
     return tools;
   }
+}
+
+/** The W3C trace context a client put in a request's `_meta` (TEL-6): `traceparent` and, with it, `tracestate`; bounded, else none. */
+export function traceContextOf(meta: Record<string, unknown> | undefined): TraceContext | undefined {
+  const traceparent = meta?.traceparent;
+  if (typeof traceparent !== 'string' || traceparent.length > 128) return undefined;
+  const tracestate = meta?.tracestate;
+  return typeof tracestate === 'string' && tracestate.length <= 512 ? { traceparent, tracestate } : { traceparent };
 }

@@ -181,7 +181,7 @@ export class QueueChildRunner implements RemoteChildRunner {
       const keep = this.setting.keepSeconds;
       // A resumed tree's jobs are its session's: a job its killed session left behind is not answered for it (QUEUE-12).
       job = await answered(
-        this.queue.add('child', jobOf(child, this.setting.key), {
+        this.queue.add('child', jobOf(child, this.setting.key, hooks.tracer?.contextOf(child.parent.run, child.parent.callId)), {
           jobId: jobIdOf(child),
           attempts: 1,
           removeOnComplete: { age: keep },

@@ -5,6 +5,7 @@ import { DelegateError, formatProblem, RequestError, type ProtocolError } from '
 import type { HandlerRegistry } from '../protocol/messages/handlers.js';
 import { validateRequest } from '../protocol/messages/load-request.js';
 import type { RemoteChild } from '../protocol/contracts.js';
+import type { TraceContext } from '../protocol/trace/trace.js';
 import { compileSchema, describeErrors } from '../protocol/schemas.js';
 import type { JsonSchema, Message, RequestDocument } from '../protocol/types.js';
 import { hasScheme, isHttpUrl, isInside } from '../resolvers/reference-forms.js';
@@ -24,6 +25,8 @@ export type JobRequest = { reference: string; context: Message[] } | { document:
 /** What a job's data holds of its child (QUEUE-2): never its trust, and its model only as a wish the worker may refuse. */
 export interface JobChild extends Omit<RemoteChild, 'request' | 'trusted' | 'scoped'> {
   request: JobRequest;
+  /** The W3C trace context of the delegating call's span, signed with the rest: the worker's spans are its children (TEL-6). */
+  traceContext?: TraceContext;
 }
 
 /** A job's data: the child and, when the caller holds a key, the HMAC-SHA256 of the child's JSON (QUEUE-24). */
@@ -82,6 +85,7 @@ const JOB_SCHEMA = object(
         budget: object({ tokens: { type: 'number', minimum: 0 }, costUsd: { type: 'number', minimum: 0 } }),
         limits: object({ maxRuns: whole(1), maxConcurrency: whole(1) }, ['maxRuns', 'maxConcurrency']),
         journal: object({ session: whole(0), events: { type: 'array', items: { type: 'object' } } }, ['session', 'events']),
+        traceContext: object({ traceparent: { type: 'string', maxLength: 128 }, tracestate: { type: 'string', maxLength: 512 } }, ['traceparent']),
       },
       ['id', 'parent', 'request', 'model', 'options', 'limits'],
     ),
@@ -93,14 +97,16 @@ const JOB_SCHEMA = object(
 /**
  * The job of a child run (QUEUE-2, QUEUE-23): a document resolved from a file or a URL travels as
  * its reference (the file's absolute path, or the URL) and the messages added to its context; any
- * other document travels whole. Signed with `key` when there is one (QUEUE-24).
+ * other document travels whole. The delegating call's trace context, when its spans are exported,
+ * travels too (TEL-6). Signed with `key` when there is one (QUEUE-24).
  */
-export function jobOf(child: RemoteChild, key: string | undefined): JobData {
+export function jobOf(child: RemoteChild, key: string | undefined, traceContext?: TraceContext): JobData {
   const { request, trusted: _trusted, scoped, ...rest } = child;
   const reference = scoped !== undefined && (isHttpUrl(request.location) || isAbsolute(request.location)) ? request.location : undefined;
   const carried: JobChild = {
     ...rest,
     request: reference === undefined ? { document: request.document, location: request.location, name: request.name } : { reference, context: scoped ?? [] },
+    ...(traceContext === undefined ? {} : { traceContext }),
   };
   return key === undefined ? { child: carried } : { child: carried, signature: signatureOf(carried, key) };
 }

@@ -8,7 +8,7 @@ import { shareCassette } from '../models/shared-cassette.js';
 import { runRemoteChild } from '../protocol/run/remote-child.js';
 import type { ConfirmHook, RunResult } from '../protocol/contracts.js';
 import type { Runtime } from '../protocol/run/runtime.js';
-import { RunTrace, Tracer } from '../protocol/trace/trace.js';
+import { RunTrace, type TraceContext, Tracer } from '../protocol/trace/trace.js';
 import { QueueChildRunner, type JobReturn } from './queue-child-runner.js';
 import { aliveKey, cancelChannel, jobCancelChannel, jobHashKey, jobIdOf, KEPT_SECONDS, queueWideKeys, traceStreamKey, treeOf } from './queue-keys.js';
 import { DEFAULT_KEEP_SECONDS, keepAtLeast, MAX_KEEP_SECONDS, WORKER_CHECK_MS } from './key-lifetimes.js';
@@ -55,6 +55,11 @@ export interface QueueWorkerOptions {
   lockMs?: number;
   /** Says a line to the operator (the CLI: stderr): a Redis outage, once (QUEUE-34). */
   say?: (line: string) => void;
+  /**
+   * Sends the spans of each job's runs (an OpenTelemetry export, TEL-8): given the job's tracer and
+   * the trace context its data carries, before anything is traced; returns the function that stops.
+   */
+  traceTo?: (tracer: Tracer, parent: TraceContext | undefined) => () => void;
 }
 
 /** A running worker: close it to stop taking jobs (running ones finish first). */
@@ -128,6 +133,8 @@ export async function startQueueWorker(options: QueueWorkerOptions): Promise<Que
     const writer = new TraceStreamWriter(publisher, traceStreamKey(queueName, tree));
     let attempt: JobAttempt | undefined;
     const tracer = new Tracer([(event) => writer.append(event), (event) => attempt?.observe(event)]);
+    // The child's spans are the delegating call's children, one trace across processes (TEL-6, TEL-8).
+    const stopSpans = options.traceTo?.(tracer, described.traceContext);
     const attemptNumber = job.attemptsStarted;
     const done = async (result: RunResult): Promise<JobReturn> => ({ result: resultToJson(result), trace: await writer.flushed(), attempt: attemptNumber });
     try {
@@ -176,6 +183,7 @@ export async function startQueueWorker(options: QueueWorkerOptions): Promise<Que
       });
       return await done(result);
     } finally {
+      stopSpans?.();
       keeper.drop(lock);
       if (jobs.get(jobId) === controller) jobs.delete(jobId);
       kept.delete(hash);

@@ -1,4 +1,5 @@
 /** The resolver interface: turns a `_delegate` reference into the Request document it names. */
+import type { TraceContext } from '../protocol/trace/trace.js';
 import type { RequestDocument, ToolSchema } from '../protocol/types.js';
 
 /** Where a delegate reference is resolved from. */
@@ -13,6 +14,8 @@ export interface ResolveContext {
   trusted?: boolean;
   /** The names the referring document gives delegates (its `config.delegates`, DEL-21), asked before the runtime's. */
   delegates?: Readonly<Record<string, string>>;
+  /** The W3C trace context of the work resolving it (the delegating call's span), sent with a fetch as `traceparent`/`tracestate` (TEL-6). */
+  traceContext?: TraceContext;
 }
 
 /** A resolved, loaded and validated delegate: what a ResolverRegistry gives its callers. */

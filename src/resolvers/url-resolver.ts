@@ -6,6 +6,7 @@ import { parseJson } from '../protocol/json.js';
 import { HostList } from './host-list.js';
 import { splitIntegrity } from './integrity.js';
 import { hasScheme, isAnonymousReference, isHttpUrl } from './reference-forms.js';
+import type { TraceContext } from '../protocol/trace/trace.js';
 import type { CatalogEntry, LocatedRequest, ResolveContext, Resolver } from './resolver.js';
 
 /** Default timeout of each phase of a fetch (connect, headers, idle body), in milliseconds. */
@@ -140,7 +141,7 @@ export class UrlResolver implements Resolver {
     context.signal?.throwIfAborted();
     let bytes: Buffer;
     try {
-      bytes = await abortable(this.load(location), context.signal);
+      bytes = await abortable(this.load(location, context.traceContext), context.signal);
     } catch (error) {
       if (!(error instanceof FetchFailure)) throw error;
       const named = reference === location ? `"${reference}"` : `"${reference}" (${location})`;
@@ -214,21 +215,22 @@ export class UrlResolver implements Resolver {
     return url;
   }
 
-  /** Loads the bytes at `location`, joining a request already in flight for it. */
-  private load(location: string): Promise<Buffer> {
+  /** Loads the bytes at `location`, joining a request already in flight for it (which carries the first caller's trace context). */
+  private load(location: string, traceContext: TraceContext | undefined): Promise<Buffer> {
     const pending = this.inFlight.get(location);
     if (pending) {
       this.stats.shared++;
       return pending;
     }
-    const promise = this.fetchBytes(location).finally(() => this.inFlight.delete(location));
+    const promise = this.fetchBytes(location, traceContext).finally(() => this.inFlight.delete(location));
     this.inFlight.set(location, promise);
     return promise;
   }
 
-  private async fetchBytes(location: string): Promise<Buffer> {
+  private async fetchBytes(location: string, traceContext: TraceContext | undefined): Promise<Buffer> {
     const cached = this.cache.get(location);
-    const headers: Record<string, string> = { accept: 'application/json' };
+    // The fetch belongs to the delegating call's span: a server that traces joins the run's trace (TEL-6).
+    const headers: Record<string, string> = { accept: 'application/json', ...traceContext };
     if (cached) {
       headers['if-none-match'] = cached.etag;
       this.stats.revalidations++;

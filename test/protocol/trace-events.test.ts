@@ -13,7 +13,15 @@ import { BOSS, TreeScript, journalRuntime, memoryJournal } from '../helpers/jour
 
 /** Each event's own fields, required or optional; typed so that every field of the map is listed and no other. */
 const FIELDS: { [E in TraceEventName]: Record<keyof TraceEventMap[E], 'required' | 'optional'> } = {
-  'run.started': { request: 'required', name: 'required', model: 'required', input: 'required', requestHash: 'optional', tools: 'optional' },
+  'run.started': {
+    request: 'required',
+    name: 'required',
+    model: 'required',
+    input: 'required',
+    requestHash: 'optional',
+    tools: 'optional',
+    traceId: 'optional',
+  },
   'journal.started': { options: 'required', settings: 'required' },
   'journal.resumed': { events: 'required', ignored: 'required', overrides: 'required' },
   'run.resumed': { request: 'required', name: 'required', model: 'required' },

@@ -1,4 +1,4 @@
-// The command lines of the queue without Redis: delegate-worker's usage errors and help, and delegate-mcp refusing --queue (CLI-24, CLI-25, MCP-8).
+// The command lines of the queue without Redis: delegate-worker's usage errors and help, and delegate-mcp taking --queue (CLI-24, CLI-25, MCP-24).
 import { describe, expect, it } from 'vitest';
 import { parseMcpArguments } from '../../src/cli/mcp.js';
 import { parseArguments } from '../../src/cli/run.js';
@@ -62,7 +62,11 @@ describe('delegate-worker and --queue on the command line', () => {
     expect(worker.stderr).toContain('/nonexistent/cassette.json');
   });
 
-  it('is refused by delegate-mcp, whose tools run in its own process (MCP-8)', () => {
-    expect(() => parseMcpArguments(['requests', '--queue', 'redis://h:1/0'], process.cwd())).toThrow('--queue is not an option of delegate-mcp');
+  it('is taken by delegate-mcp, whose calls then delegate through the queue (MCP-24), and checked as delegate-run checks it', () => {
+    expect(parseMcpArguments(['requests', '--queue', 'redis://h:1/0', '--queue-name', 'agents'], process.cwd())).toMatchObject({
+      run: { queue: 'redis://h:1/0', queueName: 'agents' },
+    });
+    expect(() => parseMcpArguments(['requests', '--queue', 'http://h:1/0'], process.cwd())).toThrow('expected a redis:// or rediss:// URL');
+    expect(() => parseMcpArguments(['requests', '--queue-name', 'agents'], process.cwd())).toThrow('--queue-name is only for --queue');
   });
 });

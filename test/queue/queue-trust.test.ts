@@ -164,6 +164,13 @@ describe.skipIf(!redisAvailable)(redisAvailable ? 'a worker that trusts no job, 
     const signed = jobOf(taskChild(), 'the key');
     const tampered = await answerOf({ ...signed, child: { ...signed.child, input: { n: 2 } } }, 'signed');
     expect((tampered.result as { error: { message: string } }).error.message).toContain("its signature is not that of the queue's key");
+    // The trace context travels signed with the rest (TEL-6): one changed on the way is refused too, and a good one runs.
+    const traced = jobOf(taskChild(), 'the key', { traceparent: `00-${'a'.repeat(32)}-${'b'.repeat(16)}-01` });
+    const retraced = { ...traced, child: { ...traced.child, traceContext: { traceparent: `00-${'c'.repeat(32)}-${'b'.repeat(16)}-01` } } };
+    expect(((await answerOf(retraced, 'signed')).result as { error: { message: string } }).error.message).toContain(
+      "its signature is not that of the queue's key",
+    );
+    expect((await answerOf(traced, 'signed')).result).toMatchObject({ ok: true, output: 'done' });
     const good = await answerOf(jobOf(taskChild(), 'the key'), 'signed');
     expect(good.result).toMatchObject({ ok: true, output: 'done' });
     // Only the keyless worker warned at start.

@@ -97,7 +97,17 @@ function startEvents(
     return;
   }
   const hash = replay ? { requestHash: requestHash(loaded.document) } : {};
-  trace.emit('run.started', { request: loaded.location, name: info.name, model, input: options.input ?? null, ...hash, ...(tools ? { tools } : {}) });
+  // The OpenTelemetry trace the run's spans go to, so the two views can be joined (TEL-7).
+  const traceId = trace.tracer.traceIdOf(info.id, info.parent);
+  trace.emit('run.started', {
+    request: loaded.location,
+    name: info.name,
+    model,
+    input: options.input ?? null,
+    ...hash,
+    ...(tools ? { tools } : {}),
+    ...(traceId === undefined ? {} : { traceId }),
+  });
   if (journal) trace.emit('journal.started', { options: journaledOptions(options), settings: options.journalSettings ?? {} });
 }
 

@@ -92,6 +92,8 @@ export interface TraceEventMap {
     requestHash?: string;
     /** The names of the tools the run is offered, in order (TRACE-3; an addition): absent when it failed before they were known. */
     tools?: string[];
+    /** The OpenTelemetry trace id of the run's span, when its spans are exported (TEL-7; an addition). */
+    traceId?: string;
   };
   /** JOURNAL-2: the top run of a run with a journal, after its `run.started`: what a resume needs besides the request and input. */
   'journal.started': {

@@ -14,9 +14,31 @@ export interface TraceEvent extends TraceEventBase {
 /** Receives events as they happen. */
 export type TraceListener = (event: TraceEvent) => void;
 
+/**
+ * W3C trace context (`traceparent`, `tracestate`) of the span a piece of work belongs to, as it
+ * travels with that work to another process or host (TEL-6): a queued job, an MCP call, a fetch.
+ */
+export interface TraceContext {
+  traceparent: string;
+  tracestate?: string;
+}
+
+/**
+ * Where a tree's trace context comes from (TEL-6): an OpenTelemetry export listening to its
+ * tracer. The core asks it, never the OpenTelemetry packages themselves.
+ */
+export interface TraceContextSource {
+  /** The trace id of `run`'s span, opening that span now when it is not open yet (TEL-7); `undefined` when it has none. */
+  traceIdOf(run: string, parent: string | null): string | undefined;
+  /** The context of the call's span (`call` given) or of the run's, for work done on its behalf elsewhere; `undefined` when it has none. */
+  contextOf(run: string, call?: string): TraceContext | undefined;
+}
+
 /** Fans events out to listeners; a run and all its descendants share one Tracer. */
 export class Tracer {
   private readonly listeners = new Set<TraceListener>();
+  /** Where the tree's trace context comes from, when something exports its spans (TEL-6). */
+  private source: TraceContextSource | undefined;
 
   constructor(listeners: Iterable<TraceListener> = []) {
     for (const listener of listeners) this.listeners.add(listener);
@@ -31,6 +53,29 @@ export class Tracer {
   subscribe(listener: TraceListener): () => void {
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);
+  }
+
+  /** Takes the tree's trace context from `source` (an OpenTelemetry export, TEL-6); `undefined` stops. */
+  useContextSource(source: TraceContextSource | undefined): void {
+    this.source = source;
+  }
+
+  /** The trace id of `run`'s span (TEL-7), when the tree's spans are exported. A failing source gives none: observers never change a run. */
+  traceIdOf(run: string, parent: string | null): string | undefined {
+    try {
+      return this.source?.traceIdOf(run, parent);
+    } catch {
+      return undefined;
+    }
+  }
+
+  /** The trace context of a call's span, or of a run's, to send with work done on its behalf elsewhere (TEL-6); `undefined` when none. */
+  contextOf(run: string, call?: string): TraceContext | undefined {
+    try {
+      return this.source?.contextOf(run, call);
+    } catch {
+      return undefined;
+    }
   }
 
   /** Emits an event to every listener. A failing listener never breaks the run. */
