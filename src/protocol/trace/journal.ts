@@ -20,8 +20,17 @@ export interface JournalStore {
   readonly events: readonly TraceEvent[];
   /** The partial last line it ignored when opened (JOURNAL-7), named for the reader; absent when there was none. */
   readonly ignored?: string | undefined;
-  /** Writes one event so that it survives the process being killed before it returns (JOURNAL-2). Never throws. */
+  /**
+   * Takes one event. Never throws. Without {@link JournalStore.whenDurable} it is on the disk when
+   * `append` returns; with it, once the promise that method gives resolves (JOURNAL-2).
+   */
   append(event: TraceEvent): void;
+  /**
+   * A promise that every event appended so far survives the process being killed, or `undefined`
+   * when they already do (JOURNAL-2): the runtime waits for it before each effect an event records.
+   * A store flushing in groups implements it; one whose `append` is durable on return need not.
+   */
+  whenDurable?(): Promise<void> | undefined;
   /** Releases the store; harmless when called again. */
   close(): void;
   /** The first failure to write, if any: the journal stops at the event before it. */
