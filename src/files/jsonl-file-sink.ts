@@ -48,9 +48,9 @@ process.on('exit', () => {
  * journal, JOURNAL-13) the written events are also flushed to the disk, in groups: one `fdatasync`
  * at a time, off the event loop, each covering every event written before it began; an effect waits
  * for the one that covers its event ({@link JsonlFileSink.whenDurable}, JOURNAL-2); closing the file
- * and the process exiting flush what is left. The listener never throws: a run is not changed by its observers, so a write that
- * fails (ENOSPC, EIO) is kept in `error`, nothing more is written, and the caller reports it
- * (TRACE-14). Opening the file throws as `openSync` does.
+ * and the process exiting flush what is left. The listener never throws: a run is not changed by
+ * its observers, so a write that fails (ENOSPC, EIO) is kept in `error`, nothing more is written,
+ * and the caller reports it (TRACE-14). Opening the file throws as `openSync` does.
  */
 export function jsonlFileSink(path: string, options: JsonlFileSinkOptions = {}): JsonlFileSink {
   const descriptor = openSync(path, options.append ? 'a' : 'w');
@@ -138,7 +138,7 @@ function groupFlush(descriptor: number, fail: (error: unknown) => void): GroupFl
   let durable = 0;
   let flushing = false;
   let afterFlush: (() => void) | undefined;
-  let waiters: { count: number; resume: () => void }[] = [];
+  let waiters: { count: number; resume: () => void; promise: Promise<void> }[] = [];
   const settle = (count: number) => {
     durable = Math.max(durable, count);
     if (waiters.length === 0) return;
@@ -181,8 +181,16 @@ function groupFlush(descriptor: number, fail: (error: unknown) => void): GroupFl
     },
     whenDurable() {
       if (durable >= appended) return undefined;
+      // The effects of one turn wait for the same events: they share one promise.
+      const last = waiters.at(-1);
+      if (last?.count === appended) return last.promise;
       const count = appended;
-      const promise = new Promise<void>((resume) => waiters.push({ count, resume }));
+      const waiter = { count, resume: () => {}, promise: Promise.resolve() };
+      waiter.promise = new Promise<void>((resolve) => {
+        waiter.resume = resolve;
+      });
+      waiters.push(waiter);
+      const promise = waiter.promise;
       start();
       return promise;
     },

@@ -165,7 +165,7 @@ describe('a journal flushed in groups (JOURNAL-2), on a wide fan-out', () => {
     first.child.kill('SIGKILL');
     await exited(first.done, 'the killed run');
     const left = journaled(journal);
-    const key = (event: { run: unknown; call: unknown }) => `${String(event.run)} ${String(event.call)}`;
+    const key = (event: { run: unknown; call?: unknown }) => `${String(event.run)} ${String(event.call)}`;
     const started = new Set(left.filter((event) => event.event === 'call.started').map(key));
     const began = effects(env.EFFECT_LOG);
     expect(began.length).toBeGreaterThan(0);

@@ -80,6 +80,8 @@ describe('jsonlFileSink (TRACE-2)', () => {
       waits.push(sink.whenDurable() as Promise<void>);
     }
     expect(waits.every((wait) => wait instanceof Promise)).toBe(true);
+    // Effects waiting for the same events share one promise.
+    expect(sink.whenDurable()).toBe(waits.at(-1));
     expect(readFileSync(path, 'utf8')).toBe('');
     await Promise.all(waits);
     const calls = readFileSync(path, 'utf8')
