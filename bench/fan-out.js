@@ -48,8 +48,8 @@ export function criticalPathMs(latencyMs) {
   return 3 * latencyMs;
 }
 
-/** Runs the workload once on delegate-run (library, built dist/): wall time and what the model was asked. */
-export async function delegateRunFanOut(loopback, tasks, { maxConcurrency, maxRuns } = {}) {
+/** Runs the workload once on delegate-run (library, built dist/): wall time and what the model was asked; with `journal`, journaled to that file (JOURNAL-1). */
+export async function delegateRunFanOut(loopback, tasks, { maxConcurrency, maxRuns, journal } = {}) {
   const { OpenAIModel, createRuntime } = await import('../dist/index.js');
   const folder = resolve(here, 'fan-out');
   const runtime = createRuntime({ root: folder });
@@ -58,7 +58,12 @@ export async function delegateRunFanOut(loopback, tasks, { maxConcurrency, maxRu
   await loopback.reset(tasks);
   const cpu = process.cpuUsage();
   const started = performance.now();
-  const result = await runtime.run(request, { model, ...(maxConcurrency ? { maxConcurrency } : {}), ...(maxRuns ? { maxRuns } : {}) });
+  const result = await runtime.run(request, {
+    model,
+    ...(maxConcurrency ? { maxConcurrency } : {}),
+    ...(maxRuns ? { maxRuns } : {}),
+    ...(journal ? { journal } : {}),
+  });
   const ms = performance.now() - started;
   const used = process.cpuUsage(cpu);
   if (!result.ok) throw new Error(`the fan-out failed: ${result.error.code}: ${result.error.message}`);

@@ -1,4 +1,4 @@
-// The figures of issue 14 with their targets (npm run bench): fan-out against the critical path, overhead per model call, prompt economy against the Vercel AI SDK, scale, and the cost of the progress tree and trace writer. Figures, never tests.
+// The figures of issue 14 with their targets (npm run bench): fan-out against the critical path, the journal's cost, overhead per model call, prompt economy against the Vercel AI SDK, scale, and the cost of the progress tree and trace writer. Figures, never tests.
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -83,6 +83,63 @@ async function fanOutFigures(latencyMs) {
     } finally {
       await loopback.close();
     }
+  }
+  return figures;
+}
+
+/**
+ * The journal's cost (JOURNAL-13): the fan-out of 100 and of 1,000 delegates at 200 ms with and
+ * without a journal, side by side in each round (their order swapped every round, so neither gains
+ * from going second): the medians of the rounds' time ratios and CPU ratios, beside their targets.
+ */
+export async function journalFigures(latencyMs) {
+  const figures = [];
+  const temp = mkdtempSync(join(tmpdir(), 'bench-journal-'));
+  try {
+    for (const [tasks, bounds] of [
+      [100, {}],
+      [1000, { maxConcurrency: 1000, maxRuns: 1100 }],
+    ]) {
+      const loopback = await startLoopback({ latencyMs, tasks });
+      try {
+        const journaled = { ...bounds, journal: join(temp, `fan-out-${tasks}.jsonl`) };
+        await delegateRunFanOut(loopback, tasks, bounds);
+        await delegateRunFanOut(loopback, tasks, journaled);
+        const times = [];
+        const cpus = [];
+        for (let round = 0; round < (tasks <= 100 ? 7 : 3); round++) {
+          const pair = {};
+          for (const side of round % 2 === 0 ? ['plain', 'journal'] : ['journal', 'plain']) {
+            pair[side] = await delegateRunFanOut(loopback, tasks, side === 'journal' ? journaled : bounds);
+          }
+          times.push(pair.journal.ms / pair.plain.ms);
+          cpus.push(pair.journal.cpuMs / pair.plain.cpuMs);
+        }
+        const width = tasks.toLocaleString('en');
+        figures.push(
+          figure(
+            `journal: ${width} delegates, time with --journal / without (median of ${times.length})`,
+            median(times),
+            1.15,
+            '×',
+            `best ${Math.min(...times).toFixed(3)}×`,
+          ),
+        );
+        figures.push(
+          figure(
+            `journal: ${width} delegates, CPU with --journal / without (median of ${cpus.length})`,
+            median(cpus),
+            1.5,
+            '×',
+            `best ${Math.min(...cpus).toFixed(3)}×`,
+          ),
+        );
+      } finally {
+        await loopback.close();
+      }
+    }
+  } finally {
+    rmSync(temp, { recursive: true, force: true });
   }
   return figures;
 }
@@ -239,6 +296,7 @@ function profileShare(profile, pattern) {
 /** Every figure of issue 14, with its target. */
 export async function targetFigures({ latencyMs = 200 } = {}) {
   const figures = await fanOutFigures(latencyMs);
+  figures.push(...(await journalFigures(latencyMs)));
   const fast = await startLoopback({ latencyMs: 0, tasks: 1 });
   try {
     const { oursMs, bareMs } = await overheadPerCall(fast, 300);

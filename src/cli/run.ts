@@ -67,7 +67,7 @@ Options:
   --approve <mode>             interactive | approve_all | strict: how calls of tools with _approval "required"
                                are answered (default interactive on a terminal, strict otherwise)
   --trace <file.jsonl>         write the event trace
-  --journal <file.jsonl>       write the trace durably, every event on disk before the run goes on, to resume from
+  --journal <file.jsonl>       write the trace durably, every event on disk before its effect, to resume from
   --resume <file.jsonl>        continue the run a journal holds (its request, input and options), replaying its
                                model answers and finished calls; give no request with it
   --resume-changed             resume even though the request changed since the journal began

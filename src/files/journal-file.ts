@@ -1,4 +1,4 @@
-/** The journal file (spec/journal.md JOURNAL-1, JOURNAL-2, JOURNAL-7, JOURNAL-11): the trace's JSONL, each event flushed to disk before the run goes on, read back to resume, locked while written. */
+/** The journal file (spec/journal.md JOURNAL-1, JOURNAL-2, JOURNAL-7, JOURNAL-11): the trace's JSONL, flushed to disk in groups before the effects its events record, read back to resume, locked while written. */
 import { existsSync, readFileSync, truncateSync } from 'node:fs';
 import { UsageError } from '../protocol/errors.js';
 import type { JournalOpener, JournalStore } from '../protocol/trace/journal.js';
@@ -111,6 +111,7 @@ function openLocked(path: string, mode: 'create' | 'resume', lock: JournalLock):
     events: reading.events,
     ...(reading.ignored === undefined ? {} : { ignored: reading.ignored }),
     append: (event) => sink(event),
+    whenDurable: () => sink.whenDurable(),
     close: () => {
       // The lock goes even when the last write fails: a journal no one writes is free (JOURNAL-11).
       try {

@@ -244,6 +244,11 @@ export interface TreeShares {
   journal?: JournalReplay;
   /** On a queue's worker: where a non-idempotent call is recorded before its Activity runs (QUEUE-31). */
   startedCalls?: StartedCallLog;
+  /**
+   * When the tree's journal flushes in groups (JOURNAL-2): a promise that every event emitted so far
+   * is on the disk, or `undefined` when it is. Awaited before each effect an event records.
+   */
+  whenDurable?: () => Promise<void> | undefined;
 }
 
 /** The journal of a top run: where its events go and, on resume, what it replays (JOURNAL-1). */

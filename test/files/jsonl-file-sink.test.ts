@@ -67,11 +67,46 @@ describe('jsonlFileSink (TRACE-2)', () => {
     ).toEqual(['e0', 'e1', 'e2']);
   });
 
-  it('writes each event before emit returns when it is durable (a journal, JOURNAL-2)', () => {
+  it('flushes a durable file in groups: the events of a turn are written at its end, and whenDurable resolves once they are on the disk (JOURNAL-2)', async () => {
     const path = join(folder, 'durable.jsonl');
     const sink = jsonlFileSink(path, { durable: true });
+    // Nothing emitted yet: nothing to wait for.
+    expect(sink.whenDurable()).toBeUndefined();
+    const count = 300;
+    const waits: Promise<void>[] = [];
+    // A wide turn: every event's effect waits, and one flush covers them all.
+    for (let index = 0; index < count; index++) {
+      sink({ ...event('call.started'), call: String(index) });
+      waits.push(sink.whenDurable() as Promise<void>);
+    }
+    expect(waits.every((wait) => wait instanceof Promise)).toBe(true);
+    // Effects waiting for the same events share one promise.
+    expect(sink.whenDurable()).toBe(waits.at(-1));
+    expect(readFileSync(path, 'utf8')).toBe('');
+    await Promise.all(waits);
+    const calls = readFileSync(path, 'utf8')
+      .trimEnd()
+      .split('\n')
+      .map((line) => (JSON.parse(line) as TraceEvent).call);
+    expect(calls).toEqual(Array.from({ length: count }, (_, index) => String(index)));
+    expect(sink.whenDurable()).toBeUndefined();
+    // An event no one waits for is written at the turn's end all the same, and flushed by close.
+    sink(event('run.completed'));
+    await new Promise((turn) => setImmediate(turn));
+    expect(readFileSync(path, 'utf8').trimEnd().split('\n')).toHaveLength(count + 1);
+    sink(event('run.closing'));
+    const last = sink.whenDurable();
+    sink.close();
+    await last;
+    expect(sink.whenDurable()).toBeUndefined();
+    expect((JSON.parse(readFileSync(path, 'utf8').trimEnd().split('\n').at(-1) as string) as TraceEvent).event).toBe('run.closing');
+    expect(sink.error).toBeUndefined();
+  });
+
+  it('a plain trace file waits for nothing', () => {
+    const sink = jsonlFileSink(join(folder, 'plain.jsonl'));
     sink(event('run.started'));
-    expect(readFileSync(path, 'utf8')).toBe(`${JSON.stringify(event('run.started'))}\n`);
+    expect(sink.whenDurable()).toBeUndefined();
     sink.close();
   });
 
@@ -121,4 +156,18 @@ describe('jsonlFileSink write failures (TRACE-14)', () => {
     sink.close();
     expect(sink.error).toBe(first);
   });
+
+  it.skipIf(!existsSync('/dev/full'))(
+    'lets what waits for a durable file that cannot be written go on: the run is not held by its journal (TRACE-14)',
+    async () => {
+      const sink = jsonlFileSink('/dev/full', { durable: true, append: true });
+      sink(event('call.started'));
+      const wait = sink.whenDurable();
+      expect(wait).toBeInstanceOf(Promise);
+      await wait;
+      expect(sink.error?.message).toMatch(/ENOSPC/);
+      expect(sink.whenDurable()).toBeUndefined();
+      sink.close();
+    },
+  );
 });

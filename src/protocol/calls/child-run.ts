@@ -77,6 +77,10 @@ export async function runChild(scope: CallScope, place: ChildPlace, child: Child
   if (model) options.model = model;
   const parent = { run: scope.run.id, depth: scope.run.depth, callId, root: scope.run.root ?? scope.run.id, lineage: [...lineageOf(scope.run), scope.run.id] };
   const remote = scope.runtime.childRunner;
+  // A child queued for another process is an effect: its delegate.started is on the disk first (JOURNAL-2).
+  // A child run here needs no wait of its own: each of its effects waits for its events.
+  const durable = remote ? scope.tree.whenDurable?.() : undefined;
+  if (durable) await durable;
   const result = remote
     ? await remote.run(remoteChild(scope, id, parent, child, options), { signal: scope.signal, tracer: scope.options.tracer })
     : await scope.startRun(child.request, options, {

@@ -103,7 +103,12 @@ export async function executeCall(scope: CallScope, entry: BatchEntry, prepared:
     if (startedBefore && activityName !== undefined) await confirmRerun(scope, entry, current, activityName);
     current = await confirm(scope, entry, current);
     scope.counters.toolCalls++;
-    if (activityName !== undefined) await recordStart(scope, entry, current.call, activityName);
+    if (activityName !== undefined) {
+      // Its call.started is on the disk before the Activity starts (JOURNAL-2).
+      const durable = scope.tree.whenDurable?.();
+      if (durable) await durable;
+      await recordStart(scope, entry, current.call, activityName);
+    }
     const result = activityName === undefined ? current.call._output : await runActivity(scope, entry, current, activityName);
     // A message an Activity returns is appended as is; any other result must match the `_output` schema.
     if (activityName === undefined || !isMessageResult(scope.runtime, result)) checkOutput(outputSchema, result, toolName);

@@ -88,6 +88,9 @@ async function sendOnce(scope: CallScope, question: StepQuestion, attempt: numbe
     if (scope.trace.listening) {
       const schemaForm = plainText ? undefined : model.schemaFormOf?.({ schema });
       scope.trace.emit('model.request', { step, attempt, messages: messages.map(tracedMessage), schema, ...(schemaForm ? { schemaForm } : {}) });
+      // Its model.request is on the disk before the request goes out (JOURNAL-2).
+      const durable = scope.tree.whenDurable?.();
+      if (durable) await durable;
     }
     const began = Date.now();
     const onRetry = (retry: ModelRetry) => scope.trace.emit('model.retry', { step, attempt: retry.attempt, reason: retry.reason, waitMs: retry.waitMs });

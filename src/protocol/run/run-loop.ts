@@ -54,7 +54,18 @@ export async function runRequest(runtime: Runtime, loaded: LoadedRequest, given:
   };
   let run: RunState | undefined;
   try {
-    run = await openRun(runtime, loaded, options, { info, trace, usage, tree: link?.tree, files: link?.files ?? [], replay, held: held.tracer, begin });
+    const whenDurable = journal?.store.whenDurable?.bind(journal.store);
+    run = await openRun(runtime, loaded, options, {
+      info,
+      trace,
+      usage,
+      tree: link?.tree,
+      files: link?.files ?? [],
+      replay,
+      whenDurable,
+      held: held.tracer,
+      begin,
+    });
     const output = await loop(run, options.maxSteps ?? run.document.config?.maxSteps ?? DEFAULT_MAX_STEPS);
     const parts = run.parts.resultFields();
     trace.emit('run.completed', { output: output ?? null, ...parts, usage: usage.usage(), usageTotal: usage.usageTotal() });
@@ -130,14 +141,21 @@ function endContext(run: RunState): Message[] {
  * What the run's tree shares (LOOP-13, LOOP-16, DEL-19): a child gets its caller's; the top run
  * creates them, counting itself as the tree's first run, with a budget meter when it has a budget.
  */
-function treeShares(runtime: Runtime, root: string, loaded: LoadedRequest, options: RunOptions, journal: JournalReplay | undefined): TreeShares {
+function treeShares(
+  runtime: Runtime,
+  root: string,
+  loaded: LoadedRequest,
+  options: RunOptions,
+  journal: JournalReplay | undefined,
+  whenDurable: TreeShares['whenDurable'],
+): TreeShares {
   const limits = options.budget ?? loaded.document.config?.budget;
   // A tree whose children run elsewhere shares its meter with them through the runner (QUEUE-6).
   const meter = limits ? (runtime.childRunner?.meter?.(root, limits, journal?.session) ?? new BudgetMeter(limits)) : undefined;
   const bounded = treeLimits(options);
   // So are its run bounds: every process admits against the tree's one count (QUEUE-20).
   const bounds = runtime.childRunner?.bounds?.(root, bounded, journal?.session) ?? new TreeBounds(bounded);
-  return { meter, bounds, ...(journal ? { journal } : {}) };
+  return { meter, bounds, ...(journal ? { journal } : {}), ...(whenDurable ? { whenDurable } : {}) };
 }
 
 /** The run's `config.attachments` as RunInfo carries it (ATT-3): only when it is an object. */
@@ -188,6 +206,8 @@ async function openRun(
     tree: TreeShares | undefined;
     files: ProviderFile[];
     replay: JournalReplay | undefined;
+    /** When the tree's journal flushes in groups: what its effects wait for (JOURNAL-2). */
+    whenDurable: TreeShares['whenDurable'];
     /** What the preparers trace to, held until the run has started. */
     held: Tracer;
     /** Writes `run.started` with the tools offered. */
@@ -196,7 +216,7 @@ async function openRun(
 ): Promise<RunState> {
   const { info, trace, usage } = run;
   // Inside the run, so that bounds given wrongly fail it with a complete trace.
-  const tree = run.tree ?? treeShares(runtime, info.root ?? info.id, loaded, options, run.replay);
+  const tree = run.tree ?? treeShares(runtime, info.root ?? info.id, loaded, options, run.replay, run.whenDurable);
   let request = loaded;
   const preparing = Object.assign({}, options, { tracer: run.held });
   for (const prepare of runtime.preparers) request = await prepare(request, preparing, runtime, info);

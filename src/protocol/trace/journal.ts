@@ -20,8 +20,17 @@ export interface JournalStore {
   readonly events: readonly TraceEvent[];
   /** The partial last line it ignored when opened (JOURNAL-7), named for the reader; absent when there was none. */
   readonly ignored?: string | undefined;
-  /** Writes one event so that it survives the process being killed before it returns (JOURNAL-2). Never throws. */
+  /**
+   * Takes one event. Never throws. Without {@link JournalStore.whenDurable} it is on the disk when
+   * `append` returns; with it, once the promise that method gives resolves (JOURNAL-2).
+   */
   append(event: TraceEvent): void;
+  /**
+   * A promise that every event appended so far survives the process being killed, or `undefined`
+   * when they already do (JOURNAL-2): the runtime waits for it before each effect an event records.
+   * A store flushing in groups implements it; one whose `append` is durable on return need not.
+   */
+  whenDurable?(): Promise<void> | undefined;
   /** Releases the store; harmless when called again. */
   close(): void;
   /** The first failure to write, if any: the journal stops at the event before it. */
@@ -46,9 +55,17 @@ export interface JournalStart {
   settings: Record<string, unknown>;
 }
 
+/** The hashes of the documents hashed so far: the children of a fan-out share one document, hashed once (documents are not changed once loaded). */
+const hashes = new WeakMap<RequestDocument, string>();
+
 /** The hash recorded at `run.started` (JOURNAL-8): sha256 of the document's canonical JSON (keys sorted), so formatting does not count as a change. */
 export function requestHash(document: RequestDocument): string {
-  return `sha256:${createHash('sha256').update(canonicalJson(document)).digest('hex')}`;
+  let hash = hashes.get(document);
+  if (hash === undefined) {
+    hash = `sha256:${createHash('sha256').update(canonicalJson(document)).digest('hex')}`;
+    hashes.set(document, hash);
+  }
+  return hash;
 }
 
 /** Reads the top run of a journal and its options; a file that is no journal is a UsageError naming it. */
@@ -219,6 +236,8 @@ export class JournalReplay {
 
   /** The next journaled execution of this call (JOURNAL-5), taken so it is not handed out again. */
   takeCall(run: string, callId: string, params: unknown): JournaledCall | undefined {
+    // A tree begun now has nothing to take: its calls' parameters are not made into keys.
+    if (this.calls.size === 0) return undefined;
     const executions = this.calls.get(callKeyOf(run, callId, params));
     const call = executions?.shift();
     if (call && call.state !== 'started') this.replayed.calls += 1;
