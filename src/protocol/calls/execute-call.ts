@@ -248,6 +248,7 @@ function activityEnvironment(scope: CallScope, entry: BatchEntry, call: Call, si
   return {
     runChild: (child) => runChild(scope, { callId: entry.id, instance: call._instance }, child),
     checkChild: (description) => checkChild(scope, description),
+    addRemoteUsage: (usage) => scope.addDescendantUsage(usage),
     endRun: (error) => {
       scope.ended ??= error;
     },
