@@ -104,12 +104,11 @@ export async function runA2aDelegation(
     throw error;
   };
   try {
-    await follow(client, facts, outgoingMessage(call, context), progress, environment.signal);
+    await follow(client, facts, outgoingMessage(call, context), progress, { signal: environment.signal, timeoutMs: options.urls.totalTimeoutMs });
   } catch (error) {
-    if (environment.signal.aborted) {
-      await cancelTask(client, progress.taskId);
-      return fail(cancelled(error));
-    }
+    // A task left behind, by our cancellation or a failure to follow it, is cancelled (DEL-36).
+    await cancelTask(client, progress.taskId);
+    if (environment.signal.aborted) return fail(cancelled(error));
     return fail(refusal.error ?? agentUnreachable(facts, error));
   }
   const usage = remoteUsage(progress.usage, Date.now() - started);
@@ -201,7 +200,14 @@ async function createClient(facts: AgentCardFacts, urls: UrlResolver, refusal: {
  * Sends the message and follows the task to a final state (DEL-35): through the stream when the
  * card says the agent streams, else by reading the task again until it is final.
  */
-async function follow(client: Client, facts: AgentCardFacts, message: A2aMessage, progress: Progress, signal: AbortSignal): Promise<void> {
+async function follow(
+  client: Client,
+  facts: AgentCardFacts,
+  message: A2aMessage,
+  progress: Progress,
+  bounds: { signal: AbortSignal; timeoutMs: number },
+): Promise<void> {
+  const { signal } = bounds;
   const request = { tenant: '', message, configuration: undefined, metadata: undefined };
   if (facts.streaming) {
     for await (const event of client.sendMessageStream(request, { signal })) {
@@ -210,7 +216,7 @@ async function follow(client: Client, facts: AgentCardFacts, message: A2aMessage
     }
     return;
   }
-  const answer = await client.sendMessage(request, { signal });
+  const answer = await bounded('SendMessage', bounds, (options) => client.sendMessage(request, options));
   if ('messageId' in answer) {
     progress.message = answer;
     return;
@@ -218,7 +224,25 @@ async function follow(client: Client, facts: AgentCardFacts, message: A2aMessage
   takeTask(progress, answer);
   while (progress.state === undefined || !FINAL_STATES.has(progress.state)) {
     await pause(POLL_INTERVAL_MS, signal);
-    takeTask(progress, await client.getTask({ tenant: '', id: answer.id }, { signal }));
+    takeTask(progress, await bounded('GetTask', bounds, (options) => client.getTask({ tenant: '', id: answer.id }, options)));
+  }
+}
+
+/**
+ * One request to the agent that must be answered within `timeoutMs` (DEL-35): one that is not
+ * fails saying so; our own cancellation stays a cancellation.
+ */
+async function bounded<T>(
+  method: string,
+  bounds: { signal: AbortSignal; timeoutMs: number },
+  send: (options: { signal: AbortSignal }) => Promise<T>,
+): Promise<T> {
+  const deadline = AbortSignal.timeout(bounds.timeoutMs);
+  try {
+    return await send({ signal: AbortSignal.any([bounds.signal, deadline]) });
+  } catch (error) {
+    if (deadline.aborted && !bounds.signal.aborted) throw new Error(`it did not answer ${method} within ${bounds.timeoutMs} ms`, { cause: error });
+    throw error;
   }
 }
 
@@ -332,7 +356,6 @@ function stateName(state: TaskState | undefined): string {
 
 /** The agent could not be reached or broke the protocol: `delegate_not_found` with the cause (DEL-36). */
 function agentUnreachable(facts: AgentCardFacts, error: unknown): ProtocolError {
-  if (error instanceof ProtocolError) return error;
   return new DelegateError(
     'delegate_not_found',
     `The A2A agent "${facts.name}" (${facts.location.base}) could not be reached: ${(error as Error).message ?? String(error)}`,

@@ -264,6 +264,31 @@ describe('delegating to an A2A agent', () => {
     expect(secondPrompt(missing.model)).toContain('404');
   });
 
+  it('bounds a request the agent never answers (DEL-35)', async () => {
+    // The card is answered, the JSON-RPC request never is.
+    const silent = createServer((request, response) => {
+      if (request.method !== 'GET') return;
+      response.writeHead(200, { 'content-type': 'application/json' });
+      response.end(
+        JSON.stringify({
+          name: 'silent',
+          supportedInterfaces: [{ url: `${origin}/agent`, protocolBinding: 'JSONRPC', protocolVersion: '1.0', tenant: '' }],
+          capabilities: {},
+          skills: [],
+        }),
+      );
+    });
+    servers.push(silent);
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    const origin = `http://127.0.0.1:${(silent.address() as AddressInfo).port}`;
+    const started = Date.now();
+    const { model, events } = await run(orchestrator(`a2a+${origin}/agent`), { fetchTimeoutMs: 300 });
+    expect(Date.now() - started).toBeLessThan(15_000);
+    expect(events.find((event) => event.event === 'call.failed')).toMatchObject({ error: { code: 'delegate_not_found' } });
+    expect(secondPrompt(model)).toContain('did not answer SendMessage within 900 ms');
+    silent.closeAllConnections();
+  });
+
   it('takes the tool parameters from the card input schema up front (DEL-33)', async () => {
     const served = await agent({
       behaviour: adder,
