@@ -48,7 +48,11 @@ export function locateAgent(reference: string): A2aLocation {
  */
 export async function readAgentCard(reference: string, urls: UrlResolver, context: ResolveContext): Promise<AgentCardFacts> {
   const location = locateAgent(reference);
-  const located = await urls.resolve(location.card, context);
+  const located = await urls.resolve(location.card, context).catch((error: unknown) => {
+    // The URL resolver's own error, its code and data kept, said of the agent's card.
+    if (!(error instanceof DelegateError)) throw error;
+    throw new DelegateError(error.code, `The card of the A2A agent "${reference}" could not be read: ${error.message}`, error.data, { cause: error });
+  });
   const parsed = parseJson(decodeText(typeof located.content === 'string' ? Buffer.from(located.content) : located.content));
   const problem = (pointer: string, message: string): never => {
     throw new RequestError([{ document: location.card, pointer, message }]);
