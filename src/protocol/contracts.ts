@@ -90,7 +90,8 @@ export interface ActivityEnvironment {
   checkChild(description: string): void;
   /**
    * Adds what a delegate running elsewhere, not as a run of this tree, reported it used for this
-   * call (an A2A agent, DEL-37) to this run's total, as a child's total is added (DEL-17).
+   * call (an A2A agent, DEL-37) to this run's total, as a child's total is added (DEL-17), and
+   * to the tree's budget meter (LOOP-13).
    */
   addRemoteUsage(usage: UsageSummary): void;
   /**

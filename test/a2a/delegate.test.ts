@@ -60,7 +60,10 @@ function orchestrator(reference: string, tool: Record<string, unknown> = {}) {
 }
 
 /** Runs the orchestrator: step 0 calls `add {a: 1, b: 2}` into †state.sum, step 1 outputs what it saw. */
-async function run(root: string, options: { allowHosts?: string[]; signal?: AbortSignal; fetchTimeoutMs?: number; resolve?: 'upfront' } = {}) {
+async function run(
+  root: string,
+  options: { allowHosts?: string[]; signal?: AbortSignal; fetchTimeoutMs?: number; resolve?: 'upfront'; budget?: { tokens: number } } = {},
+) {
   const runtime = createRuntime({
     root,
     allowHosts: options.allowHosts ?? ['127.0.0.1'],
@@ -76,6 +79,7 @@ async function run(root: string, options: { allowHosts?: string[]; signal?: Abor
     tracer: new Tracer([sink]),
     ...(options.signal ? { signal: options.signal } : {}),
     ...(options.resolve ? { resolve: options.resolve } : {}),
+    ...(options.budget ? { budget: options.budget } : {}),
   });
   await runtime.resolvers.close();
   return { result, model, events: sink.events };
@@ -114,6 +118,12 @@ describe('delegating to an A2A agent', () => {
     expect(result.usageTotal.inputTokens).toBe(102);
     expect(result.usageTotal.costUsd).toBe(0.5);
     expect(result.usage.inputTokens).toBe(2);
+  });
+
+  it('counts the usage the agent reports against the tree budget (DEL-37)', async () => {
+    const served = await agent({ behaviour: adder });
+    const { result } = await run(orchestrator(`a2a+${served.base}`), { budget: { tokens: 50 } });
+    expect(result.ok ? undefined : result.error.code).toBe('budget_exceeded');
   });
 
   it('shows the agent as a run of the cost tree whose answer is what it reported, so the report adds up to usageTotal (DEL-37)', async () => {
