@@ -11,7 +11,8 @@ import { DelegateError, ProtocolError, cancelled } from '../protocol/errors.js';
 import { formatIssues, validateAgainst } from '../protocol/schemas.js';
 import { metaValue } from '../protocol/tools/tools.js';
 import type { Call, Message, ToolSchema } from '../protocol/types.js';
-import { isJsonObject, isMetaProperty } from '../protocol/types.js';
+import { isJsonObject } from '../protocol/types.js';
+import { delegateInput } from '../activities/delegate.js';
 import type { UsageSummary } from '../protocol/usage.js';
 import type { UrlResolver } from '../resolvers/url-resolver.js';
 import { type AgentCardFacts, readAgentCard } from './agent-card.js';
@@ -103,18 +104,19 @@ export async function runA2aDelegation(
     });
     throw error;
   };
+  let failure: ProtocolError | undefined;
   try {
     await follow(client, facts, outgoingMessage(call, context), progress, { signal: environment.signal, timeoutMs: options.urls.totalTimeoutMs });
   } catch (error) {
     // A task left behind, by our cancellation or a failure to follow it, is cancelled (DEL-36).
     await cancelTask(client, progress.taskId);
-    if (environment.signal.aborted) return fail(cancelled(error));
-    return fail(refusal.error ?? agentUnreachable(facts, error));
+    failure = environment.signal.aborted ? cancelled(error) : (refusal.error ?? agentUnreachable(facts, error));
   }
   const usage = remoteUsage(progress.usage, Date.now() - started);
   // Added whether the task completed or failed, as a child's total is (DEL-17).
   if (usage) environment.addRemoteUsage(usage);
   reported = usage;
+  if (failure) return fail(failure);
   const outcome = outcomeOf(facts, progress, call._tool);
   if (outcome instanceof ProtocolError) {
     // An interrupted task would wait for an answer that never comes (DEL-36).
@@ -136,8 +138,7 @@ export async function runA2aDelegation(
  * part `{context: [...]}` marked `metadata.kind: "context"`.
  */
 export function outgoingMessage(call: Call, context: readonly Message[]): A2aMessage {
-  const input = Object.fromEntries(Object.entries(call).filter(([key]) => !isMetaProperty(key)));
-  const parts: Part[] = [dataPart(input, undefined)];
+  const parts: Part[] = [dataPart(delegateInput(call), undefined)];
   if (context.length > 0) parts.push(dataPart({ context }, { kind: 'context' }));
   return { messageId: randomUUID(), contextId: '', taskId: '', role: Role.ROLE_USER, parts, metadata: undefined, extensions: [], referenceTaskIds: [] };
 }

@@ -4,10 +4,9 @@ import { parseJson } from '../protocol/json.js';
 import { schemaProblem } from '../protocol/schemas.js';
 import type { JsonSchema } from '../protocol/types.js';
 import { isJsonObject } from '../protocol/types.js';
-import { decodeText } from '../resolvers/reference-forms.js';
 import type { ResolveContext } from '../resolvers/resolver.js';
 import type { UrlResolver } from '../resolvers/url-resolver.js';
-import { a2aLocation, type A2aLocation } from './a2a-reference.js';
+import { a2aLocation, type A2aLocation, decodeText } from '../resolvers/reference-forms.js';
 
 /** What the delegation needs of an agent card (DEL-32, DEL-33). */
 export interface AgentCardFacts {

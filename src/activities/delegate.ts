@@ -9,7 +9,7 @@ import type { Call, Message, RequestDocument, ToolSchema } from '../protocol/typ
 import { isMetaProperty } from '../protocol/types.js';
 import type { CatalogEntry, ResolvedRequest, ResolveContext } from '../resolvers/resolver.js';
 import type { UrlResolver } from '../resolvers/url-resolver.js';
-import { isA2aReference } from '../a2a/a2a-reference.js';
+import { isA2aReference } from '../resolvers/reference-forms.js';
 
 /** Resolves references (the ResolverRegistry satisfies this). */
 export interface DelegateResolver {

@@ -11,7 +11,7 @@ import { isMetaProperty } from '../protocol/types.js';
 import { declaredInputSchema } from '../protocol/messages/input.js';
 import type { DelegateResolver } from './delegate.js';
 import type { UrlResolver } from '../resolvers/url-resolver.js';
-import { isA2aReference } from '../a2a/a2a-reference.js';
+import { isA2aReference } from '../resolvers/reference-forms.js';
 import type { ResolveContext } from '../resolvers/resolver.js';
 
 /**
