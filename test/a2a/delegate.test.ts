@@ -223,6 +223,27 @@ describe('delegating to an A2A agent', () => {
     expect(events.find((event) => event.event === 'delegate.failed')).toMatchObject({ code: 'cancelled_by_user' });
   });
 
+  it('counts what a streaming agent reported before our run was cancelled (DEL-17, DEL-37)', async () => {
+    let working: () => void = () => undefined;
+    const isWorking = new Promise<void>((resolve) => (working = resolve));
+    const served = await agent({
+      streaming: true,
+      behaviour: (context, bus, signal) =>
+        new Promise<void>((resolve) => {
+          publishStatus(context, bus, TaskState.TASK_STATE_WORKING, 'thinking', { usage: { inputTokens: 40, costUsd: 0.2 } });
+          working();
+          signal.addEventListener('abort', () => resolve(), { once: true });
+        }),
+    });
+    const controller = new AbortController();
+    void isWorking.then(() => setTimeout(() => controller.abort(), 100));
+    const { result, events } = await run(orchestrator(`a2a+${served.base}`), { signal: controller.signal });
+    expect(result.ok ? undefined : result.error.code).toBe('cancelled_by_user');
+    expect(served.canceled).toHaveLength(1);
+    expect(result.usageTotal).toMatchObject({ inputTokens: 41, costUsd: 0.2 });
+    expect(events.find((event) => event.event === 'delegate.failed')).toMatchObject({ code: 'cancelled_by_user', usage: { inputTokens: 40, remote: true } });
+  });
+
   it('refuses an agent whose host is not allowed before anything is sent (DEL-32)', async () => {
     const served = await agent({ behaviour: adder });
     const { result, model, events } = await run(orchestrator(`a2a+${served.base}`), { allowHosts: ['example.com'] });
