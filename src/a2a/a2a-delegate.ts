@@ -3,7 +3,7 @@
  * input and scoped context go as data parts, the final artifact comes back as the call's result.
  * Loaded with a dynamic `import()` only when a `_delegate` names an A2A agent.
  */
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { Role, TaskState, type Artifact, type Message as A2aMessage, type Part, type StreamResponse, type Task } from '@a2a-js/sdk';
 import { type Client, ClientFactory, ClientFactoryOptions, DefaultAgentCardResolver, JsonRpcTransportFactory, RestTransportFactory } from '@a2a-js/sdk/client';
 import type { ActivityEnvironment } from '../protocol/contracts.js';
@@ -19,6 +19,8 @@ import { type AgentCardFacts, readAgentCard } from './agent-card.js';
 
 /** How long a `tasks/cancel` sent when our run is cancelled may take before we stop waiting for it (DEL-36). */
 export const CANCEL_TIMEOUT_MS = 5_000;
+/** The largest answer read from an agent besides a stream, in bytes: as much as the SDK lets one stream event carry (DEL-35). */
+export const MAX_ANSWER_BYTES = 4 * 1024 * 1024;
 /** The pause between two reads of a task that is still working, when the agent does not stream (DEL-35). */
 export const POLL_INTERVAL_MS = 200;
 
@@ -75,7 +77,11 @@ export async function runA2aDelegation(
   });
   const refusal: { error?: DelegateError } = {};
   const client = await createClient(facts, options.urls, refusal);
-  const child = `a2a_${randomUUID().replaceAll('-', '').slice(0, 12)}`;
+  // Named by its place in the tree, as a child run is (JOURNAL-6), so a tree run again names it alike.
+  const child = `a2a_${createHash('sha256')
+    .update(`${environment.run.id}\u0000${environment.callId}\u0000${environment.instance ?? ''}`)
+    .digest('hex')
+    .slice(0, 12)}`;
   const scopes = metaValue(call, tool, '_scopes');
   const model = `a2a:${facts.location.base}`;
   environment.trace.emit('delegate.started', {
@@ -177,7 +183,16 @@ async function createClient(facts: AgentCardFacts, urls: UrlResolver, refusal: {
         `${target.href} answered ${response.status}${response.headers.get('location') ? ` redirecting to ${response.headers.get('location')}` : ''}; redirects are not followed`,
       );
     }
-    return response;
+    // A stream's events are capped one by one by the SDK (4 MiB each); any other answer as a whole, here.
+    if (response.body === null || response.headers.get('content-type')?.startsWith('text/event-stream')) return response;
+    return new Response(
+      capped(response.body, MAX_ANSWER_BYTES, () => refuse(`${target.href} answered more than ${MAX_ANSWER_BYTES} bytes; the download was stopped`)),
+      {
+        status: response.status,
+        statusText: response.statusText,
+        headers: response.headers,
+      },
+    );
   };
   const legacyCompat = { enabled: true };
   const factory = new ClientFactory(
@@ -415,4 +430,18 @@ function pause(ms: number, signal: AbortSignal): Promise<void> {
     };
     signal.addEventListener('abort', stop, { once: true });
   });
+}
+
+/** The body, failing with what `tooLarge` throws once more than `maxBytes` have come. */
+function capped(body: ReadableStream<Uint8Array>, maxBytes: number, tooLarge: () => never): ReadableStream<Uint8Array> {
+  let size = 0;
+  return body.pipeThrough(
+    new TransformStream<Uint8Array, Uint8Array>({
+      transform(chunk, controller) {
+        size += chunk.byteLength;
+        if (size > maxBytes) tooLarge();
+        controller.enqueue(chunk);
+      },
+    }),
+  );
 }

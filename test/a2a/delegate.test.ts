@@ -320,6 +320,33 @@ describe('delegating to an A2A agent', () => {
     silent.closeAllConnections();
   });
 
+  it('stops reading an answer larger than the cap (DEL-35)', async () => {
+    // The card is small; the answer to SendMessage is a 5 MiB JSON-RPC result.
+    const flood = createServer((request, response) => {
+      response.writeHead(200, { 'content-type': 'application/json' });
+      if (request.method === 'GET') {
+        response.end(
+          JSON.stringify({
+            name: 'flood',
+            supportedInterfaces: [{ url: `${origin}/agent`, protocolBinding: 'JSONRPC', protocolVersion: '1.0', tenant: '' }],
+            capabilities: {},
+            skills: [],
+          }),
+        );
+        return;
+      }
+      response.end(
+        JSON.stringify({ jsonrpc: '2.0', id: 1, result: { message: { messageId: 'm', role: 'ROLE_AGENT', parts: [{ text: 'x'.repeat(5 * 1024 * 1024) }] } } }),
+      );
+    });
+    servers.push(flood);
+    await new Promise<void>((resolve) => flood.listen(0, '127.0.0.1', resolve));
+    const origin = `http://127.0.0.1:${(flood.address() as AddressInfo).port}`;
+    const { model, events } = await run(orchestrator(`a2a+${origin}/agent`));
+    expect(events.find((event) => event.event === 'call.failed')).toMatchObject({ error: { code: 'delegate_forbidden' } });
+    expect(secondPrompt(model)).toContain('answered more than 4194304 bytes');
+  });
+
   it('takes the tool parameters from the card input schema up front (DEL-33)', async () => {
     const served = await agent({
       behaviour: adder,
