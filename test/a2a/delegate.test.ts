@@ -10,6 +10,7 @@ import type { ModelRequest } from '../../src/protocol/model.js';
 import { memorySink, Tracer } from '../../src/protocol/trace/trace.js';
 import { artifactOf, dataPart, publishArtifact, publishStatus, startA2aAgent, type TestAgent, type TestAgentOptions, textPart } from '../helpers/a2a-agent.js';
 import { folderWith } from '../helpers/cli.js';
+import { memoryJournal } from '../helpers/journal-tree.js';
 import { stepModel } from '../helpers/step-model.js';
 
 const agents: TestAgent[] = [];
@@ -124,6 +125,23 @@ describe('delegating to an A2A agent', () => {
     const served = await agent({ behaviour: adder });
     const { result } = await run(orchestrator(`a2a+${served.base}`), { budget: { tokens: 50 } });
     expect(result.ok ? undefined : result.error.code).toBe('budget_exceeded');
+  });
+
+  it('does not call the agent again on resume, and still counts what it reported (JOURNAL-5, DEL-37)', async () => {
+    const served = await agent({ behaviour: adder });
+    const root = orchestrator(`a2a+${served.base}`);
+    const runtime = createRuntime({ root, allowHosts: ['127.0.0.1'] });
+    const request = await runtime.load(join(root, 'orchestrator.json'));
+    const journal = memoryJournal();
+    const answers = [() => ({ calls: [{ _tool: 'add', a: 1, b: 2, _outputPath: '†state.sum' }], output: null }), () => ({ calls: [], output: 'done' })];
+    expect((await runtime.run(request, { model: stepModel(...answers), journal })).ok).toBe(true);
+    // The journal of a process that died once the call had completed, before its second model call.
+    const cut = journal.appended.findIndex((event) => event.event === 'call.completed');
+    const resumed = await runtime.resume(memoryJournal(journal.appended.slice(0, cut + 1)), { model: stepModel(...answers), request });
+    await runtime.resolvers.close();
+    expect(resumed.ok).toBe(true);
+    expect(served.messages).toHaveLength(1);
+    expect(resumed.usageTotal.inputTokens).toBe(102);
   });
 
   it('shows the agent as a run of the cost tree whose answer is what it reported, so the report adds up to usageTotal (DEL-37)', async () => {
