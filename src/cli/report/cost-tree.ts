@@ -51,10 +51,10 @@ export function isReplayed(answer: CostAnswer): boolean {
 
 /**
  * The runs of a trace and their answers. Feed it events in trace order with `apply`; it reads
- * `model.response` for tokens and cost (and a remote delegation's end for what its agent reported, DEL-37), `run.started` and `delegate.started` for names, parents,
- * depth, models and tiers, `queue.job` for a queued child's attempts, and the end events for each
- * run's status. Anything else is ignored, so
- * traces with more fields or more events than it knows read the same.
+ * `model.response` for tokens and cost (and a remote delegation's end for what its A2A agent
+ * reported, DEL-37), `run.started` and `delegate.started` for names, parents, depth, models and
+ * tiers, `queue.job` for a queued child's attempts, and the end events for each run's status.
+ * Anything else is ignored, so traces with more fields or more events than it knows read the same.
  */
 export class CostTree {
   private readonly index = new RunIndex<CostRun>();
