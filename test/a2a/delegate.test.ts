@@ -160,6 +160,15 @@ describe('delegating to an A2A agent', () => {
     expect(remote?.run.status).toBe('done');
   });
 
+  it('calls an agent that speaks A2A 0.3, through the SDK compatibility layer', async () => {
+    const served = await agent({ behaviour: adder, legacy: true });
+    const { result, model } = await run(orchestrator(`a2a+${served.base}`));
+    expect(result.ok).toBe(true);
+    expect(served.requests[0]?.method).toBe('message/send');
+    expect(served.messages[0]?.parts[0]?.content).toEqual({ $case: 'data', value: { a: 1, b: 2 } });
+    expect(secondPrompt(model)).toContain('\\"sum\\":3');
+  });
+
   it('names the agent by its card URL too (DEL-31)', async () => {
     const served = await agent({ behaviour: adder });
     const { result, model } = await run(orchestrator(served.card));

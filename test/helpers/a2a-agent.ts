@@ -12,6 +12,7 @@ import {
   type RequestContext,
   ServerCallContext,
 } from '@a2a-js/sdk/server';
+import { LegacyJsonRpcTransportHandler } from '@a2a-js/sdk/compat/v0_3/server';
 
 /** A running test agent: its base URL, what it was sent, and how to stop it. */
 export interface TestAgent {
@@ -39,6 +40,8 @@ export interface TestAgentOptions {
   streaming?: boolean;
   /** Fields of its first skill besides the standard ones (`inputSchema`, `outputSchema`). */
   skill?: Record<string, unknown>;
+  /** Speak A2A 0.3 (its card and JSON-RPC methods) through the SDK's compatibility layer instead of 1.0. */
+  legacy?: boolean;
 }
 
 /** A data part, as the SDK's types spell it. */
@@ -154,7 +157,20 @@ export async function startA2aAgent(options: TestAgentOptions): Promise<TestAgen
     securityRequirements: [],
     signatures: [],
   });
-  let handler: JsonRpcTransportHandler | undefined;
+  /** The card as an A2A 0.3 agent publishes it. */
+  const legacyCard = () => ({
+    protocolVersion: '0.3.0',
+    name: 'test agent',
+    description: 'An agent of the tests.',
+    version: '1.0.0',
+    url: base,
+    preferredTransport: 'JSONRPC',
+    capabilities: { streaming: options.streaming ?? false },
+    defaultInputModes: ['application/json'],
+    defaultOutputModes: ['application/json'],
+    skills: [{ id: 'main', name: 'main', description: 'Does the work.', tags: [], ...options.skill }],
+  });
+  let handler: JsonRpcTransportHandler | LegacyJsonRpcTransportHandler | undefined;
   const server = createServer((request, response) => {
     void answer(request, response).catch((error: unknown) => {
       if (!response.headersSent) response.writeHead(500);
@@ -165,7 +181,7 @@ export async function startA2aAgent(options: TestAgentOptions): Promise<TestAgen
     const url = new URL(request.url ?? '/', base);
     if (request.method === 'GET' && url.pathname === `${path}/.well-known/agent-card.json`) {
       response.writeHead(200, { 'content-type': 'application/json' });
-      response.end(JSON.stringify(card()));
+      response.end(JSON.stringify(options.legacy ? legacyCard() : card()));
       return;
     }
     if (request.method !== 'POST' || url.pathname !== path || !handler) {
@@ -187,7 +203,8 @@ export async function startA2aAgent(options: TestAgentOptions): Promise<TestAgen
   }
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   base = `http://127.0.0.1:${(server.address() as AddressInfo).port}${path}`;
-  handler = new JsonRpcTransportHandler(new DefaultRequestHandler(card() as never, new InMemoryTaskStore(), executor));
+  const requestHandler = new DefaultRequestHandler(card() as never, new InMemoryTaskStore(), executor);
+  handler = options.legacy ? new LegacyJsonRpcTransportHandler(requestHandler) : new JsonRpcTransportHandler(requestHandler);
   return {
     base,
     card: `${base}/.well-known/agent-card.json`,
