@@ -17,7 +17,7 @@ import type { UsageSummary } from '../protocol/usage.js';
 import type { UrlResolver } from '../resolvers/url-resolver.js';
 import { type AgentCardFacts, readAgentCard } from './agent-card.js';
 
-/** How long a `tasks/cancel` sent when our run is cancelled may take before we stop waiting for it (DEL-36). */
+/** How long a `CancelTask` sent when our run is cancelled may take before we stop waiting for it (DEL-36). */
 export const CANCEL_TIMEOUT_MS = 5_000;
 /** The largest answer read from an agent besides a stream, in bytes: as much as the SDK lets one stream event carry (DEL-35). */
 export const MAX_ANSWER_BYTES = 4 * 1024 * 1024;
@@ -56,7 +56,7 @@ interface Progress {
  * Runs a delegated call on an A2A agent (DEL-34 to DEL-37) and returns its result. Traces
  * `delegate.started` once the card is read and `delegate.completed` (usage marked `remote`) or
  * `delegate.failed`; the agent's failure is a `worker_error` the model sees, our cancellation a
- * `tasks/cancel` of its task.
+ * `CancelTask` of its task.
  */
 export async function runA2aDelegation(
   call: Call,
@@ -143,7 +143,7 @@ export async function runA2aDelegation(
  * (the input object itself), then, when the call's scopes let any parent message through, a data
  * part `{context: [...]}` marked `metadata.kind: "context"`.
  */
-export function outgoingMessage(call: Call, context: readonly Message[]): A2aMessage {
+function outgoingMessage(call: Call, context: readonly Message[]): A2aMessage {
   const parts: Part[] = [dataPart(delegateInput(call), undefined)];
   if (context.length > 0) parts.push(dataPart({ context }, { kind: 'context' }));
   return { messageId: randomUUID(), contextId: '', taskId: '', role: Role.ROLE_USER, parts, metadata: undefined, extensions: [], referenceTaskIds: [] };
@@ -393,7 +393,7 @@ async function cancelTask(client: Client, taskId: string | undefined): Promise<v
  * token counts and `costUsd` as our trace writes them. Tokens without a cost make the cost unknown
  * (`null`); nothing reported adds nothing.
  */
-export function remoteUsage(reported: Record<string, unknown> | undefined, ms: number): UsageSummary | undefined {
+function remoteUsage(reported: Record<string, unknown> | undefined, ms: number): UsageSummary | undefined {
   if (!reported) return undefined;
   const count = (key: string): number => {
     const value = reported[key];
