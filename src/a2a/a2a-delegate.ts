@@ -29,15 +29,16 @@ export interface A2aDelegateOptions {
   urls: UrlResolver;
 }
 
-/** The states after which a task changes no more, or waits for someone (A2A's terminal and interrupted states). */
-const FINAL_STATES: ReadonlySet<TaskState> = new Set([
+/** The states after which a task changes no more (A2A's terminal states). */
+const TERMINAL_STATES: ReadonlySet<TaskState> = new Set([
   TaskState.TASK_STATE_COMPLETED,
   TaskState.TASK_STATE_FAILED,
   TaskState.TASK_STATE_CANCELED,
   TaskState.TASK_STATE_REJECTED,
-  TaskState.TASK_STATE_INPUT_REQUIRED,
-  TaskState.TASK_STATE_AUTH_REQUIRED,
 ]);
+
+/** The states a delegation stops following a task at: the terminal ones, and those that wait for someone (interrupted). */
+const FINAL_STATES: ReadonlySet<TaskState> = new Set([...TERMINAL_STATES, TaskState.TASK_STATE_INPUT_REQUIRED, TaskState.TASK_STATE_AUTH_REQUIRED]);
 
 /** What the delegation has seen of the agent's answer so far. */
 interface Progress {
@@ -125,9 +126,8 @@ export async function runA2aDelegation(
   if (failure) return fail(failure);
   const outcome = outcomeOf(facts, progress, call._tool);
   if (outcome instanceof ProtocolError) {
-    // An interrupted task would wait for an answer that never comes (DEL-36).
-    if (progress.state === TaskState.TASK_STATE_INPUT_REQUIRED || progress.state === TaskState.TASK_STATE_AUTH_REQUIRED)
-      await cancelTask(client, progress.taskId);
+    // A task interrupted, or left open by a stream that ended early, would wait for an answer that never comes (DEL-36).
+    if (progress.state === undefined || !TERMINAL_STATES.has(progress.state)) await cancelTask(client, progress.taskId);
     return fail(outcome);
   }
   environment.trace.emit('delegate.completed', {

@@ -215,6 +215,18 @@ describe('delegating to an A2A agent', () => {
     expect(result.usageTotal.inputTokens).toBe(9);
   });
 
+  it('fails a stream that ends before its task does, and cancels the task (DEL-36)', async () => {
+    const served = await agent({
+      streaming: true,
+      // The executor returns with its task still working: the server closes the stream.
+      behaviour: async (context, bus) => publishStatus(context, bus, TaskState.TASK_STATE_WORKING, 'STILL-THINKING'),
+    });
+    const { model, events } = await run(orchestrator(`a2a+${served.base}`));
+    expect(events.find((event) => event.event === 'call.failed')).toMatchObject({ error: { code: 'worker_error', state: 'working' } });
+    expect(secondPrompt(model)).toContain('STILL-THINKING');
+    expect(served.requests.map((request) => request.method)).toContain('CancelTask');
+  });
+
   it('refuses a result the card output schema does not allow (DEL-35)', async () => {
     const served = await agent({
       behaviour: adder,
