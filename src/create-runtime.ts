@@ -24,6 +24,7 @@ import type { Activity } from './protocol/contracts.js';
 import { DelegateRegistry, type DelegateTarget } from './resolvers/delegate-registry.js';
 import type { RequestDocument } from './protocol/types.js';
 import { createDefaultResolvers, type ResolverRegistry } from './resolvers/resolver-registry.js';
+import type { UrlResolver } from './resolvers/url-resolver.js';
 import { readRequestFile } from './files/read-request-file.js';
 import { openJournalFile } from './files/journal-file.js';
 import { createFileActivities } from './files/file-toolset.js';
@@ -122,7 +123,8 @@ export function createRuntime(options: CreateRuntimeOptions = {}): DelegatingRun
   );
   const chooseModel = options.chooseModel ?? ownModelOrInherited(chooser);
   // Delegation runs for untrusted documents (its children carry the trust) and ends with its child at cancellation.
-  const delegation = createDelegateActivity({ resolvers, chooseModel, root: options.root ?? process.cwd() });
+  const urls = resolvers.get<UrlResolver>('url');
+  const delegation = createDelegateActivity({ resolvers, chooseModel, root: options.root ?? process.cwd(), ...(urls ? { urls } : {}) });
   runtime.registerActivity(DELEGATE_ACTIVITY, delegation, {
     runsUntrusted: true,
     ownsCancellation: true,
@@ -163,6 +165,6 @@ export function createRuntime(options: CreateRuntimeOptions = {}): DelegatingRun
   runtime.registerPreparer(createMcpPreparer({ connections, root: options.root ?? process.cwd() }));
   runtime.registerActivity(MCP_ACTIVITY, createMcpActivity(connections));
   runtime.onTreeEnd((tree) => connections.closeTree(tree));
-  runtime.registerPreparer(createUpfrontPreparer(resolvers));
+  runtime.registerPreparer(createUpfrontPreparer(resolvers, urls));
   return runtime;
 }

@@ -17,7 +17,7 @@ import type { FetchHandler } from '../server/node-listener.js';
 import type { PlainHandler, PlainReply, PlainRequest } from '../server/plain-exchange.js';
 import type { CatalogEntry } from '../server/validate-document.js';
 import { parseJson } from '../protocol/json.js';
-import { A2A_PREFIX, agentCardOf, CARD_PATH } from './agent-card.js';
+import { A2A_PREFIX, agentCardOf, CARD_PATH } from './served-card.js';
 import { RequestExecutor, type RequestRunner, type ServedRequest } from './request-executor.js';
 
 /** The largest JSON-RPC request body taken, in bytes; a longer one answers `413` (A2A-3). */

@@ -5,7 +5,7 @@ import type { ConfirmDecision, ConfirmRequest } from '../protocol/contracts.js';
 import { notJsonPlaceholder, toJsonData } from '../protocol/json-data.js';
 import { parseJson } from '../protocol/json.js';
 import { type Call, isMetaProperty, type JsonSchema } from '../protocol/types.js';
-import { JSON_MEDIA_TYPE } from './agent-card.js';
+import { JSON_MEDIA_TYPE } from './served-card.js';
 
 /** A text part. */
 export function textPart(text: string): Part {

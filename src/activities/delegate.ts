@@ -9,6 +9,8 @@ import { metaValue } from '../protocol/tools/tools.js';
 import type { Call, Message, RequestDocument, ToolSchema } from '../protocol/types.js';
 import { isMetaProperty } from '../protocol/types.js';
 import type { CatalogEntry, ResolvedRequest, ResolveContext } from '../resolvers/resolver.js';
+import type { UrlResolver } from '../resolvers/url-resolver.js';
+import { isA2aReference } from '../resolvers/reference-forms.js';
 
 /** Resolves references (the ResolverRegistry satisfies this). */
 export interface DelegateResolver {
@@ -32,6 +34,26 @@ export type ChildModelChooser = (
 export interface DelegateActivityOptions extends AttachmentPlaces {
   resolvers: DelegateResolver;
   chooseModel?: ChildModelChooser;
+  /** The URL resolver whose host rules A2A agents follow (DEL-32); without it an A2A `_delegate` is `delegate_forbidden`. */
+  urls?: UrlResolver;
+}
+
+/** Runs a call whose `_delegate` names an A2A agent (DEL-31), loading the A2A SDK only then. */
+async function delegateToA2a(
+  call: Call,
+  tool: ToolSchema,
+  context: Message[],
+  environment: ActivityEnvironment,
+  urls: UrlResolver | undefined,
+): Promise<unknown> {
+  if (!urls) {
+    throw new DelegateError(
+      'delegate_forbidden',
+      `The call to "${call._tool}" names an A2A agent, but this runtime has no URL resolver whose host rules it could follow.`,
+    );
+  }
+  const { runA2aDelegation } = await import('../a2a/a2a-delegate.js');
+  return runA2aDelegation(call, tool, context, environment, { urls });
 }
 
 /** The call's parameters without meta-properties: what the child receives as input. */
@@ -53,6 +75,7 @@ export function createDelegateActivity(options: DelegateActivityOptions): Activi
   return async (call: Call, tool: ToolSchema, context: Message[], environment: ActivityEnvironment) => {
     const reference = metaValue(call, tool, '_delegate');
     if (typeof reference !== 'string') throw new DelegateError('delegate_not_found', `The call to "${call._tool}" has no _delegate reference.`);
+    if (isA2aReference(reference)) return delegateToA2a(call, tool, context, environment, options.urls);
     // Too deep, or the tree past its run bound: refused before anything is loaded (DEL-14, DEL-19).
     environment.checkChild(`Delegating "${call._tool}" to ${reference}`);
     const resolved = await options.resolvers.resolve(reference, {

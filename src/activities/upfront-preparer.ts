@@ -10,6 +10,32 @@ import type { JsonSchema, Message, ToolMessage, ToolSchema } from '../protocol/t
 import { isMetaProperty } from '../protocol/types.js';
 import { declaredInputSchema } from '../protocol/messages/input.js';
 import type { DelegateResolver } from './delegate.js';
+import type { UrlResolver } from '../resolvers/url-resolver.js';
+import { isA2aReference } from '../resolvers/reference-forms.js';
+import type { ResolveContext } from '../resolvers/resolver.js';
+
+/**
+ * The contract of an up-front A2A delegate (DEL-33): its card's input and output schemas. A card
+ * without an input schema leaves the tool's parameters as written; without an output schema, any
+ * result is accepted.
+ */
+async function a2aContract(
+  reference: string,
+  urls: UrlResolver | undefined,
+  context: ResolveContext,
+): Promise<{ location: string; inputSchema: JsonSchema | undefined; outputSchema: JsonSchema | undefined }> {
+  if (!urls)
+    throw new RequestError([
+      {
+        document: context.base ?? '',
+        pointer: '',
+        message: `The tool "${context.toolName}" names an A2A agent, but this runtime has no URL resolver whose host rules it could follow.`,
+      },
+    ]);
+  const { readAgentCard } = await import('../a2a/agent-card.js');
+  const facts = await readAgentCard(reference, urls, context);
+  return { location: facts.location.card, inputSchema: facts.inputSchema, outputSchema: facts.outputSchema };
+}
 
 /**
  * True when this tool's delegate is resolved up front in this run: the tool's own `_resolve`,
@@ -66,8 +92,13 @@ export function mergeDelegateContract(tool: ToolSchema, inputSchema: JsonSchema 
   };
 }
 
+/** The tool with `outputSchema` as its `_output` contract and `_resolve` fixed to `upfront`, its parameters as written. */
+function withOutput(tool: ToolSchema, outputSchema: JsonSchema): ToolSchema {
+  return { ...tool, properties: { ...(tool.properties ?? {}), _output: outputSchema, _resolve: { const: 'upfront' } } };
+}
+
 /** A run preparer that resolves every up-front delegate of a document before its run starts. */
-export function createUpfrontPreparer(resolvers: DelegateResolver): RunPreparer {
+export function createUpfrontPreparer(resolvers: DelegateResolver, urls?: UrlResolver): RunPreparer {
   return async (request: LoadedRequest, options: RunOptions): Promise<LoadedRequest> => {
     const problems: Problem[] = [];
     const context: Message[] = [];
@@ -83,21 +114,33 @@ export function createUpfrontPreparer(resolvers: DelegateResolver): RunPreparer 
           continue;
         }
         const reference = metaConst(tool, '_delegate') as string;
-        const resolved = await resolvers.resolve(reference, {
+        const context: ResolveContext = {
           base: request.location,
           toolName: name,
           tool,
           ...(options.signal ? { signal: options.signal } : {}),
           ...(request.document.config?.delegates === undefined ? {} : { delegates: request.document.config.delegates }),
-        });
-        const inputSchema = declaredInputSchema(resolved.document);
+        };
+        // An A2A agent's contract is its card's (DEL-33); without an input schema its tool keeps its own parameters.
+        const contract = isA2aReference(reference)
+          ? await a2aContract(reference, urls, context)
+          : await resolvers.resolve(reference, context).then((resolved) => ({
+              location: resolved.location,
+              inputSchema: declaredInputSchema(resolved.document),
+              outputSchema: resolved.document.schema as JsonSchema | undefined,
+            }));
+        const { inputSchema } = contract;
+        if (inputSchema === undefined && isA2aReference(reference)) {
+          tools[name] = contract.outputSchema === undefined ? tool : withOutput(tool, contract.outputSchema);
+          continue;
+        }
         try {
-          tools[name] = mergeDelegateContract(tool, inputSchema, resolved.document.schema);
+          tools[name] = mergeDelegateContract(tool, inputSchema, contract.outputSchema ?? {});
         } catch (error) {
           problems.push({
             document: request.location,
             pointer: pointer('context', index, 'tool', name),
-            message: `Expected the parameters of "${name}" ${JSON.stringify(parameterSchema(tool))} to merge with the input schema of ${resolved.location} ${JSON.stringify(inputSchema)}, but they conflict: ${(error as Error).message}`,
+            message: `Expected the parameters of "${name}" ${JSON.stringify(parameterSchema(tool))} to merge with the input schema of ${contract.location} ${JSON.stringify(inputSchema)}, but they conflict: ${(error as Error).message}`,
           });
           tools[name] = tool;
         }

@@ -78,7 +78,7 @@ Options:
   --max-runs <n>               runs per run tree, the top run included (default 2000)
   --budget-tokens <n>          stop the run tree once it has used more tokens than this
   --budget-usd <x>             stop the run tree once it has cost more than this many US dollars
-  --allow-host <host[:port]>   hosts URL delegates may be fetched from (repeatable)
+  --allow-host <host[:port]>   hosts URL delegates may be fetched from and A2A agents called on (repeatable)
   --trust-host <host[:port]>   URL delegates from this host may run local Activities (repeatable)
   --root <dir>                 file delegates are confined to this folder (default: the request's folder)
   --workers-dir <dir>          also write workers created mid-run there, one <name>.json each, never overwriting

@@ -89,6 +89,12 @@ export interface ActivityEnvironment {
   /** Throws the bound's error when no child could start now (depth, run-tree bound): checked before loading one. */
   checkChild(description: string): void;
   /**
+   * Adds what a delegate running elsewhere, not as a run of this tree, reported it used for this
+   * call (an A2A agent, DEL-37) to this run's total, as a child's total is added (DEL-17), and
+   * to the tree's budget meter (LOOP-13).
+   */
+  addRemoteUsage(usage: UsageSummary): void;
+  /**
    * Ends this run with `error` once the calls of the current step (or plan) have settled: no
    * further model call is made and the run fails with that error (LOOP-18). The first ending wins.
    */

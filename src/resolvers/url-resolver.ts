@@ -100,6 +100,10 @@ export class UrlResolver implements Resolver {
   readonly trustHosts: HostList;
   private readonly maxBytes: number;
   private readonly timeouts: { connect: number; headers: number; body: number; total: number };
+  /** The bound on a whole fetch, in ms: what an A2A agent's requests are bounded by too (DEL-35). */
+  get totalTimeoutMs(): number {
+    return this.timeouts.total;
+  }
   private readonly agent: Dispatcher;
   private readonly cache = new Map<string, CacheEntry>();
   private readonly inFlight = new Map<string, Promise<Buffer>>();

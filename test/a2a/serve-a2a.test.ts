@@ -5,7 +5,7 @@ import { type AgentCard, type Message, type Part, Role, type StreamResponse, typ
 import { Client, ClientFactory } from '@a2a-js/sdk/client';
 import { LegacyJsonRpcTransport } from '@a2a-js/sdk/compat/v0_3/client';
 import { afterEach, describe, expect, it } from 'vitest';
-import { SCHEMAS_EXTENSION } from '../../src/a2a/agent-card.js';
+import { SCHEMAS_EXTENSION } from '../../src/a2a/served-card.js';
 import { main } from '../../src/cli/serve.js';
 import { exited, offlineEnv, SERVE_BIN, startCli, tempDir, waitFor } from '../helpers/cli.js';
 import { rawRequest } from '../server/raw-request.js';
@@ -170,7 +170,7 @@ describe('delegate-serve --a2a (A2A-1 to A2A-11)', () => {
     expect(card.skills.map((skill) => skill.id)).toEqual(['producer']);
     expect(card.defaultOutputModes).toEqual(['application/json']);
     const schemas = card.capabilities?.extensions.find((extension) => extension.uri === SCHEMAS_EXTENSION);
-    expect(schemas?.params).toEqual({ input: document.context[1].schema, output: document.schema });
+    expect(schemas?.params).toEqual({ inputSchema: document.context[1].schema, outputSchema: document.schema });
 
     const listed = (await (await fetch(`${origin}/a2a/`)).json()) as AgentCard[];
     const urls = listed.map((listedCard) => listedCard.supportedInterfaces[0]?.url);

@@ -97,6 +97,7 @@ function environmentFor(setup: Setup = {}) {
         },
       ),
     checkChild: (description) => checkChild(scope, description),
+    addRemoteUsage: (usage) => scope.addDescendantUsage(usage),
     endRun: () => {},
     run,
     confirm: options.confirm,

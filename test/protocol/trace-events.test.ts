@@ -73,6 +73,7 @@ const FIELDS: { [E in TraceEventName]: Record<keyof TraceEventMap[E], 'required'
     code: 'required',
     message: 'required',
     error: 'required',
+    usage: 'optional',
     failureMode: 'optional',
     insufficientContextRequest: 'optional',
   },

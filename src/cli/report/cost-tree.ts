@@ -15,6 +15,8 @@ export interface CostAnswer {
   usage: Usage;
   /** The cost the trace recorded; `null` when unknown. */
   costUsd: number | null;
+  /** What a delegate running elsewhere (an A2A agent) reported it used, priced as reported (DEL-37). */
+  remote?: true;
 }
 
 /** How a run ended, as the trace tells it; `unfinished` when the trace holds no end for it. */
@@ -49,10 +51,10 @@ export function isReplayed(answer: CostAnswer): boolean {
 
 /**
  * The runs of a trace and their answers. Feed it events in trace order with `apply`; it reads
- * `model.response` for tokens and cost, `run.started` and `delegate.started` for names, parents,
- * depth, models and tiers, `queue.job` for a queued child's attempts, and the end events for each
- * run's status. Anything else is ignored, so
- * traces with more fields or more events than it knows read the same.
+ * `model.response` for tokens and cost (and a remote delegation's end for what its A2A agent
+ * reported, DEL-37), `run.started` and `delegate.started` for names, parents, depth, models and
+ * tiers, `queue.job` for a queued child's attempts, and the end events for each run's status.
+ * Anything else is ignored, so traces with more fields or more events than it knows read the same.
  */
 export class CostTree {
   private readonly index = new RunIndex<CostRun>();
@@ -85,10 +87,12 @@ export class CostTree {
     // A child's own end comes first (TRACE-11); these only end a child the trace shows no end of.
     'delegate.completed': (event) => {
       const child = event.child === null ? undefined : this.index.get(event.child);
+      if (child) this.remoteAnswer(child, event.usage);
       if (child) this.end(child, 'done');
     },
     'delegate.failed': (event) => {
       const child = event.child === null ? undefined : this.index.get(event.child);
+      if (child) this.remoteAnswer(child, event.usage);
       if (child) this.end(child, failedStatus(event.code), event.code);
     },
   };
@@ -121,6 +125,12 @@ export class CostTree {
 
   private ensure(run: string, parent: string | null, depth: number): CostRun {
     return this.index.ensure(run, parent, () => ({ run, parent, depth, name: run, model: null, tier: null, status: 'unfinished', answers: [], children: [] }));
+  }
+
+  /** An A2A agent's reported usage (DEL-37) as the one answer of its run: the trace holds no model answer of it. */
+  private remoteAnswer(run: CostRun, usage: TraceEventOf<'delegate.completed'>['usage'] | undefined): void {
+    if (usage?.remote !== true) return;
+    run.answers.push({ step: 0, model: usage.model ?? run.model ?? 'remote', usage: tokensOf(usage), costUsd: usage.costUsd, remote: true });
   }
 
   private end(run: CostRun, status: Exclude<CostRunStatus, 'unfinished'>, code?: string): void {

@@ -107,7 +107,11 @@ export async function reportMain(argv: string[], io: ReportIo): Promise<number> 
       }
       tree.apply(event);
     }
-    report = costReport(tree, { price: (answer) => catalog.costOf(answerModel(answer), answer.usage), tierOf: (model) => catalog.tierOf(model) });
+    // What an A2A agent reported is priced as it reported it: no catalog knows its models (DEL-37).
+    report = costReport(tree, {
+      price: (answer) => (answer.remote ? answer.costUsd : catalog.costOf(answerModel(answer), answer.usage)),
+      tierOf: (model) => catalog.tierOf(model),
+    });
     lines = args.json
       ? JSON.stringify(reportJson(report, args.by))
       : (args.by === 'run' ? formatRunTable(report) : formatGroupTable(report, args.by)).join('\n');

@@ -253,6 +253,11 @@ function activityEnvironment(scope: CallScope, entry: BatchEntry, call: Call, si
   return {
     runChild: (child) => runChild(scope, { callId: entry.id, instance: call._instance }, child),
     checkChild: (description) => checkChild(scope, description),
+    addRemoteUsage: (usage) => {
+      scope.addDescendantUsage(usage);
+      // What an agent elsewhere used counts against the tree's budget too (LOOP-13, DEL-37).
+      scope.tree.meter?.add(usage, usage.costUsd);
+    },
     endRun: (error) => {
       scope.ended ??= error;
     },

@@ -72,6 +72,8 @@ export interface WorkerFailureFields {
 export type DelegateUsage = UsageSummary & {
   /** The child's model spec (in a replayed run, the model it stands for), or `null`. */
   model: string | null;
+  /** True when the usage is what a delegate running elsewhere reported, not a run of this tree (an A2A agent, DEL-37). */
+  remote?: true;
 };
 
 /**
@@ -227,6 +229,8 @@ export interface TraceEventMap {
     code: ErrorCode;
     message: string;
     error: ErrorJson;
+    /** What an A2A agent reported it used before it failed, with `remote: true` (DEL-37; an addition). */
+    usage?: DelegateUsage;
   } & Partial<WorkerFailureFields>;
   /** TRACE-22: a worker process took up the job of a queued child run (QUEUE-8); one per attempt, before the child's `run.started`. */
   'queue.job': {

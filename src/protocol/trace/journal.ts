@@ -170,6 +170,13 @@ export class JournalReplay {
         case 'run.failed':
           if (isUsageSummary(event.usageTotal)) this.totals.set(run, event.usageTotal);
           break;
+        case 'delegate.completed':
+        case 'delegate.failed': {
+          // An A2A agent has no run of its own: what it reported is its total (DEL-37).
+          const usage = event.usage as { remote?: unknown } | undefined;
+          if (usage?.remote === true && isUsageSummary(usage)) this.totals.set(String(event.child), usage);
+          break;
+        }
       }
     }
   }
