@@ -115,6 +115,8 @@ const defaultWarn = (message: string): void => {
  */
 export class ModelCatalog {
   private readonly models = new Map<string, ModelEntry>();
+  /** Models a file removed with `null`: the catalog in force knows nothing of them, their price included (MODEL-9). */
+  private readonly removed = new Set<string>();
   private readonly tiers: Partial<Record<Tier, string[]>> = {};
   private readonly providerLimits = new Map<string, ModelLimits>();
   private readonly warn: (message: string) => void;
@@ -139,8 +141,10 @@ export class ModelCatalog {
     for (const [model, entry] of Object.entries(file.models ?? {})) {
       if (entry === null) {
         this.models.delete(model);
+        this.removed.add(model);
         continue;
       }
+      this.removed.delete(model);
       const previous = this.models.get(model) ?? {};
       const merged: ModelEntry = { ...previous, ...entry };
       if (previous.price || entry.price) merged.price = { ...previous.price, ...entry.price };
@@ -261,7 +265,7 @@ export class ModelCatalog {
   costOf(model: string, usage: Usage): number | null {
     if (model.startsWith('replay:')) return 0;
     const named = sourceNameOf(model);
-    if (!this.get(model)?.price && named) {
+    if (!this.get(model)?.price && named && !this.removed.has(model)) {
       const cost = sourceCostOf(named.provider, named.model, usage);
       if (cost !== undefined) return cost;
     }
@@ -285,6 +289,7 @@ export class ModelCatalog {
 
   /** The maintained source's price of a model spec (`openai:gpt-4.1`), if it has a provider the source knows. */
   private sourcePriceOf(model: string): SourcePrice | undefined {
+    if (this.removed.has(model)) return undefined;
     const named = sourceNameOf(model);
     return named && sourcePriceOf(named.provider, named.model);
   }

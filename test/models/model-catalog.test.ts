@@ -75,6 +75,9 @@ describe('ModelCatalog', () => {
     expect(registry.get('openai:gpt-4.1-mini')?.price).toEqual({ input: 1 });
     expect(registry.priceOf('openai:gpt-4.1-mini')).toMatchObject({ price: { input: 1, output: 1.6, cacheRead: 0.1, cacheWrite: 1 }, source: 'models.json' });
     expect(registry.get('anthropic:claude-haiku-4-5')).toBeUndefined();
+    // A removed model is unknown to the catalog in force, its source price too (MODEL-9).
+    expect(registry.priceOf('anthropic:claude-haiku-4-5')).toBeUndefined();
+    expect(registry.costOf('anthropic:claude-haiku-4-5', usage)).toBeNull();
     expect(registry.modelForTier('fast')).toBe('openai:llama3.2');
     expect(registry.modelForTier('fast', { provider: 'anthropic' })).toMatch(/^anthropic:/);
     expect(registry.modelForTier('fast', { filter: (model) => model.startsWith('nobody:') })).toBeNull();
