@@ -24,7 +24,6 @@ import { EXAMPLES_FLAG, exampleArguments, examplesText } from './examples.js';
 import { journalSettings, resumedArguments } from './journal-arguments.js';
 import { checkMissingPieces } from './missing-pieces.js';
 import { createProgress, type Progress } from './progress/progress.js';
-import { REPORT_COMMAND, reportMain } from './report/report.js';
 import {
   type CliIo,
   chooseModel,
@@ -42,7 +41,6 @@ import {
 import { NO_MODEL, replayedSentence, reportResult, reportSetupError } from './run-outcome.js';
 import { RunSession } from './run-session.js';
 import { TreeCosts } from './report/tree-costs.js';
-import { VIEW_COMMAND, viewMain } from './view.js';
 
 // What tests and embedders import from the executable's module; `delegate-mcp` and `delegate-worker` take them from run-setup.js.
 export { type CliIo, EXIT, joinNegativeNumbers, type ParsedArguments, parseArguments, tierModels } from './run-setup.js';
@@ -96,6 +94,10 @@ Options:
   --version                    print the package's version
 `;
 
+/** The subcommand `delegate-run report …` (CLI-17). */
+const REPORT_COMMAND = 'report';
+/** The subcommand `delegate-run view …` (CLI-20). */
+const VIEW_COMMAND = 'view';
 /** The subcommands of `delegate-run` (CLI-17, CLI-20). */
 const SUBCOMMANDS = [REPORT_COMMAND, VIEW_COMMAND];
 
@@ -112,8 +114,9 @@ function checkSubcommand(first: string | undefined, cwd: string): void {
 /** Runs the command line; resolves to the exit status. */
 export async function main(argv: string[], io: CliIo): Promise<number> {
   // A subcommand is its exact name as the first argument (CLI-17); a file of that name is `./report`.
-  if (argv[0] === REPORT_COMMAND) return reportMain(argv.slice(1), io);
-  if (argv[0] === VIEW_COMMAND) return viewMain(argv.slice(1), io);
+  // Each is loaded only when asked for: a run loads neither the report nor the viewer (CLI-32).
+  if (argv[0] === REPORT_COMMAND) return (await import('./report/report.js')).reportMain(argv.slice(1), io);
+  if (argv[0] === VIEW_COMMAND) return (await import('./view.js')).viewMain(argv.slice(1), io);
   // The shipped examples (CLI-31): `--examples` lists them, `--example <name>` stands for the command line that runs one.
   if (argv.includes(EXAMPLES_FLAG)) {
     io.stdout.write(examplesText());
