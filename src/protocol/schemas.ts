@@ -1,5 +1,4 @@
 /** JSON Schema validation: the project's own document schemas (spec/schemas), precompiled by the build, and users' schemas, compiled once and cached. */
-import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import type { Ajv2020, ErrorObject, Options, ValidateFunction } from 'ajv/dist/2020.js';
@@ -83,7 +82,16 @@ let precompiled: PrecompiledValidators | null | undefined;
 
 /** The build's validators, or null from the TypeScript sources (no build), where ajv compiles them instead. */
 function precompiledValidators(): PrecompiledValidators | null {
-  precompiled ??= existsSync(PRECOMPILED) ? (require(fileURLToPath(PRECOMPILED)) as PrecompiledValidators) : null;
+  if (precompiled === undefined) {
+    let path: string;
+    try {
+      path = require.resolve(fileURLToPath(PRECOMPILED));
+    } catch {
+      precompiled = null;
+      return null;
+    }
+    precompiled = require(path) as PrecompiledValidators;
+  }
   return precompiled;
 }
 
