@@ -2,7 +2,6 @@
 import { readFileSync, readdirSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { describe, expect, it } from 'vitest';
-import * as built from '../../dist/protocol/schemas.js';
 import {
   type PrecompiledValidators,
   USER_AJV_OPTIONS,
@@ -13,6 +12,8 @@ import {
   schemaProblem,
 } from '../../src/protocol/schemas.js';
 
+// The build's module and its validators (npm test builds first), beside the sources' compile at run time.
+const built = (await import(new URL('../../dist/protocol/schemas.js', import.meta.url).href)) as typeof import('../../src/protocol/schemas.js');
 const precompiled = createRequire(import.meta.url)('../../dist/protocol/document-validators.cjs') as PrecompiledValidators;
 const FIXTURES = new URL('../../spec/schemas/fixtures/', import.meta.url);
 
