@@ -6,8 +6,9 @@ import { recordOf } from '../dist/protocol/messages/data-messages.js';
 import { foldRecords, readPath, makeWrite } from '../dist/protocol/variables/data-records.js';
 import { parseReference } from '../dist/protocol/variables/references.js';
 import { StreamedCalls } from '../dist/models/stream-calls.js';
-import { CostTree } from '../dist/cli/cost-tree.js';
-import { costReport } from '../dist/cli/cost-report.js';
+import { CostTree } from '../dist/cli/report/cost-tree.js';
+import { costReport } from '../dist/cli/report/cost-report.js';
+import { startupFigures } from './startup.js';
 
 function median(values) {
   const sorted = [...values].sort((a, b) => a - b);
@@ -161,8 +162,12 @@ const json = process.argv.includes('--json');
 // With --json, stdout carries the one JSON object only: the other readings go to stderr.
 const print = process.stdout.write.bind(process.stdout);
 if (json) process.stdout.write = process.stderr.write.bind(process.stderr);
-const figures = await targetFigures();
-process.stdout.write(`issue 14 figures (value · target · ratio to target; at most 1 meets it):\n${formatFigures(figures).join('\n')}\n\n`);
+// Start-up first: each command is a process of its own, measured side by side with `node -e 0`.
+const startup = startupFigures();
+process.stdout.write(`start-up figures (value · target · ratio to target; at most 1 meets it):\n${formatFigures(startup).join('\n')}\n\n`);
+const issueFigures = await targetFigures();
+process.stdout.write(`issue 14 figures (value · target · ratio to target; at most 1 meets it):\n${formatFigures(issueFigures).join('\n')}\n\n`);
+const figures = [...startup, ...issueFigures];
 const one = await loopOverhead(1);
 const fifty = await loopOverhead(50);
 process.stdout.write(`${'loop: 50 calls / 1 call'.padEnd(58)} ratio ${(fifty / one).toFixed(1)}×\n`);

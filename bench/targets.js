@@ -197,7 +197,7 @@ async function planFigures() {
 }
 
 /** The modules of the progress view (live tree, cost tree, summary) and of the trace file. */
-const OBSERVER_MODULES = 'cli/(progress|tree-renderer|run-tree|run-index|cost-tree|cost-report|summary)|files/(jsonl-file-sink|batched-log)';
+const OBSERVER_MODULES = 'cli/(progress|report)/(progress|tree-renderer|run-tree|run-index|cost-tree|cost-report|summary)|files/(jsonl-file-sink|batched-log)';
 const OBSERVERS = new RegExp(`/dist/(${OBSERVER_MODULES})\\.js$`);
 /** The same, and the building of the events. */
 const TRACING = new RegExp(`/dist/(protocol/trace/trace|${OBSERVER_MODULES})\\.js$`);
@@ -214,7 +214,7 @@ const TRACE_FILE = /\/dist\/files\/(jsonl-file-sink|batched-log)\.js$/;
  */
 export async function observerShareFigure(latencyMs) {
   const { OpenAIModel, Tracer, createRuntime } = await import('../dist/index.js');
-  const { createProgress } = await import('../dist/cli/progress.js');
+  const { createProgress } = await import('../dist/cli/progress/progress.js');
   const { jsonlFileSink } = await import('../dist/files/jsonl-file-sink.js');
   const { Session } = await import('node:inspector/promises');
   const folder = resolve('bench/fan-out');

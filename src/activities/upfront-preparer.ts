@@ -1,5 +1,5 @@
 /** Up-front delegate resolution: before the first model call, delegates are loaded and their schemas merged into the tools. */
-import mergeAllOf from 'json-schema-merge-allof';
+import { createRequire } from 'node:module';
 import { RequestError, type Problem } from '../protocol/errors.js';
 import { pointer } from '../protocol/json.js';
 import type { LoadedRequest } from '../protocol/messages/load-request.js';
@@ -78,6 +78,8 @@ function mergeTypes(values: unknown[]): unknown {
  */
 export function mergeDelegateContract(tool: ToolSchema, inputSchema: JsonSchema | undefined, outputSchema: JsonSchema): ToolSchema {
   const parameters = parameterSchema(tool);
+  // json-schema-merge-allof (CommonJS, lodash under it) is loaded by up-front resolution only (CLI-34).
+  const mergeAllOf = createRequire(import.meta.url)('json-schema-merge-allof') as typeof import('json-schema-merge-allof');
   const merged = (
     inputSchema === undefined ? parameters : mergeAllOf({ allOf: [parameters, inputSchema] } as never, { resolvers: { type: mergeTypes } } as never)
   ) as Record<string, unknown>;

@@ -4,6 +4,9 @@ import { type ParseArgsConfig, parseArgs } from 'node:util';
 import { UsageError } from '../protocol/errors.js';
 import { nearestName } from '../protocol/nearest-name.js';
 
+/** Exit statuses (CLI-5). */
+export const EXIT = { ok: 0, failed: 1, usage: 2, cancelled: 130 } as const;
+
 /**
  * Node's `parseArgs` with `config`, its errors as UsageErrors (CLI-11); an option not in
  * `config.options` is one line naming it and the nearest option there is, or of `more` (CLI-29).

@@ -45,8 +45,7 @@ export interface CliIo {
   onIdle?: (listener: () => boolean) => () => void;
 }
 
-/** Exit statuses (CLI-5). */
-export const EXIT = { ok: 0, failed: 1, usage: 2, cancelled: 130 } as const;
+export { EXIT } from './command-line.js';
 
 /** The command line of `delegate-run`, parsed (reused by `delegate-mcp`, MCP-8). */
 export interface ParsedArguments {

@@ -10,9 +10,6 @@ import { type BadTraceLine, readTraceFile } from './report/read-trace.js';
 import type { ReportIo } from './report/report.js';
 import { TraceView } from './trace-view.js';
 
-/** The subcommand's name: `delegate-run view …` (CLI-20). */
-export const VIEW_COMMAND = 'view';
-
 /** Bad usage, an unreadable trace, a page that cannot be written (CLI-5). */
 const USAGE_EXIT = 2;
 /** Stopped by a signal before the page was written (CLI-5, CLI-13). */

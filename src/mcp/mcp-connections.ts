@@ -1,14 +1,14 @@
 /** MCP client connections kept per run tree (MCP-4, MCP-6): started once, shared by the tree's runs, closed when the tree ends. */
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import { ListToolsResultSchema, type Tool } from '@modelcontextprotocol/sdk/types.js';
+import type { Tool } from '@modelcontextprotocol/sdk/types.js';
 import type { jsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/types.js';
 import { abortable } from '../protocol/cancellation.js';
 import type { McpToolsetMessage } from '../protocol/messages/toolset.js';
 import { compileSchema, describeErrors, formatIssues, schemaProblem } from '../protocol/schemas.js';
 import type { JsonSchema } from '../protocol/types.js';
 import { boundedHttpFetch } from './bounded-http-fetch.js';
-import { BoundedLineReader, type LineReader } from './bounded-line-reader.js';
+import type { LineReader } from './bounded-line-reader.js';
 import { mcpToolSchema } from './mcp-tools.js';
 import { bytesInWords } from './oversized-answer.js';
 
@@ -82,6 +82,8 @@ async function listAllTools(client: Client, signal: AbortSignal): Promise<Tool[]
   const tools: Tool[] = [];
   let bytes = 0;
   let cursor: string | undefined;
+  // The SDK (and zod under it) is loaded by a run with an mcp toolset only (CLI-34).
+  const { ListToolsResultSchema } = await import('@modelcontextprotocol/sdk/types.js');
   do {
     const page = await client.request({ method: 'tools/list', params: cursor === undefined ? {} : { cursor } }, ListToolsResultSchema, {
       signal,
@@ -217,6 +219,7 @@ class OpenConnection implements McpConnection {
       return transport;
     }
     const { StdioClientTransport } = await import('@modelcontextprotocol/sdk/client/stdio.js');
+    const { BoundedLineReader } = await import('./bounded-line-reader.js');
     const transport = new StdioClientTransport({
       command: this.spec.command as string,
       args: this.spec.args ?? [],

@@ -1,7 +1,7 @@
 /** The fetch the provider SDKs send with (MODEL-10): undici's request API behind a fetch-shaped function, with fetch itself for what that does not cover. */
 import { Readable, type Transform, pipeline } from 'node:stream';
 import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
-import { type Dispatcher, fetch as undiciFetch, request } from 'undici';
+import type { Dispatcher } from 'undici';
 import { isAbortError } from './abort-error.js';
 import { ConnectionFailure } from './connection-failure.js';
 
@@ -31,6 +31,8 @@ export const providerFetch = (async (input: FetchInput, init: RequestInit = {}):
 async function send(input: FetchInput, url: string | undefined, init: RequestInit): Promise<Response> {
   const body = init.body;
   if (url === undefined || !(body === undefined || body === null || typeof body === 'string')) return viaFetch(input, init);
+  // undici is loaded with the first model call, not by a run that calls no model (CLI-32).
+  const { request } = await import('undici');
   const answer = await request(url, {
     method: (init.method ?? 'GET') as 'GET',
     headers: init.headers as Iterable<[string, string]> | Record<string, string> | undefined,
@@ -146,6 +148,7 @@ function decodedAnswer(status: number, headers: Headers, body: AnswerBody, codin
 const NULL_BODY_STATUSES = new Set([101, 103, 204, 205, 304]);
 
 /** Undici's fetch, following redirects as fetch does. */
-function viaFetch(input: FetchInput, init: RequestInit): Promise<Response> {
+async function viaFetch(input: FetchInput, init: RequestInit): Promise<Response> {
+  const { fetch: undiciFetch } = await import('undici');
   return undiciFetch(input as Parameters<typeof undiciFetch>[0], init as Parameters<typeof undiciFetch>[1]) as unknown as Promise<Response>;
 }

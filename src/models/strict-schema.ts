@@ -1,5 +1,5 @@
 /** Turns a Solution schema into a provider's strict structured-output subset (OpenAI, Anthropic), and maps strict answers back to the original schema. */
-import mergeAllOf from 'json-schema-merge-allof';
+import { createRequire } from 'node:module';
 import type { SchemaForm } from '../protocol/model.js';
 import type { JsonSchema } from '../protocol/types.js';
 import { isJsonObject } from '../protocol/types.js';
@@ -710,11 +710,15 @@ function decoded(text: string): unknown {
   return parsed.ok ? parsed.value : text;
 }
 
+// json-schema-merge-allof (CommonJS, lodash under it) is loaded on the first allOf merged, not by every run (CLI-32).
+const require = createRequire(import.meta.url);
+
 const mergedCache = new WeakMap<object, SchemaObject | null>();
 
 function mergedOrUndefined(schema: SchemaObject): SchemaObject | undefined {
   if (!mergedCache.has(schema)) {
     try {
+      const mergeAllOf = require('json-schema-merge-allof') as typeof import('json-schema-merge-allof');
       mergedCache.set(schema, mergeAllOf(schema as Parameters<typeof mergeAllOf>[0]) as SchemaObject);
     } catch {
       mergedCache.set(schema, null);

@@ -1,6 +1,7 @@
-/** JSON Schema validation: the project's own document schemas (spec/schemas) and users' schemas, compiled once and cached. */
-import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
-import addFormatsModule from 'ajv-formats';
+/** JSON Schema validation: the project's own document schemas (spec/schemas), precompiled by the build, and users' schemas, compiled once and cached. */
+import { createRequire } from 'node:module';
+import { fileURLToPath } from 'node:url';
+import type { Ajv2020, ErrorObject, Options, ValidateFunction } from 'ajv/dist/2020.js';
 import callSchema from '../../spec/schemas/call.schema.json' with { type: 'json' };
 import cassetteSchema from '../../spec/schemas/cassette.schema.json' with { type: 'json' };
 import messageSchema from '../../spec/schemas/message.schema.json' with { type: 'json' };
@@ -10,8 +11,8 @@ import toolSchema from '../../spec/schemas/tool.schema.json' with { type: 'json'
 import { pointerSegment } from './json.js';
 import type { JsonSchema } from './types.js';
 
-// ajv-formats is CommonJS; under NodeNext its default import is the module namespace.
-const addFormats = addFormatsModule as unknown as (ajv: Ajv2020) => Ajv2020;
+// ajv and ajv-formats are CommonJS, loaded synchronously on first use: a run that compiles no schema never loads them (CLI-34).
+const require = createRequire(import.meta.url);
 
 /** The folder holding the JSON Schemas of every document (the single source of truth). */
 export const SCHEMA_DIRECTORY = new URL('../../spec/schemas/', import.meta.url);
@@ -20,37 +21,126 @@ export const SCHEMA_DIRECTORY = new URL('../../spec/schemas/', import.meta.url);
  * Every schema of spec/schemas, imported as JSON modules rather than read from the folder, so the
  * core reads no files and a bundler can inline them (a test checks none of the folder's is missing).
  */
-const DOCUMENT_SCHEMAS: readonly object[] = [callSchema, cassetteSchema, messageSchema, modelsSchema, requestSchema, toolSchema];
+export const DOCUMENT_SCHEMAS: readonly { $id: string; $defs?: object }[] = [
+  callSchema,
+  cassetteSchema,
+  messageSchema,
+  modelsSchema,
+  requestSchema,
+  toolSchema,
+];
 
-const SCHEMA_BASE = 'https://delegate-run.dev/schemas/';
+/** The prefix of every `$id` of spec/schemas: a document schema's name is its `$id` without it. */
+export const SCHEMA_BASE = 'https://delegate-run.dev/schemas/';
 
 /** The `config` keys of a Request document the runtime understands (DOC-3): those request.schema.json describes. */
 export const CONFIG_KEYS: readonly string[] = Object.keys(requestSchema.properties.config.properties);
 
-let documentAjv: Ajv2020 | undefined;
+/** The options of the ajv instance for the project's own schemas (strict): the build's precompiled validators are made with the same. */
+export const DOCUMENT_AJV_OPTIONS: Options = { allErrors: true, strict: true, strictRequired: false, allowUnionTypes: true, ownProperties: true };
 
-/** The ajv instance for the project's own schemas (strict), with every schema of spec/schemas added. */
-function documentValidator(): Ajv2020 {
-  if (documentAjv) return documentAjv;
-  const ajv = new Ajv2020({ allErrors: true, strict: true, strictRequired: false, allowUnionTypes: true, ownProperties: true });
-  addFormats(ajv);
-  for (const schema of DOCUMENT_SCHEMAS) ajv.addSchema(schema);
-  documentAjv = ajv;
-  return ajv;
+/**
+ * The names `documentSchema` knows precompiled (CLI-34): each file of spec/schemas and each of its
+ * `$defs`, e.g. `message.schema.json#/$defs/turn`. The build compiles exactly these.
+ */
+export function documentSchemaNames(): string[] {
+  return DOCUMENT_SCHEMAS.flatMap((schema) => {
+    const file = schema.$id.slice(SCHEMA_BASE.length);
+    return [file, ...Object.keys(schema.$defs ?? {}).map((definition) => `${file}#/$defs/${definition}`)];
+  });
 }
 
-/** The compiled validator of one of the project's schemas, e.g. `request.schema.json#/$defs/x`. */
+/** The SHA-256 of the schemas of spec/schemas as loaded: the build records the one it compiled, so a test finds a build older than a schema. */
+export function documentSchemaDigest(): string {
+  const { createHash } = require('node:crypto') as typeof import('node:crypto');
+  return createHash('sha256').update(JSON.stringify(DOCUMENT_SCHEMAS)).digest('hex');
+}
+
+/** A new ajv of JSON Schema 2020-12 with ajv-formats' formats, ajv loaded now if it was not yet. */
+export function newAjv(options: Options): Ajv2020 {
+  const { Ajv2020: AjvClass } = require('ajv/dist/2020.js') as typeof import('ajv/dist/2020.js');
+  const addFormats = require('ajv-formats') as (ajv: Ajv2020) => Ajv2020;
+  return addFormats(new AjvClass(options));
+}
+
+/** Where the build writes the precompiled validators (CLI-34), beside this module in dist/. */
+const PRECOMPILED = new URL('./document-validators.cjs', import.meta.url);
+
+/**
+ * The validators the build compiled (CLI-34): `documents`, each of `documentSchemaNames()`, and
+ * `userSchema`, JSON Schema 2020-12's meta-schema as the ajv of users' schemas checks a schema.
+ * The build writes them into dist/protocol/document-validators.cjs.
+ */
+export interface PrecompiledValidators {
+  documents: Readonly<Record<string, ValidateFunction>>;
+  userSchema: ValidateFunction;
+  /** `documentSchemaDigest()` of the schemas compiled. */
+  sources: string;
+}
+
+let precompiled: PrecompiledValidators | null | undefined;
+
+/** The build's validators, or null from the TypeScript sources (no build), where ajv compiles them instead. */
+function precompiledValidators(): PrecompiledValidators | null {
+  if (precompiled === undefined) {
+    let path: string;
+    try {
+      path = require.resolve(fileURLToPath(PRECOMPILED));
+    } catch {
+      precompiled = null;
+      return null;
+    }
+    precompiled = require(path) as PrecompiledValidators;
+  }
+  return precompiled;
+}
+
+let documentAjv: Ajv2020 | undefined;
+
+/**
+ * The compiled validator of one of the project's schemas, e.g. `request.schema.json#/$defs/x`:
+ * the build's precompiled one (CLI-34), so no run pays for compiling the fixed schemas; from the
+ * TypeScript sources (no build) or for another fragment, compiled by ajv on first use.
+ */
 export function documentSchema(name: string): ValidateFunction {
-  const ajv = documentValidator();
-  const id = SCHEMA_BASE + name;
-  const validate = ajv.getSchema(id);
+  const documents = precompiledValidators()?.documents;
+  const built = documents && Object.hasOwn(documents, name) ? documents[name] : undefined;
+  return built ?? compiledDocumentSchema(name);
+}
+
+/** One of the project's schemas compiled by ajv, with every schema of spec/schemas added. */
+export function compiledDocumentSchema(name: string): ValidateFunction {
+  if (!documentAjv) {
+    documentAjv = newAjv(DOCUMENT_AJV_OPTIONS);
+    for (const schema of DOCUMENT_SCHEMAS) documentAjv.addSchema(schema);
+  }
+  const validate = documentAjv.getSchema(SCHEMA_BASE + name);
   if (!validate) throw new Error(`No schema ${name} in spec/schemas.`);
   return validate;
 }
 
+/** The options of the ajv of users' schemas; the build compiles its meta-schema check with the same. */
 // ownProperties: a parameter named like an inherited member (toString) is not present on {}.
-const userAjv = new Ajv2020({ allErrors: true, strict: false, allowUnionTypes: true, validateFormats: true, ownProperties: true });
-addFormats(userAjv);
+export const USER_AJV_OPTIONS: Options = { allErrors: true, strict: false, allowUnionTypes: true, validateFormats: true, ownProperties: true };
+
+/**
+ * The ajv of users' schemas, made on the first one compiled. With the build's meta-schema
+ * validator it checks no schema itself (compiling the meta-schema is most of a first compile's
+ * cost): `checkUserSchema` does, with the same message.
+ */
+function userCompiler(): Ajv2020 {
+  userAjv ??= newAjv({ ...USER_AJV_OPTIONS, validateSchema: precompiledValidators() === null });
+  return userAjv;
+}
+
+/** Throws as ajv's own check does (`schema is invalid: data/type must be …`) when a user's schema breaks the meta-schema; the build's validator does the checking. */
+function checkUserSchema(ajv: Ajv2020, schema: JsonSchema): void {
+  const check = precompiledValidators()?.userSchema;
+  if (!check || typeof schema === 'boolean' || check(schema)) return;
+  throw new Error(`schema is invalid: ${ajv.errorsText(check.errors)}`);
+}
+
+let userAjv: Ajv2020 | undefined;
 const byObject = new WeakMap<object, ValidateFunction>();
 const byText = new Map<string, ValidateFunction>();
 const MAX_TEXT_CACHE = 512;
@@ -77,12 +167,14 @@ function compileByText(schema: JsonSchema): ValidateFunction {
   const copy = typeof schema === 'object' ? stripIds(schema) : schema;
   let validate: ValidateFunction;
   try {
-    validate = userAjv.compile(copy as object | boolean);
+    const ajv = userCompiler();
+    checkUserSchema(ajv, copy as JsonSchema);
+    validate = ajv.compile(copy as object | boolean);
   } finally {
     // ajv keeps every schema it compiles (a failed one too) for the life of the instance; the
     // validator works without it, so this bounded cache alone keeps them. A Solution schema is
     // composed anew each step, and a server runs for weeks.
-    if (typeof copy === 'object') userAjv.removeSchema(copy);
+    if (typeof copy === 'object') userAjv?.removeSchema(copy);
   }
   if (byText.size >= MAX_TEXT_CACHE) byText.delete(byText.keys().next().value as string);
   byText.set(text, validate);

@@ -1,5 +1,5 @@
 /** The URL resolver: fetches http(s) Request documents with undici under a host allow-list, with limits and an ETag cache. */
-import { Agent, request, type Dispatcher } from 'undici';
+import type { Dispatcher } from 'undici';
 import { DelegateError, RequestError, type ErrorCode } from '../protocol/errors.js';
 import { abortable } from '../protocol/cancellation.js';
 import { parseJson } from '../protocol/json.js';
@@ -104,7 +104,8 @@ export class UrlResolver implements Resolver {
   get totalTimeoutMs(): number {
     return this.timeouts.total;
   }
-  private readonly agent: Dispatcher;
+  /** The connection pool, made on the first download: undici is loaded only by a run that fetches a URL (CLI-34). */
+  private agent: Dispatcher | undefined;
   private readonly cache = new Map<string, CacheEntry>();
   private readonly inFlight = new Map<string, Promise<Buffer>>();
 
@@ -119,7 +120,6 @@ export class UrlResolver implements Resolver {
       body: options.bodyTimeoutMs ?? base,
       total: options.totalTimeoutMs ?? 3 * base,
     };
-    this.agent = new Agent({ connect: { timeout: this.timeouts.connect }, headersTimeout: this.timeouts.headers, bodyTimeout: this.timeouts.body });
   }
 
   /** Accepts absolute http(s) URLs, and scheme-less references whose base is an http(s) URL. */
@@ -186,7 +186,7 @@ export class UrlResolver implements Resolver {
 
   /** Closes the connection pool; the resolver must not be used afterwards. */
   async close(): Promise<void> {
-    await this.agent.close();
+    await this.agent?.close();
   }
 
   private toUrl(reference: string, locator: string, base: string | undefined): URL {
@@ -244,6 +244,8 @@ export class UrlResolver implements Resolver {
     // cancel the download for the others (each caller's own signal is applied in `abortable`).
     const deadline = AbortSignal.timeout(this.timeouts.total);
     try {
+      const { Agent, request } = await import('undici');
+      this.agent ??= new Agent({ connect: { timeout: this.timeouts.connect }, headersTimeout: this.timeouts.headers, bodyTimeout: this.timeouts.body });
       const response = await request(location, { method: 'GET', headers, dispatcher: this.agent, signal: deadline });
       const { statusCode, body } = response;
       if (statusCode === 304 && cached) {

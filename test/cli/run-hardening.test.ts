@@ -6,7 +6,7 @@
 import { copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { joinNegativeNumbers, parseArguments } from '../../src/cli/run.js';
+import { joinNegativeNumbers, parseArguments } from '../../src/cli/run-setup.js';
 import { exited, readTrace, runCli, startCli, tempDir, waitFor } from '../helpers/cli.js';
 
 /** The weather example copied to a fresh folder, with a delegate and an input file beside it. */

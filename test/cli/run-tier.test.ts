@@ -2,7 +2,8 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { main, tierModels } from '../../src/cli/run.js';
+import { main } from '../../src/cli/run.js';
+import { tierModels } from '../../src/cli/run-setup.js';
 import { exited, readTrace, startCli, tempDir, waitFor } from '../helpers/cli.js';
 import { type Handler, sse, stall, startServer, type LoopbackServer } from '../models/support/loopback.js';
 import { openAIStreamEvents, openAIUsage } from '../models/support/openai-wire.js';

@@ -1,7 +1,7 @@
 // The command lines of the queue without Redis: delegate-worker's usage errors and help, and delegate-mcp taking --queue (CLI-24, CLI-25, MCP-24).
 import { describe, expect, it } from 'vitest';
 import { parseMcpArguments } from '../../src/cli/mcp.js';
-import { parseArguments } from '../../src/cli/run.js';
+import { parseArguments } from '../../src/cli/run-setup.js';
 import { parseWorkerArguments } from '../../src/cli/worker.js';
 import { connectionFor } from '../../src/queue/redis-url.js';
 import { runCli } from '../helpers/cli.js';

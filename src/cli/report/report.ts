@@ -18,9 +18,6 @@ export interface ReportIo {
   signal?: AbortSignal;
 }
 
-/** The subcommand's name: `delegate-run report …` (CLI-17). */
-export const REPORT_COMMAND = 'report';
-
 /** Bad usage, an unreadable trace or models file (CLI-5). */
 const USAGE_EXIT = 2;
 /** Stopped by a signal before the report was printed (CLI-5, CLI-13). */

@@ -1,6 +1,10 @@
 /** Globs matched by picomatch within a time budget (FILES-12, TOOL-21, WRK-3): no glob from a document or a model can pin the CPU. */
+import { createRequire } from 'node:module';
 import { createContext, Script } from 'node:vm';
-import picomatch from 'picomatch';
+
+// picomatch (CommonJS) is loaded with the first glob compiled, not by every run (CLI-34).
+const require = createRequire(import.meta.url);
+let picomatch: typeof import('picomatch') | undefined;
 
 /**
  * How long one batch of matches may run, in milliseconds. picomatch compiles a glob to a regular
@@ -43,6 +47,7 @@ export function compileGlob(glob: string, options: GlobOptions = {}): GlobMatche
   const source = options.wildcardsOnly ? glob.replace(/[^*?A-Za-z0-9_-]/g, '\\$&') : glob;
   const names = options.wildcardsOnly === true;
   // picomatch's `bash` makes a lone `*` cross `/` as `**` does; a name is one string, not a path.
+  picomatch ??= require('picomatch') as typeof import('picomatch');
   const pattern = picomatch.makeRe(source, { dot: true, bash: names, noextglob: names, nobrace: names, nonegate: names });
   // Among names every character but `*` and `?` is escaped, so braces and parentheses are plain text there.
   const linear = (glob.match(/\*/g)?.length ?? 0) <= 1 && (names || !/[{}()|]/.test(glob));

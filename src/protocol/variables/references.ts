@@ -1,7 +1,11 @@
 /** The grammar of variables (spec/variables.md): `†` references, paths, input expressions and output paths, parsed and written. */
-import { JSONPath } from 'jsonpath-plus';
+import { createRequire } from 'node:module';
 import { MAX_NESTING_DEPTH } from '../json.js';
 import { isJsonObject } from '../types.js';
+
+// jsonpath-plus (its CommonJS build) is loaded with the first path split, not by every start (CLI-34).
+const require = createRequire(import.meta.url);
+let jsonPath: typeof import('jsonpath-plus')['JSONPath'] | undefined;
 
 /** One step of a path: an object key (string) or an array index (number). */
 export type PathSegment = string | number;
@@ -76,7 +80,8 @@ function segmentsOf(suffix: string): PathSegment[] | undefined {
     position = token.lastIndex;
   }
   if (tokens.length === 0) return [];
-  const parts = JSONPath.toPathArray(`$${suffix}`).slice(1);
+  jsonPath ??= (require('jsonpath-plus') as typeof import('jsonpath-plus')).JSONPath;
+  const parts = jsonPath.toPathArray(`$${suffix}`).slice(1);
   if (parts.length !== tokens.length || parts.some((part, i) => part !== tokens[i]!.text)) return undefined;
   return parts.map((part, i) => (tokens[i]!.index ? Number(part) : part));
 }
