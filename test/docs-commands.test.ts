@@ -118,14 +118,21 @@ async function runBlock(block: DocBlock): Promise<void> {
   // From the repository root, as a reader runs them: npx finds the project's executables there, without installing anything.
   const cwd = ROOT;
   const stops: Array<() => Promise<void>> = [];
+  const stopped = new Set<number>();
   try {
     for (const command of block.commands) {
       if (command.skip !== undefined) continue;
       if (command.background) stops.push(await startBackground(command, cwd));
-      else await runForeground(command, cwd);
+      else if (command.stopsJob !== undefined) {
+        // `kill %N` as a reader types it stops the block's Nth background server: each command runs in a shell of its own, so the test stops it.
+        const stop = stops[command.stopsJob - 1];
+        if (stop === undefined || stopped.has(command.stopsJob)) throw new Error(`${placeOf(command)}\nno background server %${command.stopsJob} is running`);
+        stopped.add(command.stopsJob);
+        await stop();
+      } else await runForeground(command, cwd);
     }
   } finally {
-    for (const stop of stops.reverse()) await stop();
+    for (const [index, stop] of [...stops.entries()].reverse()) if (!stopped.has(index + 1)) await stop();
   }
 }
 

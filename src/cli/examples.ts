@@ -20,7 +20,8 @@ interface Example {
 /**
  * The examples, by name. Each replays the cassette beside its Request, whose answers fit the input
  * given here. `requests/pitch-deck` is not among them: it writes into its own folder, which an
- * installed package should not have written to.
+ * installed package should not have written to. Nor is `requests/a2a`: its delegate is an A2A agent
+ * that `delegate-serve --a2a` must be serving first (docs/06-serving-and-mcp.md runs it).
  */
 const EXAMPLES: Readonly<Record<string, Example>> = {
   music: {

@@ -14,6 +14,8 @@ export interface DocCommand {
   exitCode: number;
   /** True when the command ends with `&`: a server started in the background for the commands after it. */
   background: boolean;
+  /** For `kill %N`: N, the block's background server (counted from 1, as the shell numbers its jobs) the command stops. */
+  stopsJob?: number;
   /** Why the command is not run by the test, when it is not. */
   skip?: string;
 }
@@ -91,6 +93,8 @@ function describeCommand(file: string, line: number, text: string, marked: strin
   const code = withoutComment(text).trim();
   const exitCode = Number(/#\s*exit\s+(\d+)/.exec(commentOf(text))?.[1] ?? 0);
   const command: DocCommand = { file, line, text, exitCode, background: code.endsWith('&') && !code.endsWith('&&') };
+  const job = /^kill %(\d+)$/.exec(code)?.[1];
+  if (job !== undefined) command.stopsJob = Number(job);
   const skip = marked ?? skipReason(code);
   if (skip !== undefined) command.skip = skip;
   return command;

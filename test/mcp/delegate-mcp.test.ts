@@ -30,6 +30,14 @@ async function connect(args: string[], cwd = process.cwd()): Promise<{ client: C
   return { client, stderr: () => stderr };
 }
 
+/**
+ * The Requests of requests/ that replay only with a server running: `release-note` delegates to the
+ * A2A agent `delegate-serve requests/a2a/remote --a2a --port 4141` serves, so offline (and with its
+ * host not allowed) its call fails and its cassette's next step matches nothing; test/a2a/round-trip.test.ts
+ * runs it with the server.
+ */
+const NEEDS_A_SERVER = new Set(['release-note']);
+
 /** The names of the Requests under `folder` that have a cassette beside them (CAS-11): those that run offline. */
 function requestsWithCassettes(folder: string): Set<string> {
   const names = new Set<string>();
@@ -140,6 +148,7 @@ describe('delegate-mcp (MCP-8 to MCP-17)', () => {
       producer: BRIEF,
       orchestrator: { userId: 'u_123', text: 'Hello, world!' },
       forecast: { city: 'Lisbon', activity: 'cycling' },
+      reviewer: { note: 'Pinning files is now possible.' },
     };
     expect(tools.map((tool) => tool.name)).toEqual(expect.arrayContaining([...replayed]));
     for (const tool of tools) {
@@ -151,7 +160,8 @@ describe('delegate-mcp (MCP-8 to MCP-17)', () => {
       if (!first) throw new Error('unreachable: three calls were made');
       expect(again, tool.name).toEqual([first, first]);
       // A Request with no cassette beside it has no model offline, the same way every time.
-      if (replayed.has(tool.name)) expect(first.isError, `${tool.name}: ${JSON.stringify(first.content)}`).toBe(false);
+      if (NEEDS_A_SERVER.has(tool.name)) expect(first.isError, `${tool.name} runs only with its agent served`).toBe(true);
+      else if (replayed.has(tool.name)) expect(first.isError, `${tool.name}: ${JSON.stringify(first.content)}`).toBe(false);
       else if (first.isError) expect(first.content[0]?.text, tool.name).toMatch(/^usage_error: .*needs a model/);
     }
   });
