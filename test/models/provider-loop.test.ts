@@ -117,7 +117,8 @@ describe.each(providers)('the loop on $name', (provider) => {
     expect(sent).toHaveLength(1);
     expect(sent[0]?.role).toBe('user');
     expect(typeof sent[0]?.content).toBe('string');
-    expect(sent[0]?.content).toMatch(/^## Input\n\{/);
+    // The input is the prompt's only block: its values alone (MSG-33).
+    expect(sent[0]?.content).toBe('{"city":"PARIS-CITY"}');
   });
 
   it('traces each retry as model.retry {step, attempt, reason, waitMs} and goes on', async () => {
@@ -236,6 +237,8 @@ describe('the loop on OpenAI: what the server is sent', () => {
     }
     const instructions = body.messages[0].content as string;
     for (const key of ['"_outputPath"', '"_outputMethod"', '"_reasoningForCall"', '"_tool"', '†reference']) expect(instructions).toContain(key);
+    // The answer's form is the Solution schema's to say, not the instructions' (MSG-24).
+    expect(instructions).not.toContain('{"calls": [...], "output": ...}');
   });
 
   it('sends a context that renders nothing as one short user turn, since a provider needs a message (MSG-27)', async () => {
