@@ -15,6 +15,13 @@ export const WORKLOAD = {
   toolDescription: 'Does one task.',
 };
 
+/**
+ * The variants of the workload: `plain`, whose worker answers text, and `structured`, whose worker
+ * answers an object `{"text": string}` (delegate-run's worker-structured.json; a peer's structured
+ * output: the Vercel AI SDK's `Output.object`, the OpenAI Agents SDK's `outputType`).
+ */
+export const VARIANTS = ['plain', 'structured'];
+
 /** Starts the loopback model in a child process: `{url, stats(), reset(tasks), close()}`. */
 export async function startLoopback({ latencyMs, tasks }) {
   const child = spawn(process.execPath, [resolve(here, 'loopback-model.js'), '--latency', String(latencyMs), '--tasks', String(tasks)], {
@@ -48,12 +55,12 @@ export function criticalPathMs(latencyMs) {
   return 3 * latencyMs;
 }
 
-/** Runs the workload once on delegate-run (library, built dist/): wall time and what the model was asked; with `journal`, journaled to that file (JOURNAL-1). */
-export async function delegateRunFanOut(loopback, tasks, { maxConcurrency, maxRuns, journal } = {}) {
+/** Runs the workload (of `variant`, VARIANTS) once on delegate-run (library, built dist/): wall time and what the model was asked; with `journal`, journaled to that file (JOURNAL-1). */
+export async function delegateRunFanOut(loopback, tasks, { maxConcurrency, maxRuns, journal, variant = 'plain' } = {}) {
   const { OpenAIModel, createRuntime } = await import('../dist/index.js');
   const folder = resolve(here, 'fan-out');
   const runtime = createRuntime({ root: folder });
-  const request = await runtime.load(resolve(folder, 'orchestrator.json'));
+  const request = await runtime.load(resolve(folder, variant === 'structured' ? 'orchestrator-structured.json' : 'orchestrator.json'));
   const model = new OpenAIModel({ model: 'gpt-4.1-mini', baseUrl: `${loopback.url}/v1`, env: {} });
   await loopback.reset(tasks);
   const cpu = process.cpuUsage();
@@ -71,16 +78,24 @@ export async function delegateRunFanOut(loopback, tasks, { maxConcurrency, maxRu
   return { ms, cpuMs: (used.user + used.system) / 1000, ...(await loopback.stats()) };
 }
 
+/** The structured variant's output as a strict response format: what the floor's worker asks for. */
+const STRUCTURED_OUTPUT = {
+  name: 'output',
+  schema: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'], additionalProperties: false },
+  strict: true,
+};
+
 /**
  * The floor of the fan-out on this machine: the same workload written straight against the `openai`
  * SDK, with no framework at all: the orchestrator's request with the task tool, every task's request
  * at once (`Promise.all`), then the orchestrator's request with the results. Requests are not
  * streamed (`stream: false`, as the peers send them), the cheapest form the SDK has; the texts are
- * the workload's, the shortest any framework could send. No framework built on this SDK, in this
+ * the workload's, the shortest any framework could send; in the `structured` variant a worker asks
+ * for its object with a strict response format. No framework built on this SDK, in this
  * process, can finish the workload faster than this does, so it says how much of a fan-out figure
  * is the SDK, the HTTP client, the kernel and the loopback model, and how much is ours.
  */
-export async function bareSdkFanOut(loopback, tasks) {
+export async function bareSdkFanOut(loopback, tasks, { variant = 'plain' } = {}) {
   const { default: OpenAI } = await import('openai');
   const client = new OpenAI({ apiKey: 'not-needed', baseURL: `${loopback.url}/v1`, maxRetries: 0 });
   const tools = [
@@ -110,6 +125,7 @@ export async function bareSdkFanOut(loopback, tasks) {
           { role: 'system', content: WORKLOAD.workerSystem },
           { role: 'user', content: task },
         ],
+        ...(variant === 'structured' ? { response_format: { type: 'json_schema', json_schema: STRUCTURED_OUTPUT } } : {}),
       });
       return { role: 'tool', tool_call_id: call.id, content: answer.choices[0].message.content };
     }),

@@ -52,8 +52,20 @@ function answerOf(body) {
   }
   const n = /section (\d+) /.exec(text);
   const result = `task-result-${n ? n[1] : '?'}`;
-  if (schema) return { kind: 'worker', content: JSON.stringify(schema.properties?.calls ? { calls: [], output: result } : { output: result }) };
+  if (schema) return { kind: 'worker', content: JSON.stringify(workerAnswer(schema, result)) };
   return { kind: 'worker', content: result };
+}
+
+/** A worker's answer to the schema it was sent: delegate-run's Solution `{output}` (with empty `calls` when offered), else the output itself. */
+function workerAnswer(schema, result) {
+  if (!schema.properties?.output) return resultAs(schema, result);
+  const output = resultAs(schema.properties.output.anyOf?.find((branch) => branch.type !== 'null') ?? schema.properties.output, result);
+  return schema.properties.calls ? { calls: [], output } : { output };
+}
+
+/** The result as a value of `schema`: an object output (the structured variant) holds it as `text`. */
+function resultAs(schema, result) {
+  return schema.properties?.text ? { text: result } : result;
 }
 
 function completion(body, answer) {

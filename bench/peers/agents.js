@@ -5,11 +5,20 @@ import { z } from 'zod';
 import { WORKLOAD, taskOf } from '../fan-out.js';
 import { MODEL } from './vercel.js';
 
-/** The OpenAI Agents SDK (chat completions, tracing off): the orchestrator agent's tool runs the worker agent per task. */
-export function agents(url) {
+/**
+ * The OpenAI Agents SDK (chat completions, tracing off): the orchestrator agent's tool runs the
+ * worker agent per task. In the `structured` variant (bench/fan-out.js VARIANTS) the worker answers
+ * `{text}` as structured output (`outputType`).
+ */
+export function agents(url, { variant = 'plain' } = {}) {
   setTracingDisabled(true);
   const model = new OpenAIChatCompletionsModel(new OpenAI({ apiKey: 'not-needed', baseURL: `${url}/v1`, maxRetries: 0 }), MODEL);
-  const worker = new Agent({ name: 'worker', instructions: WORKLOAD.workerSystem, model });
+  const worker = new Agent({
+    name: 'worker',
+    instructions: WORKLOAD.workerSystem,
+    model,
+    ...(variant === 'structured' ? { outputType: z.object({ text: z.string() }) } : {}),
+  });
   const task = agentTool({
     name: WORKLOAD.toolName,
     description: WORKLOAD.toolDescription,

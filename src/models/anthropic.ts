@@ -17,7 +17,7 @@ import { zeroUsage } from '../protocol/usage.js';
 import { isJsonObject, type JsonSchema } from '../protocol/types.js';
 import { fromStrictValue, schemaFormOf, StrictSchemas, type StrictSchemaResult } from './strict-schema.js';
 import { providerFetch } from './provider-fetch.js';
-import { parseAnswer } from './parse-json.js';
+import { solutionOfAnswer } from './parse-json.js';
 import { EMPTY_PROMPT } from '../protocol/constants.js';
 import { StreamedCalls } from './stream-calls.js';
 import type { LiveModelOptions } from './live-model-options.js';
@@ -31,6 +31,8 @@ export const SOLUTION_TOOL = 'solution';
 
 const SOLUTION_TOOL_DESCRIPTION =
   'Give your answer for this step: the calls to make (each with its "_tool" and parameters) and the output (null until the final output is known).';
+/** The solution tool's description when its input is the output object itself (MSG-32). */
+const OUTPUT_TOOL_DESCRIPTION = 'Give your answer.';
 
 /**
  * How to reach and use an Anthropic model. The key comes from ANTHROPIC_API_KEY (or
@@ -94,13 +96,17 @@ export class AnthropicModel implements Model {
     return callWithRetries('Anthropic', request, this.options, async (deadline, counted) => {
       for (;;) {
         const strict = request.plainText ? undefined : this.strictFor(request.schema);
-        const decode = strict?.strict ? (value: unknown) => fromStrictValue(value, request.schema, strict.encodedNodes) : undefined;
-        // A plain-text answer is the output itself (MSG-28): it holds no calls to stream.
-        const calls = request.plainText ? undefined : new StreamedCalls(counted, decode);
-        const body = this.body(request, strict);
+        // The output object itself (MSG-32): its strict form is the solution tool's input, while the server takes strict tools.
+        const output = this.strictRefused === undefined ? this.strictSchemas.ofOutput(request.outputSchema) : undefined;
+        const sent = output ?? strict;
+        const shape = output ? (request.outputSchema as JsonSchema) : request.schema;
+        const decode = sent?.strict ? (value: unknown) => fromStrictValue(value, shape, sent.encodedNodes) : undefined;
+        // A plain-text answer is the output itself (MSG-28), an output object too (MSG-32): neither holds calls to stream.
+        const calls = request.plainText || output ? undefined : new StreamedCalls(counted, decode);
+        const body = this.body(request, sent, output !== undefined);
         try {
           const answer = this.options.stream === false ? await this.whole(sdk, body, deadline) : await this.streamed(sdk, body, deadline, calls);
-          return this.respond(answer, body, request, calls, decode, strict && schemaFormOf(strict));
+          return this.respond(answer, body, request, calls, decode, strict && schemaFormOf(strict), output !== undefined);
         } catch (error) {
           // A server (or model) without strict tools says so: the tool is sent without it from then on (MODEL-15).
           if (!strict?.strict || this.strictRefused !== undefined || !rejectsStrictTool(error)) throw error;
@@ -121,7 +127,7 @@ export class AnthropicModel implements Model {
     return this.strictSchemas.of(schema);
   }
 
-  private body(request: ModelRequest, strict: StrictSchemaResult | undefined): MessageCreateParamsBase {
+  private body(request: ModelRequest, strict: StrictSchemaResult | undefined, asOutput: boolean): MessageCreateParamsBase {
     // Empty and blank texts never reach a provider: the run drops them before asking, for every provider alike (MSG-31).
     const system: TextBlockParam[] = request.messages
       .filter((message) => message.role === 'system')
@@ -141,7 +147,12 @@ export class AnthropicModel implements Model {
     if (strict) {
       body.tools = [
         strict.strict
-          ? { name: SOLUTION_TOOL, description: SOLUTION_TOOL_DESCRIPTION, input_schema: strict.schema as { type: 'object' }, strict: true }
+          ? {
+              name: SOLUTION_TOOL,
+              description: asOutput ? OUTPUT_TOOL_DESCRIPTION : SOLUTION_TOOL_DESCRIPTION,
+              input_schema: strict.schema as { type: 'object' },
+              strict: true,
+            }
           : { name: SOLUTION_TOOL, description: SOLUTION_TOOL_DESCRIPTION, input_schema: request.schema as { type: 'object' } },
       ];
       body.tool_choice = { type: 'tool', name: SOLUTION_TOOL };
@@ -213,6 +224,7 @@ export class AnthropicModel implements Model {
     calls: StreamedCalls | undefined,
     decode: ((value: unknown) => unknown) | undefined,
     schemaForm: SchemaForm | undefined,
+    asOutput: boolean,
   ): ModelResponse {
     if (answer.toolJson === undefined && answer.stopReason === 'refusal') {
       throw new ModelError('model_error', `The Anthropic model ${this.options.model} refused to answer${answer.text ? `: ${answer.text}` : '.'}`);
@@ -228,8 +240,7 @@ export class AnthropicModel implements Model {
     }
     // An empty tool input streams no JSON at all: it is the empty object.
     const text = request.plainText || answer.toolJson === undefined ? answer.text : answer.toolJson.trim() === '' ? '{}' : answer.toolJson;
-    const parsed = parseAnswer(text, request.plainText);
-    const solution = !parsed.ok ? undefined : decode ? decode(parsed.value) : parsed.value;
+    const solution = solutionOfAnswer(text, request.plainText, decode, asOutput);
     calls?.finish(solution);
     return {
       text,

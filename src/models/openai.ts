@@ -11,7 +11,7 @@ import { answerCut, callWithRetries, sdkTimeoutMs } from './live-call.js';
 import { base64Of, type Model, type ModelRequest, type ModelResponse, type ProviderFile, type ProviderMessage, type SchemaForm } from '../protocol/model.js';
 import { zeroUsage } from '../protocol/usage.js';
 import { providerFetch } from './provider-fetch.js';
-import { parseAnswer } from './parse-json.js';
+import { solutionOfAnswer } from './parse-json.js';
 import { fromStrictValue, schemaFormOf, StrictSchemas, type StrictSchemaResult } from './strict-schema.js';
 import { StreamedCalls } from './stream-calls.js';
 import type { LiveModelOptions } from './live-model-options.js';
@@ -100,12 +100,16 @@ export class OpenAIModel implements Model {
       for (;;) {
         const format = this.responseFormat;
         const strict = format === 'json_schema' ? this.strictFor(request.schema) : undefined;
-        const decode = strict?.strict ? (value: unknown) => fromStrictValue(value, request.schema, strict.encodedNodes) : undefined;
-        const calls = new StreamedCalls(counted, decode);
-        const body = this.body(request, format, strict);
+        // The output object itself (MSG-32): its strict form is the response format, and the answer has no calls to stream.
+        const output = format === 'json_schema' ? this.strictSchemas.ofOutput(request.outputSchema) : undefined;
+        const sent = output ?? strict;
+        const shape = output ? (request.outputSchema as JsonSchema) : request.schema;
+        const decode = sent?.strict ? (value: unknown) => fromStrictValue(value, shape, sent.encodedNodes) : undefined;
+        const calls = output ? undefined : new StreamedCalls(counted, decode);
+        const body = this.body(request, format, sent, output !== undefined);
         try {
           const answer = this.options.stream === false ? await this.whole(sdk, body, deadline) : await this.streamed(sdk, body, deadline, calls);
-          return this.respond(answer, request, calls, format, decode, this.formOf(format, strict));
+          return this.respond(answer, request, calls, format, decode, this.formOf(format, strict), output !== undefined);
         } catch (error) {
           const next = OPENAI_RESPONSE_FORMATS[OPENAI_RESPONSE_FORMATS.indexOf(format) + 1];
           if (next === undefined || !rejectsResponseFormat(error)) throw error;
@@ -123,7 +127,7 @@ export class OpenAIModel implements Model {
   private async plain(sdk: OpenAI, request: ModelRequest, deadline: AttemptDeadline): Promise<ModelResponse> {
     const body = this.configured(request, { model: this.name, messages: request.messages.map(openAIMessage) });
     const answer = this.options.stream === false ? await this.whole(sdk, body, deadline) : await this.streamed(sdk, body, deadline);
-    return this.respond(answer, request, undefined, 'plain_text', undefined, undefined);
+    return this.respond(answer, request, undefined, 'plain_text', undefined, undefined, false);
   }
 
   /** The form in which the schema of `request` goes out now (MODEL-17). */
@@ -139,13 +143,13 @@ export class OpenAIModel implements Model {
     return schemaFormOf(strict ?? { strict: false, encoded: [] });
   }
 
-  private body(request: ModelRequest, format: OpenAIResponseFormat, strict: StrictSchemaResult | undefined): ChatCompletionCreateParamsBase {
+  private body(request: ModelRequest, format: OpenAIResponseFormat, strict: StrictSchemaResult | undefined, asOutput = false): ChatCompletionCreateParamsBase {
     const messages = request.messages.map(openAIMessage);
     const body: ChatCompletionCreateParamsBase = { model: this.name, messages };
     if (strict) {
       body.response_format = {
         type: 'json_schema',
-        json_schema: { name: 'solution', schema: strict.schema as Record<string, unknown>, strict: strict.strict },
+        json_schema: { name: asOutput ? 'output' : 'solution', schema: strict.schema as Record<string, unknown>, strict: strict.strict },
       };
     } else {
       // Without json_schema the server does not know the schema: the prompt says it.
@@ -215,12 +219,12 @@ export class OpenAIModel implements Model {
     format: OpenAIResponseFormat | 'plain_text',
     decode: ((value: unknown) => unknown) | undefined,
     schemaForm: SchemaForm | undefined,
+    asOutput: boolean,
   ): ModelResponse {
     if (answer.refusal && !answer.text) throw new ModelError('model_error', `The OpenAI model ${this.name} refused to answer: ${answer.refusal}`);
     if (answer.finishReason === 'length')
       throw answerCut(this.id, typeof request.config.maxTokens === 'number' ? request.config.maxTokens : undefined, 'config.maxTokens', answer.text);
-    const parsed = parseAnswer(answer.text, request.plainText);
-    const solution = !parsed.ok ? undefined : decode ? decode(parsed.value) : parsed.value;
+    const solution = solutionOfAnswer(answer.text, request.plainText, decode, asOutput);
     calls?.finish(solution);
     const usage = normalizeOpenAIUsage(answer.usage);
     return {

@@ -21,9 +21,18 @@ export function parseModelJson(text: string): ParseResult {
   return embeddedObject(text) ?? whole;
 }
 
-/** Reads an answer's text: a plain-text answer (MSG-28, MODEL-11) is the output itself, anything else is parsed as JSON (MODEL-6). */
-export function parseAnswer(text: string, plainText: boolean | undefined): ParseResult {
-  return plainText ? { ok: true, value: { output: text } } : parseModelJson(text);
+/**
+ * The Solution an answer's text holds, or undefined when it is not JSON: a plain-text answer
+ * (MSG-28, MODEL-11) is the output itself; anything else is parsed as JSON (MODEL-6) and mapped
+ * back from the provider's strict form by `decode`; an answer asked for as the output object
+ * (MSG-32, `asOutput`) is then the Solution's `output`.
+ */
+export function solutionOfAnswer(text: string, plainText: boolean | undefined, decode?: (value: unknown) => unknown, asOutput?: boolean): unknown {
+  if (plainText) return { output: text };
+  const parsed = parseModelJson(text);
+  if (!parsed.ok) return undefined;
+  const value = decode ? decode(parsed.value) : parsed.value;
+  return asOutput ? { output: value } : value;
 }
 
 /** The first balanced `{…}` of `text` that parses as a JSON object. */

@@ -194,6 +194,17 @@ export class StrictSchemas {
     }
     return result;
   }
+
+  /**
+   * The strict form of the output object a request's answer may be alone (MSG-32), when it can be
+   * built; undefined otherwise, and the Solution is sent as before, where a part strict mode cannot
+   * express travels encoded (MODEL-14) instead of making the whole answer non-strict.
+   */
+  ofOutput(outputSchema: JsonSchema | undefined): StrictSchemaResult | undefined {
+    if (outputSchema === undefined) return undefined;
+    const result = this.of(outputSchema);
+    return result.strict ? result : undefined;
+  }
 }
 
 /** The strict form of a schema built with or without all properties required, checked against the provider's limits. */

@@ -12,7 +12,7 @@ export const MAX_REASKS = 2;
  * Written once and short: every model call pays for it (MSG-24).
  */
 export const SOLUTION_INSTRUCTIONS =
-  'Answer with {"calls": [...], "output": ...}. "calls": the tool calls to make now, each naming its tool in "_tool"; any parameter may be a †reference to a context value, such as "†input.name"; "_outputPath" (such as "†state.result"; "†output" sets the output) says where a call\'s result is written, "_outputMethod" how it combines with what is there (default set), "_reasoningForCall" why the call is made, in one short sentence. "output": null until the task is done; a non-null "output" ends the run.';
+  '"calls": the tool calls to make now, each naming its tool in "_tool"; a parameter may be a †reference to a context value ("†input.name"). "_outputPath" is where a call\'s result is written ("†state.result"; "†output" sets the output), "_outputMethod" how it joins what is there (default set), "_reasoningForCall" why the call is made, in one short sentence. "output": null until done; non-null ends the run.';
 /** The one message of a step without calls whose context renders nothing at all (MSG-27): a provider needs one. */
 export const EMPTY_PROMPT = 'Answer.';
 /** Model calls a run tree may have in flight at once (LOOP-16): above an ordinary 100-wide fan-out. */

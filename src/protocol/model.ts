@@ -66,6 +66,12 @@ export interface ModelRequest {
    * format, and answer `{output: <the text>}`. A model that ignores it answers the schema as usual.
    */
   plainText?: boolean;
+  /**
+   * Set when the answer may be nothing but the output, an object (MSG-32): the Request's output
+   * schema, which a provider may then send as the answer's shape instead of `schema`, answering
+   * `{output: <the parsed answer>}`. A model that ignores it answers the Solution schema as usual.
+   */
+  outputSchema?: JsonSchema;
 }
 
 /** A retry a provider is about to make (spec/trace.md `model.retry`). */

@@ -103,7 +103,8 @@ describe('an empty answer re-asked (MSG-31)', () => {
       (request, response) => {
         const texts = textsOf(request);
         if (texts.some((text) => text.trim() === '')) return anthropicError(400, 'messages: text content blocks must be non-empty')(request, response);
-        return anthropicStream([JSON.stringify({ output: { done: true } })])(request, response);
+        // The output object itself is the solution tool's input (MSG-32).
+        return anthropicStream([JSON.stringify({ done: true })])(request, response);
       },
     ]);
     const runtime = new Runtime();

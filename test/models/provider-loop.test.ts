@@ -117,7 +117,8 @@ describe.each(providers)('the loop on $name', (provider) => {
     expect(sent).toHaveLength(1);
     expect(sent[0]?.role).toBe('user');
     expect(typeof sent[0]?.content).toBe('string');
-    expect(sent[0]?.content).toMatch(/^## Input\n\{/);
+    // The input is the prompt's only block: its values alone (MSG-33).
+    expect(sent[0]?.content).toBe('{"city":"PARIS-CITY"}');
   });
 
   it('traces each retry as model.retry {step, attempt, reason, waitMs} and goes on', async () => {
@@ -173,27 +174,25 @@ describe.each(providers)('the loop on $name', (provider) => {
 describe('the loop on OpenAI: what the server is sent', () => {
   const openAI = providers[0]!;
 
-  /** A Request without tools whose output is structured: its answer is JSON, in strict mode. */
+  /** A Request without tools whose output is structured: its answer is JSON, in strict mode, the output object itself (MSG-32). */
   const jsonLeaf = {
     meta: { name: 'leaf' },
     context: [{ type: 'system', text: 'Answer.' }],
     schema: { type: 'object', properties: { answer: { type: 'string' } }, required: ['answer'] },
   };
   const leafAnswer = { answer: 'done' };
+  /** A Request without tools whose output is a list: its answer is the Solution `{"output": [...]}` (MSG-32 is for objects). */
+  const listLeaf = { ...jsonLeaf, schema: { type: 'array', items: { type: 'string' } } };
+  const listAnswer = ['done'];
 
-  it('asks in strict mode for a Request without tools, with no call machinery and no instruction of its own (TOOL-22, MSG-27)', async () => {
-    server = await startServer([openAI.stream(JSON.stringify({ output: leafAnswer }))]);
+  it('asks in strict mode for a Request without tools, with no call machinery and no instruction of its own (TOOL-22, MSG-27, MSG-32)', async () => {
+    server = await startServer([openAI.stream(JSON.stringify(leafAnswer))]);
     const runtime = new Runtime();
     const result = await runtime.run(runtime.validate(jsonLeaf), { model: openAI.model(server.url) });
     expect(result.ok && result.output).toEqual(leafAnswer);
     const body = server.requests[0]!.body;
     expect(body.response_format.json_schema.strict).toBe(true);
-    expect(body.response_format.json_schema.schema).toEqual({
-      type: 'object',
-      properties: { output: { anyOf: [{ type: 'null' }, { ...jsonLeaf.schema, additionalProperties: false }] } },
-      required: ['output'],
-      additionalProperties: false,
-    });
+    expect(body.response_format.json_schema.schema).toEqual({ ...jsonLeaf.schema, additionalProperties: false });
     const prompt = JSON.stringify(body.messages);
     expect(prompt).not.toContain('calls');
     expect(prompt).not.toContain('_outputPath');
@@ -202,18 +201,18 @@ describe('the loop on OpenAI: what the server is sent', () => {
   });
 
   it('still takes a tool-less answer that writes an empty calls list (answers recorded before TOOL-22)', async () => {
-    server = await startServer([openAI.stream(JSON.stringify({ calls: [], output: leafAnswer }))]);
+    server = await startServer([openAI.stream(JSON.stringify({ calls: [], output: listAnswer }))]);
     const runtime = new Runtime();
-    const result = await runtime.run(runtime.validate(jsonLeaf), { model: openAI.model(server.url) });
-    expect(result.ok && result.output).toEqual(leafAnswer);
+    const result = await runtime.run(runtime.validate(listLeaf), { model: openAI.model(server.url) });
+    expect(result.ok && result.output).toEqual(listAnswer);
   });
 
   it('re-asks a tool-less answer that makes calls (TOOL-22, LOOP-8)', async () => {
-    const calling = JSON.stringify({ calls: [{ _tool: 'search', q: 'x' }], output: leafAnswer });
-    server = await startServer([openAI.stream(calling), openAI.stream(JSON.stringify({ output: leafAnswer }))]);
+    const calling = JSON.stringify({ calls: [{ _tool: 'search', q: 'x' }], output: listAnswer });
+    server = await startServer([openAI.stream(calling), openAI.stream(JSON.stringify({ output: listAnswer }))]);
     const runtime = new Runtime();
-    const result = await runtime.run(runtime.validate(jsonLeaf), { model: openAI.model(server.url) });
-    expect(result.ok && result.output).toEqual(leafAnswer);
+    const result = await runtime.run(runtime.validate(listLeaf), { model: openAI.model(server.url) });
+    expect(result.ok && result.output).toEqual(listAnswer);
     expect(server.requests).toHaveLength(2);
     expect(JSON.stringify(server.requests[1]!.body.messages)).toContain('does not match the Solution schema');
   });
@@ -238,10 +237,12 @@ describe('the loop on OpenAI: what the server is sent', () => {
     }
     const instructions = body.messages[0].content as string;
     for (const key of ['"_outputPath"', '"_outputMethod"', '"_reasoningForCall"', '"_tool"', '†reference']) expect(instructions).toContain(key);
+    // The answer's form is the Solution schema's to say, not the instructions' (MSG-24).
+    expect(instructions).not.toContain('{"calls": [...], "output": ...}');
   });
 
   it('sends a context that renders nothing as one short user turn, since a provider needs a message (MSG-27)', async () => {
-    server = await startServer([openAI.stream(JSON.stringify({ output: leafAnswer }))]);
+    server = await startServer([openAI.stream(JSON.stringify(leafAnswer))]);
     const runtime = new Runtime();
     const empty = { meta: { name: 'empty' }, context: [{ type: 'input', schema: { type: 'object' } }], schema: jsonLeaf.schema };
     const result = await runtime.run(runtime.validate(empty), { model: openAI.model(server.url) });

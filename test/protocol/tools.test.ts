@@ -5,6 +5,7 @@ import { compileSchema } from '../../src/protocol/schemas.js';
 import {
   TOOL_META_PROPERTIES,
   answersInPlainText,
+  answersWithOutputObject,
   callValidationSchema,
   collectTools,
   composeSolutionSchema,
@@ -349,6 +350,23 @@ describe('composeSolutionSchema (TOOL-7, DOC-7)', () => {
     expect(answersInPlainText(composeSolutionSchema(new Map(), { enum: ['yes', 'no'] }, none))).toBe(false);
     expect(answersInPlainText(composeSolutionSchema(new Map(), output, none))).toBe(false);
     expect(answersInPlainText(composeSolutionSchema(new Map(), { type: 'string' }, none, { meta: { type: 'object' } }))).toBe(false);
+  });
+
+  it('says a Solution may be the output object alone only for an object output with nothing beside it (MSG-32)', () => {
+    const object = { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] };
+    expect(answersWithOutputObject(composeSolutionSchema(new Map(), object, none), object)).toBe(true);
+    expect(answersWithOutputObject(composeSolutionSchema(tools, object, none), object)).toBe(false);
+    expect(answersWithOutputObject(composeSolutionSchema(new Map(), object, none, { meta: { type: 'object' } }), object)).toBe(false);
+    for (const other of [
+      { type: 'string' },
+      { type: 'array' },
+      { enum: [{}] },
+      true,
+      { type: 'object', anyOf: [object, { type: 'object' }] },
+      { $ref: '#/$defs/x' },
+    ]) {
+      expect(answersWithOutputObject(composeSolutionSchema(new Map(), other, none), other)).toBe(false);
+    }
   });
 
   it('adds the properties handlers contribute, such as meta (MSG-17)', () => {

@@ -60,15 +60,29 @@ function isTemplateSlot(message: Message): message is InputMessage {
   return message.type === 'input' && message.input === undefined;
 }
 
+/** Message types beside which an input is the prompt's only block (MSG-33): system turns, tools, and the input's own messages. */
+const BESIDE_LONE_INPUT: ReadonlySet<string> = new Set(['system', 'tool', 'input']);
+
+/** True when the context holds nothing but system turns, tools and inputs of no instance: the input is all the prompt shows (MSG-33). */
+function isLoneInput(context: readonly Message[]): boolean {
+  return context.every((message) => BESIDE_LONE_INPUT.has(message.type) && (message.type !== 'input' || (message as InputMessage)._instance === undefined));
+}
+
 /** The handler of `input`. */
 export const inputHandler = ownKindHandler<InputMessage>('input', {
   render(message, state) {
     if (!('input' in message)) return;
+    // Values that already match a schema saying nothing but their shape need no schema beside them (MSG-25).
+    const valuesAlone = message.schema === undefined || shownByValues(message.schema, message.input);
+    // Nor a heading, when nothing else in the prompt is to be told from them (MSG-33).
+    if (valuesAlone && message._instance === undefined && message.description === undefined && isLoneInput(state.context)) {
+      pushUser(state, jsonLine(message.input));
+      return;
+    }
     const instance = typeof message._instance === 'string' ? ` (instance "${message._instance}")` : '';
     const lines = [`## Input${instance}`];
     if (typeof message.description === 'string') lines.push(message.description);
-    // Values that already match a schema saying nothing but their shape need no schema beside them (MSG-25).
-    if (message.schema === undefined || shownByValues(message.schema, message.input)) lines.push(jsonLine(message.input));
+    if (valuesAlone) lines.push(jsonLine(message.input));
     else {
       lines.push('These are the values this Request was given:', jsonLine(message.input));
       lines.push('The input this Request expects follows this schema (map the given values onto it where they differ):', jsonLine(message.schema));

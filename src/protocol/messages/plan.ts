@@ -38,9 +38,10 @@ export const planHandler = defineHandler<PlanMessage>({
       );
       if (message.calls.length > 0) pushUser(state, `## Draft plan\n${jsonLine(message.calls)}`);
     } else if (message.calls.length > 0) {
+      const { lines, grouped } = progressLines(message, state);
       pushUser(
         state,
-        `## Plan (the strategy so far)\nFollow it, extend it or replace it: the calls you answer with become the plan. One call a line, after what became of it: a done call has its result in the context and is not run again; repeat a pending or failed call to run it.\n${progressLines(message, state).join('\n')}`,
+        `## Plan (the strategy so far)\nThe calls you answer with become the plan. One call a line, after its status: a done call has its result in the context and is not run again; repeat a pending or failed call to run it.${grouped ? GROUP_NOTE : ''}\n${lines.join('\n')}`,
       );
     }
   },
@@ -54,13 +55,24 @@ export function isTemplate(plan: PlanMessage, instances: readonly string[]): boo
   return instances.length > 0 && plan._instance === undefined && plan.calls.every((call) => call._instance === undefined);
 }
 
+/** Fields a run of plan lines may share under one line (PLAN-15): the tool and where its result goes. */
+const SHARED_FIELDS = ['_tool', '_outputPath', '_outputMethod'] as const;
+/** How many consecutive calls of one status and the same shared fields are written as a group (PLAN-15). */
+const MIN_GROUP = 3;
+/** What the plan's heading adds when it has a group (PLAN-15). */
+const GROUP_NOTE = ' After "<status>, each {…} plus:", each line is a call holding those fields and its own.';
+
 /**
  * The plan's calls, one line each, after what became of it (PLAN-11, PLAN-15): `done: {call}`; per
- * instance for a template over instances (PLAN-12), `done on a, b; pending on c: {call}`.
+ * instance for a template over instances (PLAN-12), `done on a, b; pending on c: {call}`. Outside a
+ * template, `MIN_GROUP` or more consecutive calls of one status that share their tool, `_outputPath`
+ * and `_outputMethod` say those once: `done, each {"_tool":…} plus:`, then each call's own fields.
  */
-function progressLines(message: PlanMessage, state: RenderState): string[] {
+function progressLines(message: PlanMessage, state: RenderState): { lines: string[]; grouped: boolean } {
   const targets = state.instances && isTemplate(message, state.instances) ? state.instances : undefined;
-  return message.calls.map((call) => {
+  if (!targets)
+    return groupedLines(message.calls.map((call) => ({ status: shown(state.callStatus?.(forInstance(call, message._instance))), call: asShown(call) })));
+  const lines = message.calls.map((call) => {
     const line = JSON.stringify(asShown(call));
     if (!targets || call._instance !== undefined) return `${shown(state.callStatus?.(forInstance(call, message._instance)))}: ${line}`;
     const byStatus = new Map<string, string[]>();
@@ -73,6 +85,38 @@ function progressLines(message: PlanMessage, state: RenderState): string[] {
     const statuses = [...byStatus].map(([status, instances]) => `${status} on ${instances.join(', ')}`);
     return `${statuses.join('; ')}: ${line}`;
   });
+  return { lines, grouped: false };
+}
+
+/** Plan lines of calls with their status, runs of `MIN_GROUP` or more that share their status and `SHARED_FIELDS` written as a group (PLAN-15). */
+function groupedLines(entries: readonly { status: string; call: Call }[]): { lines: string[]; grouped: boolean } {
+  const lines: string[] = [];
+  let grouped = false;
+  for (let start = 0; start < entries.length; ) {
+    const first = entries[start] as { status: string; call: Call };
+    const shared = JSON.stringify(sharedOf(first.call));
+    let end = start + 1;
+    while (end < entries.length && entries[end]?.status === first.status && JSON.stringify(sharedOf((entries[end] as { call: Call }).call)) === shared) end++;
+    if (end - start < MIN_GROUP) {
+      for (const { status, call } of entries.slice(start, end)) lines.push(`${status}: ${JSON.stringify(call)}`);
+    } else {
+      grouped = true;
+      lines.push(`${first.status}, each ${shared} plus:`);
+      for (const { call } of entries.slice(start, end)) lines.push(JSON.stringify(ownFields(call)));
+    }
+    start = end;
+  }
+  return { lines, grouped };
+}
+
+/** The fields of a call that a group of plan lines may share, in `SHARED_FIELDS` order. */
+function sharedOf(call: Call): Record<string, unknown> {
+  return Object.fromEntries(SHARED_FIELDS.filter((field) => field in call).map((field) => [field, call[field]]));
+}
+
+/** A call without the fields its group's line says. */
+function ownFields(call: Call): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(call).filter(([field]) => !(SHARED_FIELDS as readonly string[]).includes(field)));
 }
 
 /**

@@ -34,6 +34,8 @@ export interface StepQuestion {
   account: (response: ModelResponse) => void;
   /** The answer is the output as free text (MSG-28). */
   plainText?: boolean;
+  /** The answer may be the output object itself, of this schema (MSG-32). */
+  outputSchema?: JsonSchema | undefined;
 }
 
 /**
@@ -81,7 +83,7 @@ type Answer = ModelResponse & { began: number; replayed?: boolean };
 
 /** One attempt, sent once this run holds a model-call slot; a failure becomes a typed error. */
 async function sendOnce(scope: CallScope, question: StepQuestion, attempt: number, messages: ProviderMessage[]): Promise<Answer> {
-  const { model, info, step, schema, config, onCall, check, plainText } = question;
+  const { model, info, step, schema, config, onCall, check, plainText, outputSchema } = question;
   try {
     // While this run waited for its slot, its tree may have passed a bound.
     checkBounds(scope.tree);
@@ -97,6 +99,7 @@ async function sendOnce(scope: CallScope, question: StepQuestion, attempt: numbe
     const request: ModelRequest = { requestName: info.name, step, messages, schema, config, signal: scope.signal, onCall, onRetry };
     if (check !== undefined) request.check = check;
     if (plainText) request.plainText = true;
+    if (outputSchema !== undefined) request.outputSchema = outputSchema;
     const response = await model.generate(request);
     return Object.assign({}, response, { began });
   } catch (error) {

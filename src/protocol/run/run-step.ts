@@ -14,7 +14,7 @@ import { renderContext, type RenderedContext } from '../messages/render-context.
 import type { CallBatch } from '../calls/call-batch.js';
 import { formatIssues, validateAgainst } from '../schemas.js';
 import type { SolutionParts } from './solution-parts.js';
-import { answersInPlainText, offersCalls } from '../tools/tools.js';
+import { answersInPlainText, answersWithOutputObject, offersCalls } from '../tools/tools.js';
 import type { Call, JsonSchema, PlanMessage, RequestConfig, RequestDocument } from '../types.js';
 
 /** What a step (or the plans before the first step) leads to: another step, or the run's output. */
@@ -76,6 +76,8 @@ interface StepPrompt {
   config: RequestConfig;
   /** The answer is the output as free text (MSG-28). */
   plainText: boolean;
+  /** The answer may be the output object itself, of this schema (MSG-32). */
+  outputSchema: JsonSchema | undefined;
 }
 
 /** Renders the context as it is now and composes the Solution schema from the tools defined now (LOOP-3). */
@@ -106,8 +108,10 @@ function promptFor(run: RunState, step: number): StepPrompt {
   ];
   // A provider needs at least one message; a context that renders nothing still asks for its answer.
   if (messages.length === 0) messages.push({ role: 'user', content: EMPTY_PROMPT });
-  // A planner's answer is its calls, never plain text (MSG-28).
-  return { messages, schema, check: rendered.checkAnswer, config: rendered.config, plainText: !run.lazy && answersInPlainText(schema) };
+  // A planner's answer is its calls, never plain text (MSG-28) nor the output alone (MSG-32).
+  const plainText = !run.lazy && answersInPlainText(schema);
+  const outputSchema = !run.lazy && !plainText && answersWithOutputObject(schema, document.schema) ? document.schema : undefined;
+  return { messages, schema, check: rendered.checkAnswer, config: rendered.config, plainText, outputSchema };
 }
 
 /** Runs one model step; throws a ProtocolError for what ends the run (a bound, the model, a cancellation). */
@@ -115,7 +119,7 @@ export async function runStep(run: RunState): Promise<StepOutcome> {
   const { scope } = run;
   const model = scope.run.model;
   const step = run.usage.steps++;
-  const { messages, schema, check, config, plainText } = promptFor(run, step);
+  const { messages, schema, check, config, plainText, outputSchema } = promptFor(run, step);
   // A step whose Solution offers no calls (TOOL-22) can start none: it needs no batch.
   const batch = run.lazy || !offersCalls(schema) ? undefined : batchFor(scope);
   const startCall = callStarter(batch, step);
@@ -128,6 +132,7 @@ export async function runStep(run: RunState): Promise<StepOutcome> {
     check,
     config,
     plainText,
+    outputSchema,
     onCall: startCall,
     account: (response) => {
       run.usage.addOwn(response.usage, response.costUsd);

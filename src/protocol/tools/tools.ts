@@ -260,6 +260,21 @@ export function answersInPlainText(schema: JsonSchema): boolean {
   return onlyType(none, 'null') && onlyType(text, 'string');
 }
 
+/**
+ * True when a Solution schema asks for nothing but `output` (as MSG-28 says: no calls, no added
+ * properties) and `outputSchema`, the Request's output schema, is an object schema (`"type":
+ * "object"`) with no alternative at its root (MSG-32): the answer may then be that object itself,
+ * asked for with the output schema as the provider's structured output, and read as `{output: …}`.
+ */
+export function answersWithOutputObject(schema: JsonSchema, outputSchema: JsonSchema): boolean {
+  if (!isJsonObject(schema) || !isJsonObject(schema.properties) || Object.keys(schema.properties).length !== 1 || !('output' in schema.properties))
+    return false;
+  return isJsonObject(outputSchema) && outputSchema.type === 'object' && !ROOT_ALTERNATIVES.some((keyword) => keyword in outputSchema);
+}
+
+/** Keywords that make a root schema more than one object shape (or a reference to one): no provider takes them as an answer's whole shape. */
+const ROOT_ALTERNATIVES = ['anyOf', 'oneOf', 'allOf', 'not', 'if', '$ref', '$dynamicRef', 'enum', 'const'];
+
 /** True for a schema that is `{"type": <type>}` and nothing more. */
 function onlyType(schema: unknown, type: string): boolean {
   return isJsonObject(schema) && schema.type === type && Object.keys(schema).length === 1;

@@ -1,8 +1,8 @@
 /** Unit tests of src/protocol/messages/input.ts: template slots, rendering, the data semantics of input and the declared input schema. */
 import { describe, expect, it } from 'vitest';
 import { declaredInputSchema, givenInput, inputHandler } from '../../../src/protocol/messages/input.js';
-import type { RequestDocument } from '../../../src/protocol/types.js';
-import { normalize, render } from '../../helpers/builtin-messages.js';
+import type { Message, RequestDocument } from '../../../src/protocol/types.js';
+import { freshState, normalize, render } from '../../helpers/builtin-messages.js';
 
 describe('input template slots (MSG-6, DOC-6)', () => {
   it('leaves an input with nothing to fold without an input field: a template slot', () => {
@@ -26,7 +26,30 @@ describe('input: rendering (MSG-13)', () => {
   it('renders values that match a schema saying nothing but their shape without the schema, compact (MSG-25, MSG-24)', () => {
     const schema = { type: 'object', properties: { task: { type: 'string' } }, required: ['task'] };
     const content = render({ type: 'input', input: { task: 'Sum it up.' }, schema }).messages[0]?.content ?? '';
-    expect(content).toBe('## Input\n{"task":"Sum it up."}');
+    expect(content).toBe('{"task":"Sum it up."}');
+  });
+
+  it('renders a lone input as its values alone, and with its heading beside any other block (MSG-33)', () => {
+    const input = { type: 'input' as const, input: { task: 'Sum it up.' } };
+    const system = { type: 'system' as const, text: 'Summarize.' };
+    const tool = { type: 'tool' as const, tool: { look: { type: 'object', properties: {} } } };
+    const lone = freshState([system, tool, { type: 'input', schema: { type: 'object' } }, input]);
+    inputHandler.render?.(input, lone);
+    expect(lone.messages.map((message) => message.content)).toEqual(['{"task":"Sum it up."}']);
+    for (const beside of [
+      { type: 'data', kind: 'notes', data: 1 },
+      { type: 'user', text: 'Also this.' },
+      { ...input, _instance: 'fr' },
+    ] as Message[]) {
+      const state = freshState([system, input, beside]);
+      inputHandler.render?.(input, state);
+      expect(state.messages[0]?.content).toBe('## Input\n{"task":"Sum it up."}');
+    }
+    // A description is said under the heading, lone or not.
+    const described = { ...input, description: 'What to do.' };
+    const state = freshState([described]);
+    inputHandler.render?.(described, state);
+    expect(state.messages[0]?.content).toBe('## Input\nWhat to do.\n{"task":"Sum it up."}');
   });
 
   it('keeps the schema beside matching values when it says what they mean (MSG-25)', () => {
@@ -52,7 +75,7 @@ describe('input: rendering (MSG-13)', () => {
   it('compares the names at every level the values reach, and keeps a schema of alternatives (MSG-25)', () => {
     const nested = { type: 'object', properties: { to: { type: 'object', properties: { id: { type: 'string' } } } } };
     expect(render({ type: 'input', input: { to: { user: 'u' } }, schema: nested }).messages[0]?.content).toContain(JSON.stringify(nested));
-    expect(render({ type: 'input', input: { to: { id: 'u' } }, schema: nested }).messages[0]?.content).toBe('## Input\n{"to":{"id":"u"}}');
+    expect(render({ type: 'input', input: { to: { id: 'u' } }, schema: nested }).messages[0]?.content).toBe('{"to":{"id":"u"}}');
     const list = { type: 'array', items: { type: 'object', properties: { id: { type: 'string' } } } };
     expect(render({ type: 'input', input: [{ id: 'a' }, { key: 'b' }], schema: list }).messages[0]?.content).toContain(JSON.stringify(list));
     const alternatives = { anyOf: [{ type: 'object', properties: { id: { type: 'string' } } }, { type: 'string' }] };

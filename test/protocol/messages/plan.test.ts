@@ -25,6 +25,35 @@ describe('plan: rendering (MSG-15)', () => {
     expect(state.instructions).toEqual([]);
   });
 
+  it('says once what three or more consecutive calls of one status share: their tool and where their results go (PLAN-15)', () => {
+    const task = (n: number, extra: Record<string, unknown> = {}) => ({
+      _tool: 'task',
+      task: `T${n}`,
+      _outputPath: '†state.results',
+      _outputMethod: 'push',
+      ...extra,
+    });
+    const planned = [task(0), task(1), task(2), task(3, { _outputMethod: 'set' }), task(4), task(5), task(6)];
+    const state = freshState();
+    state.callStatus = (call) => (call.task === 'T6' ? undefined : { status: 'done' });
+    builtins.get('plan')?.render?.({ type: 'plan', mode: 'eager', calls: planned }, state);
+    const content = String(state.messages[0]?.content);
+    expect(content).toContain('After "<status>, each {…} plus:", each line is a call holding those fields and its own.');
+    expect(content.split('\n').slice(-8)).toEqual([
+      'done, each {"_tool":"task","_outputPath":"†state.results","_outputMethod":"push"} plus:',
+      '{"task":"T0"}',
+      '{"task":"T1"}',
+      '{"task":"T2"}',
+      // Fewer than three alike: a line each, whole.
+      'done: {"_tool":"task","task":"T3","_outputPath":"†state.results","_outputMethod":"set"}',
+      'done: {"_tool":"task","task":"T4","_outputPath":"†state.results","_outputMethod":"push"}',
+      'done: {"_tool":"task","task":"T5","_outputPath":"†state.results","_outputMethod":"push"}',
+      'pending: {"_tool":"task","task":"T6","_outputPath":"†state.results","_outputMethod":"push"}',
+    ]);
+    // A plan with no group says nothing of groups.
+    expect(render({ type: 'plan', mode: 'eager', calls: planned.slice(0, 2) }).messages[0]?.content).not.toContain('plus:');
+  });
+
   it('writes one line a call, its status first, in the order of the plan, with the error of a failed call (PLAN-15)', () => {
     const planned = [{ _tool: 'a', n: 1 }, { _tool: 'b' }, { _tool: 'c', _outputPath: '†state.c' }];
     const state = freshState();
