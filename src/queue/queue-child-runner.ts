@@ -17,8 +17,6 @@ import {
   jobCancelledKey,
   jobHashKey,
   jobIdOf,
-  KEPT_SECONDS,
-  queueWideKeys,
   runsKey,
   traceStreamKey,
   treeKey,
@@ -31,7 +29,7 @@ import { connectionFor, DEFAULT_QUEUE_NAME } from './redis-url.js';
 import { failedResult, resultFromJson, type RunResultJson } from './run-result-json.js';
 import { TraceStreamReader } from './trace-relay.js';
 import { JobWaits } from './job-waits.js';
-import { DEFAULT_HEARTBEAT_MS, DEFAULT_KEEP_SECONDS, keepAtLeast, keepUnlessSet, MAX_KEEP_SECONDS, TreeHeartbeats } from './key-lifetimes.js';
+import { DEFAULT_HEARTBEAT_MS, DEFAULT_KEEP_SECONDS, keepUnlessSet, MAX_KEEP_SECONDS, QueueKeyLifetimes, TreeHeartbeats } from './key-lifetimes.js';
 import { jobOf } from './queue-job.js';
 import { earlierAttempts } from './job-attempt.js';
 import { type ErrorEmitter, RedisOutage } from './redis-outage.js';
@@ -95,6 +93,8 @@ export class QueueChildRunner implements RemoteChildRunner {
   /** The jobs waited for here, by id, each with the way to fail its wait when the job is gone from Redis (QUEUE-33). */
   private readonly waiting = new Map<string, (message: string) => void>();
   private readonly checker: ReturnType<typeof setInterval>;
+  /** The lifetimes of BullMQ's keys of the queue, refreshed at most every few seconds (QUEUE-26). */
+  readonly queueKeys: QueueKeyLifetimes;
 
   private constructor(
     readonly queueName: string,
@@ -113,6 +113,7 @@ export class QueueChildRunner implements RemoteChildRunner {
     outage.follow(command, () => void this.checkJobs());
     this.checker = setInterval(() => void this.checkJobs(), JOB_CHECK_INTERVAL_MS);
     this.checker.unref();
+    this.queueKeys = new QueueKeyLifetimes(command, queueName);
   }
 
   /** Handles the errors of another connection of this process as the runner's own: said once per outage (QUEUE-34). */
@@ -126,7 +127,15 @@ export class QueueChildRunner implements RemoteChildRunner {
     const queueName = options.queueName ?? DEFAULT_QUEUE_NAME;
     // A Redis that stays connected but stops answering fails each command after 5 s instead of hanging the run (QUEUE-9);
     // only this connection: BullMQ's blocking ones wait by design.
-    const command = new Redis({ ...connection, lazyConnect: true, enableOfflineQueue: false, maxRetriesPerRequest: 1, commandTimeout: COMMAND_TIMEOUT_MS });
+    // Its commands issued in one turn of the event loop go in one write (auto-pipelining): a fan-out's jobs cost Redis and this process one system call per turn, not one per command.
+    const command = new Redis({
+      ...connection,
+      lazyConnect: true,
+      enableOfflineQueue: false,
+      maxRetriesPerRequest: 1,
+      commandTimeout: COMMAND_TIMEOUT_MS,
+      enableAutoPipelining: true,
+    });
     // Refused at start, Redis is the usage error below, not an outage (QUEUE-9).
     command.on('error', () => undefined);
     try {
@@ -144,11 +153,13 @@ export class QueueChildRunner implements RemoteChildRunner {
     // Every connection's errors are handled from now on, and an outage said once (QUEUE-34).
     const outage = new RedisOutage(options.url, options.say);
     // Its own commands are bounded one by one (`answered`): adding a job, looking at or removing one, closing (QUEUE-9).
-    const queue = outage.watch(new Queue(queueName, { connection: { ...connection, enableOfflineQueue: false, maxRetriesPerRequest: 1 } }));
+    const queue = outage.watch(
+      new Queue(queueName, { connection: { ...connection, enableOfflineQueue: false, maxRetriesPerRequest: 1, enableAutoPipelining: true } }),
+    );
     const events = outage.watch(new QueueEvents(queueName, { connection }));
     await events.waitUntilReady();
     const reader = options.relay
-      ? new TraceStreamReader(outage.watch(command.duplicate({ maxRetriesPerRequest: null, enableOfflineQueue: true })), queueName)
+      ? new TraceStreamReader(outage.watch(command.duplicate({ maxRetriesPerRequest: null, enableOfflineQueue: true, enableAutoPipelining: false })), queueName)
       : undefined;
     // One listener per kind of end for all the jobs waited on, not one per job (QUEUE-10).
     const waits = new JobWaits(events);
@@ -190,9 +201,8 @@ export class QueueChildRunner implements RemoteChildRunner {
       );
       // A job no worker ever takes lives no longer than its wait; the queue's own keys a day (QUEUE-26).
       // Not waited for: the job is queued either way.
-      void keepUnlessSet(this.command, jobHashKey(this.queueName, job.id as string), Math.ceil(this.timeoutMs / 1000) + keep)
-        .then(() => keepAtLeast(this.command, queueWideKeys(this.queueName), KEPT_SECONDS))
-        .catch(() => undefined);
+      void keepUnlessSet(this.command, jobHashKey(this.queueName, job.id as string), Math.ceil(this.timeoutMs / 1000) + keep).catch(() => undefined);
+      this.queueKeys.touched();
     } catch (error) {
       release();
       return failedResult(
@@ -409,6 +419,7 @@ export class QueueChildRunner implements RemoteChildRunner {
   async close(): Promise<void> {
     this.setting.waits.close();
     await this.setting.heartbeats?.close();
+    await this.queueKeys.close();
     clearInterval(this.checker);
     this.outage.close();
     if (this.reader) {

@@ -10,8 +10,8 @@ import type { ConfirmHook, RunResult } from '../protocol/contracts.js';
 import type { Runtime } from '../protocol/run/runtime.js';
 import { RunTrace, Tracer } from '../protocol/trace/trace.js';
 import { QueueChildRunner, type JobReturn } from './queue-child-runner.js';
-import { aliveKey, cancelChannel, jobCancelChannel, jobHashKey, jobIdOf, KEPT_SECONDS, queueWideKeys, traceStreamKey, treeOf } from './queue-keys.js';
-import { DEFAULT_KEEP_SECONDS, keepAtLeast, MAX_KEEP_SECONDS, WORKER_CHECK_MS } from './key-lifetimes.js';
+import { aliveKey, cancelChannel, jobCancelChannel, jobHashKey, jobIdOf, traceStreamKey, treeOf } from './queue-keys.js';
+import { DEFAULT_KEEP_SECONDS, MAX_KEEP_SECONDS, QueueKeyLifetimes, WORKER_CHECK_MS } from './key-lifetimes.js';
 import { childOfJob, type JobResolver, readJob } from './queue-job.js';
 import { connectionFor, DEFAULT_QUEUE_NAME } from './redis-url.js';
 import { failedResult, resultToJson } from './run-result-json.js';
@@ -78,11 +78,14 @@ export async function startQueueWorker(options: QueueWorkerOptions): Promise<Que
   options.runtime.useChildRunner(runner);
   const id = `${hostname()}:${process.pid}`;
   // Every connection's errors are handled with the runner's, an outage said once (QUEUE-34).
-  const publisher = runner.watch(new Redis({ ...connection, maxRetriesPerRequest: 1 }));
+  // The jobs' trace events, usage and checks: what is sent in one turn of the event loop goes in one write (auto-pipelining).
+  const publisher = runner.watch(new Redis({ ...connection, maxRetriesPerRequest: 1, enableAutoPipelining: true }));
   const subscriber = runner.watch(new Redis({ ...connection, maxRetriesPerRequest: null }));
   // Heartbeats and lifetimes on a connection of their own whose commands give up after 5 s: a Redis that stops answering holds no job's start (QUEUE-9, QUEUE-25).
-  const lifetimes = runner.watch(new Redis({ ...connection, maxRetriesPerRequest: 1, commandTimeout: 5000 }));
+  const lifetimes = runner.watch(new Redis({ ...connection, maxRetriesPerRequest: 1, commandTimeout: 5000, enableAutoPipelining: true }));
   /** True while the tree's top process keeps it alive (QUEUE-25). */
+  // BullMQ's keys of the queue, refreshed after jobs end at most every few seconds, and at every check (QUEUE-26).
+  const queueKeys = new QueueKeyLifetimes(lifetimes, queueName);
   const alive = (tree: string): Promise<boolean> =>
     lifetimes.exists(aliveKey(queueName, tree)).then(
       (count) => count > 0,
@@ -198,10 +201,8 @@ export async function startQueueWorker(options: QueueWorkerOptions): Promise<Que
   // Once BullMQ has written its end: a lifetime given before could lapse before it, and BullMQ would write the job anew without one.
   const finished = (job: Job | undefined) => {
     if (job?.id === undefined) return;
-    void lifetimes
-      .expire(jobHashKey(queueName, job.id), keptSeconds(job))
-      .then(() => keepAtLeast(lifetimes, queueWideKeys(queueName), KEPT_SECONDS))
-      .catch(() => undefined);
+    void lifetimes.expire(jobHashKey(queueName, job.id), keptSeconds(job)).catch(() => undefined);
+    queueKeys.touched();
   };
   worker.on('completed', finished);
   worker.on('failed', finished);
@@ -217,7 +218,7 @@ export async function startQueueWorker(options: QueueWorkerOptions): Promise<Que
       for (const tree of gone) for (const controller of tree === undefined ? [] : (active.get(tree) ?? [])) controller.abort();
       // Running jobs and the queue's own keys live on while this worker does (QUEUE-26).
       await Promise.all([...kept].map(([job, seconds]) => lifetimes.expire(jobHashKey(queueName, job), Math.max(seconds, RUNNING_SECONDS))));
-      await keepAtLeast(lifetimes, queueWideKeys(queueName), KEPT_SECONDS);
+      await queueKeys.refresh();
     })()
       .catch(() => undefined)
       .finally(() => {
@@ -230,6 +231,7 @@ export async function startQueueWorker(options: QueueWorkerOptions): Promise<Que
     async close() {
       clearInterval(check);
       await worker.close();
+      await queueKeys.close();
       await keeper.close();
       await runner.close();
       subscriber.disconnect();

@@ -22,8 +22,9 @@ export class RedisBudgetMeter extends BudgetMeter {
   override add(usage: Usage, costUsd: number | null): void {
     super.add(usage, costUsd);
     const tokens = usage.inputTokens + usage.outputTokens + usage.cacheReadTokens + usage.cacheWriteTokens;
+    // One write; the replies are the totals after this answer's increments, which commands on one connection keep in order.
     this.client
-      .multi()
+      .pipeline()
       .hincrby(this.key, 'tokens', tokens)
       .hincrbyfloat(this.key, 'costUsd', costUsd ?? 0)
       .expire(this.key, KEPT_SECONDS)

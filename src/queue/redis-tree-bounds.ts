@@ -3,13 +3,14 @@ import type { Redis } from 'ioredis';
 import { DelegateError } from '../protocol/errors.js';
 import { TreeBounds, type TreeLimits } from '../protocol/run/tree-bounds.js';
 import { KEPT_SECONDS } from './queue-keys.js';
+import { RedisScript } from './redis-script.js';
 
 /**
  * Admits one run against the tree's count in one step, so two processes can never both take the
  * last run: the hash's `runs` (absent: 1, the top run) grows by one while it is below the limit;
  * at the limit `refused` grows instead. Answers whether it admitted, and the tree's counts after.
  */
-const ADMIT_SCRIPT = `
+const ADMIT_SCRIPT = new RedisScript(`
 local runs = tonumber(redis.call('HGET', KEYS[1], 'runs') or '1')
 local refused = tonumber(redis.call('HGET', KEYS[1], 'refused') or '0')
 local admitted = 0
@@ -23,7 +24,7 @@ else
 end
 redis.call('EXPIRE', KEYS[1], ARGV[2])
 return {admitted, runs, refused}
-`;
+`);
 
 /**
  * TreeBounds whose run count is the tree's across processes: each admission asks Redis, and the
@@ -49,7 +50,7 @@ export class RedisTreeBounds extends TreeBounds {
 
   /** Admits one more run against the tree's count; rejects with the in-process refusal, `budget_exceeded`, past `maxRuns`. */
   override admit(what: string): Promise<void> {
-    return this.client.eval(ADMIT_SCRIPT, 1, this.key, this.limits.maxRuns, KEPT_SECONDS).then(
+    return ADMIT_SCRIPT.run(this.client, [this.key], [this.limits.maxRuns, KEPT_SECONDS]).then(
       (reply) => {
         const [admitted, runs, refused] = reply as [number, number, number];
         this.adopt(runs, refused);
