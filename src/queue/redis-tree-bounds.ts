@@ -1,5 +1,6 @@
 /** A run tree's run bound counted in Redis (QUEUE-20): every process of the tree admits its children against the tree's one count. */
 import type { Redis } from 'ioredis';
+import { coalescePerTurn } from '../server/coalesce-per-turn.js';
 import { DelegateError } from '../protocol/errors.js';
 import { TreeBounds, type TreeLimits } from '../protocol/run/tree-bounds.js';
 import { KEPT_SECONDS } from './queue-keys.js';
@@ -33,6 +34,12 @@ return {admitted, runs, refused}
  * elsewhere no later than its own next admission or {@link sync}.
  */
 export class RedisTreeBounds extends TreeBounds {
+  /** The tree's counts, read once per turn of the event loop however many syncs asked in it: a burst of children's results costs one read. */
+  private readonly counts = coalescePerTurn(
+    (key: string) => key,
+    (keys) => keys.map((key) => this.client.hmget(key, 'runs', 'refused').catch(() => [null, null])),
+  );
+
   constructor(
     limits: TreeLimits,
     private readonly client: Redis,
@@ -67,7 +74,7 @@ export class RedisTreeBounds extends TreeBounds {
 
   /** Reads the tree's counts from Redis (a worker does before it runs a job, a parent when a child's result arrives). */
   async sync(): Promise<void> {
-    const [runs, refused] = await this.client.hmget(this.key, 'runs', 'refused').catch(() => [null, null]);
+    const [runs, refused] = await this.counts(this.key);
     this.adopt(Number(runs ?? 1), Number(refused ?? 0));
   }
 
