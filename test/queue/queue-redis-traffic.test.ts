@@ -1,8 +1,8 @@
-// What a queued delegation asks of Redis (QUEUE-5, QUEUE-26), on a real redis-server of its own with a delegate-worker process: the queue's keys refreshed at most every few seconds yet every key with a TTL, scripts run by their SHA, trace events sent without a transaction each.
+// What a queued delegation asks of Redis (QUEUE-5, QUEUE-26, QUEUE-35), on a real redis-server of its own with delegate-worker processes: the queue's keys refreshed at most every few seconds yet every key with a TTL, scripts run by their SHA, trace events sent without a transaction each, and a burst's jobs started as they are taken.
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runCli } from '../helpers/cli.js';
-import { bossOf, fanOutFolder } from '../helpers/queue-fixture.js';
+import { exited, runCli, startCli } from '../helpers/cli.js';
+import { bossOf, fanOutFolder, jobCounts } from '../helpers/queue-fixture.js';
 import { folderFlags, startWorkers, stopWorkers, type WorkerProcess } from '../helpers/queue-workers.js';
 import { REDIS_SKIP_REASON, redisAvailable, startRedis, type TestRedis } from '../helpers/redis-server.js';
 import { QUEUE_KEYS_REFRESH_MS, QueueKeyLifetimes } from '../../src/queue/key-lifetimes.js';
@@ -81,4 +81,32 @@ describe.skipIf(!redisAvailable)(redisAvailable ? 'what a queued delegation asks
     expect(await client.ttl(active)).toBeGreaterThan(KEPT_SECONDS);
     expect(QUEUE_KEYS_REFRESH_MS).toBeLessThanOrEqual(5000);
   }, 20_000);
+
+  it('starts the first job of a burst long before it has taken the last: the jobs are not all fetched first (QUEUE-35)', async () => {
+    const queue = 'burst';
+    const wide = 60;
+    const folder = fanOutFolder(wide);
+    // The jobs wait in Redis before any worker is there, as a burst a worker cannot take at once does.
+    const { done } = startCli([bossOf(folder), '--json', '--quiet', '--queue', redis.url, '--queue-name', queue]);
+    await expect.poll(async () => (await jobCounts(redis.url, queue)).waiting, { timeout: 20_000, interval: 200 }).toBe(wide);
+    const monitor = await new Redis(redis.url).monitor();
+    // In the order Redis ran them: each job taken (BullMQ's moveToActive, whose keys begin with the queue's wait and active lists), and each job's first look when it starts (QUEUE-7, QUEUE-22).
+    const seen: ('taken' | 'started')[] = [];
+    monitor.on('monitor', (_time: string, args: string[]) => {
+      if (args[0] === 'evalsha' && args[3] === `bull:${queue}:wait` && args[4] === `bull:${queue}:active`) seen.push('taken');
+      if (args[0] === 'exists' && args[1]?.startsWith(`delegate-run:${queue}:cancelled:`)) seen.push('started');
+    });
+    try {
+      workers.push(...(await startWorkers(redis.url, 1, ['--queue-name', queue, ...folderFlags(folder), '--concurrency', String(wide)])));
+      const result = await exited(done, 'the burst', 40_000);
+      expect(result.code).toBe(0);
+      expect(JSON.parse(result.stdout).output).toEqual({ done: wide });
+    } finally {
+      monitor.disconnect();
+    }
+    // BullMQ's own loop took all 60 before it started one; now a job starts as soon as it is taken, a few looks ahead.
+    const takenBeforeFirstStart = seen.indexOf('started');
+    expect(takenBeforeFirstStart).toBeGreaterThan(0);
+    expect(takenBeforeFirstStart).toBeLessThan(wide / 2);
+  }, 60_000);
 });
