@@ -286,7 +286,8 @@ export async function startQueueWorker(options: QueueWorkerOptions): Promise<Que
   // moves them, checks for stalled ones (QUEUE-8) and ends them. Their locks are kept by the lock keeper (QUEUE-30).
   const worker = runner.watch(
     new Worker<unknown, JobReturn>(queueName, null, {
-      connection: { ...connection, maxRetriesPerRequest: null },
+      // The looks for jobs and their ends sent in one turn go in one write (auto-pipelining); the blocking look has a connection of its own.
+      connection: { ...connection, maxRetriesPerRequest: null, enableAutoPipelining: true },
       lockDuration: lockMs,
       stalledInterval: Math.max(500, Math.round(lockMs / 2)),
       maxStalledCount: 3,

@@ -93,7 +93,8 @@ describe.skipIf(!redisAvailable)(redisAvailable ? 'what a queued delegation asks
     // In the order Redis ran them: each job taken (BullMQ's moveToActive, whose keys begin with the queue's wait and active lists), and each job's first look when it starts (QUEUE-7, QUEUE-22).
     const seen: ('taken' | 'started')[] = [];
     monitor.on('monitor', (_time: string, args: string[]) => {
-      if (args[0] === 'evalsha' && args[3] === `bull:${queue}:wait` && args[4] === `bull:${queue}:active`) seen.push('taken');
+      // By SHA, or whole the first time on a connection.
+      if ((args[0] === 'evalsha' || args[0] === 'eval') && args[3] === `bull:${queue}:wait` && args[4] === `bull:${queue}:active`) seen.push('taken');
       if (args[0] === 'exists' && args[1]?.startsWith(`delegate-run:${queue}:cancelled:`)) seen.push('started');
     });
     try {
