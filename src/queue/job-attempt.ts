@@ -9,6 +9,7 @@ import { knownTraceEvent } from '../protocol/trace/events.js';
 import { isJsonObject } from '../protocol/types.js';
 import { addCost, addUsage, type Usage, zeroUsage } from '../protocol/usage.js';
 import { attemptUsageKey, KEPT_SECONDS, startedCallsKey } from './queue-keys.js';
+import { RedisScript } from './redis-script.js';
 
 /** How long recording a started call, or reading earlier attempts', may wait for Redis (QUEUE-9). */
 const RECORD_TIMEOUT_MS = 5000;
@@ -17,10 +18,10 @@ const RECORD_TIMEOUT_MS = 5000;
  * Appends a started call (ARGV[2]) to the list KEYS[2], kept ARGV[3] seconds, only while the job's
  * lock KEYS[1] holds this attempt's token ARGV[1] (QUEUE-31); 1 when it did.
  */
-const RECORD_WHILE_LOCKED = `if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
+const RECORD_WHILE_LOCKED = new RedisScript(`if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
 redis.call('RPUSH', KEYS[2], ARGV[2])
 redis.call('EXPIRE', KEYS[2], ARGV[3])
-return 1`;
+return 1`);
 
 /** What an attempt paid for its own model answers: tokens and dollars (`null` when a price is unknown). */
 export type AttemptUsage = Usage & { costUsd: number | null };
@@ -85,7 +86,7 @@ export class JobAttempt implements StartedCallLog {
     let recorded: unknown;
     try {
       recorded = await bounded(
-        this.client.eval(RECORD_WHILE_LOCKED, 2, this.lock.key, startedCallsKey(this.queueName, this.job), this.lock.token, JSON.stringify(call), KEPT_SECONDS),
+        RECORD_WHILE_LOCKED.run(this.client, [this.lock.key, startedCallsKey(this.queueName, this.job)], [this.lock.token, JSON.stringify(call), KEPT_SECONDS]),
       );
     } catch (error) {
       throw new DelegateError(
@@ -107,9 +108,9 @@ export class JobAttempt implements StartedCallLog {
     if (known?.event !== 'model.response' || known.run !== this.run) return;
     this.usage = addAttemptUsage(this.usage, { ...known.usage, costUsd: known.costUsd });
     const key = attemptUsageKey(this.queueName, this.job);
-    // Not awaited: commands on one connection keep their order, so the last write is the latest total.
+    // Not awaited: commands on one connection keep their order, so the last write is the latest total. Sent in one write, no transaction needed.
     this.client
-      .multi()
+      .pipeline()
       .hset(key, String(this.attempt), JSON.stringify(this.usage))
       .expire(key, KEPT_SECONDS)
       .exec()

@@ -17,9 +17,12 @@ client.defineCommand('keepLock', {
 });
 const held = new Map<string, string>();
 
-parentPort?.on('message', (message: LockKeeperMessage) => {
-  if ('hold' in message) held.set(message.hold, message.token);
-  else held.delete(message.drop);
+// The worker sends the messages of one turn of its event loop together, in order.
+parentPort?.on('message', (messages: LockKeeperMessage[]) => {
+  for (const message of messages) {
+    if ('hold' in message) held.set(message.hold, message.token);
+    else held.delete(message.drop);
+  }
 });
 
 setInterval(

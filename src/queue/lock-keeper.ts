@@ -10,6 +10,8 @@ import type { LockKeeperMessage } from './lock-keeper-thread.js';
  */
 export class LockKeeper {
   private readonly thread: Worker;
+  /** The messages of this turn of the event loop, sent to the thread together after it: one message per turn, not two per job. */
+  private pending: LockKeeperMessage[] = [];
 
   /** Starts the thread for the Redis at `url`, renewing each lock to `lockMs` about three times per `lockMs`. */
   constructor(url: string, lockMs: number) {
@@ -20,12 +22,23 @@ export class LockKeeper {
 
   /** Renews the lock `key` while it holds `token`, until {@link drop}. */
   hold(key: string, token: string): void {
-    this.thread.postMessage({ hold: key, token } satisfies LockKeeperMessage);
+    this.send({ hold: key, token });
   }
 
   /** Stops renewing the lock `key`. */
   drop(key: string): void {
-    this.thread.postMessage({ drop: key } satisfies LockKeeperMessage);
+    this.send({ drop: key });
+  }
+
+  private send(message: LockKeeperMessage): void {
+    if (this.pending.length === 0) {
+      queueMicrotask(() => {
+        const messages = this.pending;
+        this.pending = [];
+        this.thread.postMessage(messages);
+      });
+    }
+    this.pending.push(message);
   }
 
   /** Stops the thread. */

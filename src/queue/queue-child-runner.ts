@@ -1,9 +1,10 @@
 /** The parent side of the queue (QUEUE-1): every child run becomes a BullMQ job, and the caller waits for its result. */
-import { Job, Queue, QueueEvents } from 'bullmq';
+import { type ConnectionOptions, type Job, Queue, QueueEvents } from 'bullmq';
 import { Redis } from 'ioredis';
 import { abortable, onAbort } from '../protocol/cancellation.js';
 import { DelegateError, UsageError, cancelled, type ProtocolError } from '../protocol/errors.js';
 import type { RemoteChild, RemoteChildHooks, RemoteChildRunner, RunResult } from '../protocol/contracts.js';
+import { parseJson } from '../protocol/json.js';
 import { RunTrace } from '../protocol/trace/trace.js';
 import { addCost, addUsage, type UsageSummary } from '../protocol/usage.js';
 import type { Budget } from '../protocol/budget.js';
@@ -17,8 +18,6 @@ import {
   jobCancelledKey,
   jobHashKey,
   jobIdOf,
-  KEPT_SECONDS,
-  queueWideKeys,
   runsKey,
   traceStreamKey,
   treeKey,
@@ -31,7 +30,7 @@ import { connectionFor, DEFAULT_QUEUE_NAME } from './redis-url.js';
 import { failedResult, resultFromJson, type RunResultJson } from './run-result-json.js';
 import { TraceStreamReader } from './trace-relay.js';
 import { JobWaits } from './job-waits.js';
-import { DEFAULT_HEARTBEAT_MS, DEFAULT_KEEP_SECONDS, keepAtLeast, keepUnlessSet, MAX_KEEP_SECONDS, TreeHeartbeats } from './key-lifetimes.js';
+import { DEFAULT_HEARTBEAT_MS, DEFAULT_KEEP_SECONDS, keepUnlessSet, MAX_KEEP_SECONDS, QueueKeyLifetimes, TreeHeartbeats } from './key-lifetimes.js';
 import { jobOf } from './queue-job.js';
 import { earlierAttempts } from './job-attempt.js';
 import { type ErrorEmitter, RedisOutage } from './redis-outage.js';
@@ -83,6 +82,13 @@ export interface JobReturn {
   attempt?: number;
 }
 
+/** The waits of a process for its jobs (QUEUE-10): the queue's events, once read from, and the waits listening to them. */
+interface QueueWaits {
+  events: QueueEvents;
+  ready: Promise<JobWaits>;
+  made?: JobWaits;
+}
+
 /** Sends child runs to a BullMQ queue on Redis and waits for their results (QUEUE-1, QUEUE-3). */
 export class QueueChildRunner implements RemoteChildRunner {
   private readonly lost: Promise<string>;
@@ -95,16 +101,19 @@ export class QueueChildRunner implements RemoteChildRunner {
   /** The jobs waited for here, by id, each with the way to fail its wait when the job is gone from Redis (QUEUE-33). */
   private readonly waiting = new Map<string, (message: string) => void>();
   private readonly checker: ReturnType<typeof setInterval>;
+  /** The waits for this process's jobs and the queue's events they listen to, once a job was first waited for. */
+  private waits: QueueWaits | undefined;
+  /** The lifetimes of BullMQ's keys of the queue, refreshed at most every few seconds (QUEUE-26). */
+  readonly queueKeys: QueueKeyLifetimes;
 
   private constructor(
     readonly queueName: string,
     private readonly url: string,
     private readonly queue: Queue,
-    private readonly events: QueueEvents,
     private readonly command: Redis,
     private readonly reader: TraceStreamReader | undefined,
     private readonly timeoutMs: number,
-    private readonly setting: { key: string | undefined; keepSeconds: number; heartbeats: TreeHeartbeats | undefined; waits: JobWaits },
+    private readonly setting: { key: string | undefined; keepSeconds: number; heartbeats: TreeHeartbeats | undefined; connection: ConnectionOptions },
     private readonly outage: RedisOutage,
   ) {
     // A connection that gave up reconnecting fails every waiting child instead of leaving it hanging (QUEUE-9).
@@ -113,6 +122,7 @@ export class QueueChildRunner implements RemoteChildRunner {
     outage.follow(command, () => void this.checkJobs());
     this.checker = setInterval(() => void this.checkJobs(), JOB_CHECK_INTERVAL_MS);
     this.checker.unref();
+    this.queueKeys = new QueueKeyLifetimes(command, queueName);
   }
 
   /** Handles the errors of another connection of this process as the runner's own: said once per outage (QUEUE-34). */
@@ -126,7 +136,15 @@ export class QueueChildRunner implements RemoteChildRunner {
     const queueName = options.queueName ?? DEFAULT_QUEUE_NAME;
     // A Redis that stays connected but stops answering fails each command after 5 s instead of hanging the run (QUEUE-9);
     // only this connection: BullMQ's blocking ones wait by design.
-    const command = new Redis({ ...connection, lazyConnect: true, enableOfflineQueue: false, maxRetriesPerRequest: 1, commandTimeout: COMMAND_TIMEOUT_MS });
+    // Its commands issued in one turn of the event loop go in one write (auto-pipelining): a fan-out's jobs cost Redis and this process one system call per turn, not one per command.
+    const command = new Redis({
+      ...connection,
+      lazyConnect: true,
+      enableOfflineQueue: false,
+      maxRetriesPerRequest: 1,
+      commandTimeout: COMMAND_TIMEOUT_MS,
+      enableAutoPipelining: true,
+    });
     // Refused at start, Redis is the usage error below, not an outage (QUEUE-9).
     command.on('error', () => undefined);
     try {
@@ -144,26 +162,52 @@ export class QueueChildRunner implements RemoteChildRunner {
     // Every connection's errors are handled from now on, and an outage said once (QUEUE-34).
     const outage = new RedisOutage(options.url, options.say);
     // Its own commands are bounded one by one (`answered`): adding a job, looking at or removing one, closing (QUEUE-9).
-    const queue = outage.watch(new Queue(queueName, { connection: { ...connection, enableOfflineQueue: false, maxRetriesPerRequest: 1 } }));
-    const events = outage.watch(new QueueEvents(queueName, { connection }));
-    await events.waitUntilReady();
+    const queue = outage.watch(
+      new Queue(queueName, { connection: { ...connection, enableOfflineQueue: false, maxRetriesPerRequest: 1, enableAutoPipelining: true } }),
+    );
     const reader = options.relay
-      ? new TraceStreamReader(outage.watch(command.duplicate({ maxRetriesPerRequest: null, enableOfflineQueue: true })), queueName)
+      ? new TraceStreamReader(outage.watch(command.duplicate({ maxRetriesPerRequest: null, enableOfflineQueue: true, enableAutoPipelining: false })), queueName)
       : undefined;
-    // One listener per kind of end for all the jobs waited on, not one per job (QUEUE-10).
-    const waits = new JobWaits(events);
     const heartbeats = options.relay ? new TreeHeartbeats(command, queueName, options.heartbeatMs ?? DEFAULT_HEARTBEAT_MS) : undefined;
-    return new QueueChildRunner(
+    const runner = new QueueChildRunner(
       queueName,
       options.url,
       queue,
-      events,
       command,
       reader,
       options.timeoutMs ?? DEFAULT_JOB_TIMEOUT_MS,
-      { key: options.key, keepSeconds: Math.min(options.keepSeconds ?? DEFAULT_KEEP_SECONDS, MAX_KEEP_SECONDS), heartbeats, waits },
+      { key: options.key, keepSeconds: Math.min(options.keepSeconds ?? DEFAULT_KEEP_SECONDS, MAX_KEEP_SECONDS), heartbeats, connection },
       outage,
     );
+    // The top process reads the queue's events from the start, its first delegation waiting for nothing; a worker only once one of its jobs delegates (QUEUE-10).
+    if (options.relay) await runner.jobWaits();
+    return runner;
+  }
+
+  /**
+   * The waits for this process's jobs (QUEUE-10): one listener per kind of job end on the queue's
+   * events, for all of them. Made on first use, and ready once the events are read from now on, so
+   * a job added after it is never missed; a worker whose jobs delegate nothing never reads the
+   * queue's events, which tell of every job of the queue.
+   */
+  jobWaits(): Promise<JobWaits> {
+    if (!this.waits) {
+      const events = this.outage.watch(new QueueEvents(this.queueName, { connection: this.setting.connection }));
+      const entry: QueueWaits = {
+        events,
+        ready: events.waitUntilReady().then(() => {
+          entry.made = new JobWaits(events);
+          return entry.made;
+        }),
+      };
+      // A start that failed is tried again by the next job.
+      entry.ready.catch(() => {
+        if (this.waits === entry) this.waits = undefined;
+        void events.close().catch(() => undefined);
+      });
+      this.waits = entry;
+    }
+    return this.waits.ready;
   }
 
   /** Queues the child as a job, relays its events, and resolves to its result (QUEUE-3); never throws. */
@@ -174,10 +218,12 @@ export class QueueChildRunner implements RemoteChildRunner {
     const session = child.journal?.session ?? 0;
     if (this.reader && session > 0) await this.supersede(child.parent.root, session);
     let job: Awaited<ReturnType<Queue['add']>>;
+    let waits: JobWaits;
     // The tree is kept alive while its child is queued, so workers end its jobs once this process is gone (QUEUE-25).
     let release = (): void => undefined;
     try {
       if (this.setting.heartbeats) release = await this.setting.heartbeats.hold(tree);
+      waits = await answered(this.jobWaits());
       const keep = this.setting.keepSeconds;
       // A resumed tree's jobs are its session's: a job its killed session left behind is not answered for it (QUEUE-12).
       job = await answered(
@@ -190,9 +236,8 @@ export class QueueChildRunner implements RemoteChildRunner {
       );
       // A job no worker ever takes lives no longer than its wait; the queue's own keys a day (QUEUE-26).
       // Not waited for: the job is queued either way.
-      void keepUnlessSet(this.command, jobHashKey(this.queueName, job.id as string), Math.ceil(this.timeoutMs / 1000) + keep)
-        .then(() => keepAtLeast(this.command, queueWideKeys(this.queueName), KEPT_SECONDS))
-        .catch(() => undefined);
+      void keepUnlessSet(this.command, jobHashKey(this.queueName, job.id as string), Math.ceil(this.timeoutMs / 1000) + keep).catch(() => undefined);
+      this.queueKeys.touched();
     } catch (error) {
       release();
       return failedResult(
@@ -217,7 +262,7 @@ export class QueueChildRunner implements RemoteChildRunner {
     });
     try {
       const outcome = await Promise.race([
-        this.setting.waits
+        waits
           .finished<JobReturn>(job, this.timeoutMs, (queued) => this.ended(queued))
           .then(
             (value: JobReturn) => ({ value }),
@@ -251,13 +296,20 @@ export class QueueChildRunner implements RemoteChildRunner {
     }
   }
 
-  /** How a job that ended before its wait began ended, read from Redis once; undefined while it has not (QUEUE-10). */
+  /**
+   * How a job that ended before its wait began ended, read from Redis once; undefined while it has
+   * not (QUEUE-10). Read from the job's hash alone (its end time, result or failure, one HMGET):
+   * BullMQ's look at a job's state searches the queue's lists, which a wide fan-out makes long, for
+   * every job.
+   */
   private async ended(job: Job): Promise<{ value: JobReturn } | { error: Error } | undefined> {
-    const state = await answered(job.getState());
-    if (state !== 'completed' && state !== 'failed') return undefined;
-    const finished = await answered(Job.fromId<unknown, JobReturn>(this.queue, job.id as string));
-    if (!finished) return undefined;
-    return state === 'completed' ? { value: finished.returnvalue } : { error: new Error(finished.failedReason) };
+    const [finishedOn, returnvalue, failedReason] = await answered(
+      this.command.hmget(this.queue.toKey(job.id as string), 'finishedOn', 'returnvalue', 'failedReason'),
+    );
+    if (!finishedOn) return undefined;
+    if (returnvalue === null) return { error: new Error(failedReason ?? 'The job failed.') };
+    const parsed = parseJson(returnvalue);
+    return parsed.ok ? { value: parsed.value as unknown as JobReturn } : undefined;
   }
 
   /**
@@ -407,15 +459,18 @@ export class QueueChildRunner implements RemoteChildRunner {
 
   /** Stops relaying, deletes the streams of the trees it relayed and closes every connection. */
   async close(): Promise<void> {
-    this.setting.waits.close();
+    const waits = this.waits;
+    this.waits = undefined;
+    waits?.made?.close();
     await this.setting.heartbeats?.close();
+    await this.queueKeys.close();
     clearInterval(this.checker);
     this.outage.close();
     if (this.reader) {
       await this.reader.forget(this.command);
       await this.reader.close();
     }
-    const [, queueClosed] = await Promise.allSettled([this.events.close(), answered(this.queue.close())]);
+    const [, queueClosed] = await Promise.allSettled([waits?.events.close(), answered(this.queue.close())]);
     // A Redis that does not answer the goodbye is left without one.
     if (queueClosed.status === 'rejected') await this.queue.disconnect().catch(() => undefined);
     this.command.disconnect();

@@ -10,8 +10,8 @@ import type { ConfirmHook, RunResult } from '../protocol/contracts.js';
 import type { Runtime } from '../protocol/run/runtime.js';
 import { RunTrace, type TraceContext, Tracer } from '../protocol/trace/trace.js';
 import { QueueChildRunner, type JobReturn } from './queue-child-runner.js';
-import { aliveKey, cancelChannel, jobCancelChannel, jobHashKey, jobIdOf, KEPT_SECONDS, queueWideKeys, traceStreamKey, treeOf } from './queue-keys.js';
-import { DEFAULT_KEEP_SECONDS, keepAtLeast, MAX_KEEP_SECONDS, WORKER_CHECK_MS } from './key-lifetimes.js';
+import { aliveKey, cancelChannel, jobCancelChannel, jobHashKey, jobIdOf, traceStreamKey, treeOf } from './queue-keys.js';
+import { DEFAULT_KEEP_SECONDS, MAX_KEEP_SECONDS, QueueKeyLifetimes, WORKER_CHECK_MS } from './key-lifetimes.js';
 import { childOfJob, type JobResolver, readJob } from './queue-job.js';
 import { connectionFor, DEFAULT_QUEUE_NAME } from './redis-url.js';
 import { failedResult, resultToJson } from './run-result-json.js';
@@ -21,6 +21,97 @@ import { LockKeeper } from './lock-keeper.js';
 
 /** How long a running job's hash lives past its worker's last check (QUEUE-26): five minutes, or its keep when longer. */
 const RUNNING_SECONDS = 300;
+
+/** How long one look for a job waits on Redis when there is none, in seconds: how long a closing worker may wait before it stops taking jobs (QUEUE-35). */
+const FETCH_WAIT_SECONDS = 1;
+
+/** How many looks for jobs a worker has in flight at once while jobs are waiting (QUEUE-35). */
+const PARALLEL_LOOKS = 8;
+
+/** How long the fetching waits after Redis failed a look for a job, before it looks again. */
+const FETCH_RETRY_MS = 1000;
+
+/**
+ * Takes the queue's jobs and starts each at once, up to `concurrency` running (QUEUE-35): one look
+ * waits on Redis for a job to come; once one came, several look at once until none is left.
+ * BullMQ's own loop fetched one job after another up to its concurrency before it started any, so
+ * a burst of a thousand jobs waited for the last one's fetch. A job is ended as
+ * BullMQ's loop ends it: completed with its return value, or failed with what `run` threw; `ended`
+ * hears of each. `stop` takes no more and resolves once the running jobs ended.
+ */
+function takeJobs(
+  worker: Worker<unknown, JobReturn>,
+  concurrency: number,
+  run: (job: Job<unknown, JobReturn>, token: string) => Promise<JobReturn>,
+  ended: (job: Job) => void,
+): { stop(): Promise<void> } {
+  const running = new Set<Promise<void>>();
+  let stopping = false;
+  let room: (() => void) | undefined;
+  const take = async (job: Job<unknown, JobReturn>, token: string): Promise<void> => {
+    let value: JobReturn;
+    try {
+      value = await run(job, token);
+    } catch (error) {
+      await job.moveToFailed(error instanceof Error ? error : new Error(String(error)), token, false).then(() => ended(job));
+      return;
+    }
+    // A job whose lock another worker took over is that worker's to end: BullMQ refuses the move, and it is let be.
+    await job.moveToCompleted(value, token, false).then(() => ended(job));
+  };
+  let next = 0;
+  const start = (job: Job<unknown, JobReturn>, token: string): void => {
+    // Taken, the job runs even when the worker is stopping: it is active in Redis, and ends here.
+    const task = take(job, token)
+      .catch(() => undefined)
+      .finally(() => {
+        running.delete(task);
+        room?.();
+        room = undefined;
+      });
+    running.add(task);
+  };
+  // While jobs are waiting, several looks at once, none of them waiting on Redis for a job to come: round trips overlap.
+  const drain = async (): Promise<void> => {
+    while (!stopping && running.size < concurrency) {
+      const token = `${worker.id}:${next++}`;
+      const job = await worker.getNextJob(token, { block: false }).catch(() => undefined);
+      if (!job) return;
+      start(job, token);
+    }
+  };
+  const loop = (async () => {
+    while (!stopping) {
+      if (running.size >= concurrency) {
+        await new Promise<void>((wake) => {
+          room = wake;
+        });
+        continue;
+      }
+      // One look waits on Redis for a job to come, at most FETCH_WAIT_SECONDS.
+      const token = `${worker.id}:${next++}`;
+      let job: Job<unknown, JobReturn> | undefined;
+      try {
+        job = await worker.getNextJob(token);
+      } catch {
+        // Redis is away: its outage is said by the connection (QUEUE-34); the look is tried again.
+        await new Promise((wait) => setTimeout(wait, FETCH_RETRY_MS));
+        continue;
+      }
+      if (!job) continue;
+      start(job, token);
+      await Promise.all(Array.from({ length: PARALLEL_LOOKS }, drain));
+    }
+  })();
+  return {
+    async stop() {
+      stopping = true;
+      room?.();
+      await loop;
+      await Promise.all([...running]);
+    },
+  };
+}
 
 /** How many jobs one worker process runs at once by default (`--concurrency`, QUEUE-8). */
 export const DEFAULT_WORKER_CONCURRENCY = 32;
@@ -83,11 +174,14 @@ export async function startQueueWorker(options: QueueWorkerOptions): Promise<Que
   options.runtime.useChildRunner(runner);
   const id = `${hostname()}:${process.pid}`;
   // Every connection's errors are handled with the runner's, an outage said once (QUEUE-34).
-  const publisher = runner.watch(new Redis({ ...connection, maxRetriesPerRequest: 1 }));
+  // The jobs' trace events, usage and checks: what is sent in one turn of the event loop goes in one write (auto-pipelining).
+  const publisher = runner.watch(new Redis({ ...connection, maxRetriesPerRequest: 1, enableAutoPipelining: true }));
   const subscriber = runner.watch(new Redis({ ...connection, maxRetriesPerRequest: null }));
   // Heartbeats and lifetimes on a connection of their own whose commands give up after 5 s: a Redis that stops answering holds no job's start (QUEUE-9, QUEUE-25).
-  const lifetimes = runner.watch(new Redis({ ...connection, maxRetriesPerRequest: 1, commandTimeout: 5000 }));
+  const lifetimes = runner.watch(new Redis({ ...connection, maxRetriesPerRequest: 1, commandTimeout: 5000, enableAutoPipelining: true }));
   /** True while the tree's top process keeps it alive (QUEUE-25). */
+  // BullMQ's keys of the queue, refreshed after jobs end at most every few seconds, and at every check (QUEUE-26).
+  const queueKeys = new QueueKeyLifetimes(lifetimes, queueName);
   const alive = (tree: string): Promise<boolean> =>
     lifetimes.exists(aliveKey(queueName, tree)).then(
       (count) => count > 0,
@@ -129,7 +223,9 @@ export async function startQueueWorker(options: QueueWorkerOptions): Promise<Que
     const lock = `${jobHashKey(queueName, hash)}:lock`;
     if (token !== undefined) keeper.hold(lock, token);
     // A tree or job cancelled before this job was taken up ends it at once (QUEUE-7, QUEUE-22), and so does a tree whose top process is gone (QUEUE-25).
-    if ((await runner.cancelled(tree, jobId)) || !(await alive(tree))) controller.abort();
+    // Both looked at together: one round trip before the job starts, not two.
+    const [cancelled, living] = await Promise.all([runner.cancelled(tree, jobId), alive(tree)]);
+    if (cancelled || !living) controller.abort();
     const writer = new TraceStreamWriter(publisher, traceStreamKey(queueName, tree));
     let attempt: JobAttempt | undefined;
     const tracer = new Tracer([(event) => writer.append(event), (event) => attempt?.observe(event)]);
@@ -194,26 +290,29 @@ export async function startQueueWorker(options: QueueWorkerOptions): Promise<Que
       }
     }
   };
-  const worker = new Worker<unknown, JobReturn>(queueName, processJob, {
-    connection: { ...connection, maxRetriesPerRequest: null },
-    concurrency: options.concurrency ?? DEFAULT_WORKER_CONCURRENCY,
-    lockDuration: lockMs,
-    stalledInterval: Math.max(500, Math.round(lockMs / 2)),
-    maxStalledCount: 3,
-  });
-  runner.watch(worker);
+  // Jobs are fetched here, not by BullMQ's own loop, so each starts as soon as it is taken (QUEUE-35); BullMQ's worker
+  // moves them, checks for stalled ones (QUEUE-8) and ends them. Their locks are kept by the lock keeper (QUEUE-30).
+  const worker = runner.watch(
+    new Worker<unknown, JobReturn>(queueName, null, {
+      // The looks for jobs and their ends sent in one turn go in one write (auto-pipelining); the blocking look has a connection of its own.
+      connection: { ...connection, maxRetriesPerRequest: null, enableAutoPipelining: true },
+      lockDuration: lockMs,
+      stalledInterval: Math.max(500, Math.round(lockMs / 2)),
+      maxStalledCount: 3,
+      drainDelay: FETCH_WAIT_SECONDS,
+      autorun: false,
+    }),
+  );
   // A finished job is removed when its time is up, whatever the queue's traffic after it; so are the sets listing it (QUEUE-26).
   // Once BullMQ has written its end: a lifetime given before could lapse before it, and BullMQ would write the job anew without one.
   const finished = (job: Job | undefined) => {
     if (job?.id === undefined) return;
-    void lifetimes
-      .expire(jobHashKey(queueName, job.id), keptSeconds(job))
-      .then(() => keepAtLeast(lifetimes, queueWideKeys(queueName), KEPT_SECONDS))
-      .catch(() => undefined);
+    void lifetimes.expire(jobHashKey(queueName, job.id), keptSeconds(job)).catch(() => undefined);
+    queueKeys.touched();
   };
-  worker.on('completed', finished);
-  worker.on('failed', finished);
   await worker.waitUntilReady();
+  void worker.startStalledCheckTimer().catch(() => undefined);
+  const taking = takeJobs(worker, options.concurrency ?? DEFAULT_WORKER_CONCURRENCY, processJob, finished);
   let checking = false;
   // Checked on a timer, not on traffic: a caller killed outright has its jobs ended within its heartbeat's life and one check (QUEUE-25).
   const check = setInterval(() => {
@@ -225,7 +324,7 @@ export async function startQueueWorker(options: QueueWorkerOptions): Promise<Que
       for (const tree of gone) for (const controller of tree === undefined ? [] : (active.get(tree) ?? [])) controller.abort();
       // Running jobs and the queue's own keys live on while this worker does (QUEUE-26).
       await Promise.all([...kept].map(([job, seconds]) => lifetimes.expire(jobHashKey(queueName, job), Math.max(seconds, RUNNING_SECONDS))));
-      await keepAtLeast(lifetimes, queueWideKeys(queueName), KEPT_SECONDS);
+      await queueKeys.refresh();
     })()
       .catch(() => undefined)
       .finally(() => {
@@ -237,7 +336,9 @@ export async function startQueueWorker(options: QueueWorkerOptions): Promise<Que
     id,
     async close() {
       clearInterval(check);
+      await taking.stop();
       await worker.close();
+      await queueKeys.close();
       await keeper.close();
       await runner.close();
       subscriber.disconnect();

@@ -3,6 +3,16 @@ import type { Redis } from 'ioredis';
 import { type TraceEvent, type Tracer, traceLine } from '../protocol/trace/trace.js';
 import { KEPT_SECONDS, streamIdReached, traceStreamKey } from './queue-keys.js';
 
+/** The events appended to one stream in one turn of the event loop, sent together: their XADDs and one EXPIRE after them. */
+interface StreamBatch {
+  lines: string[];
+  /** Each line's settle, with its stream id (null when Redis failed it). */
+  settles: ((id: string | null) => void)[];
+}
+
+/** The batches not sent yet, by connection and stream: the jobs of one process appending to one tree's stream share them. */
+const unsent = new WeakMap<Redis, Map<string, StreamBatch>>();
+
 /** Appends the events of one job's runs to its tree's stream, in the order they happen. */
 export class TraceStreamWriter {
   private last: Promise<string | null> = Promise.resolve(null);
@@ -12,24 +22,53 @@ export class TraceStreamWriter {
     private readonly key: string,
   ) {}
 
-  /** Appends one event; commands on one connection keep their order, so a run's events stay in order. */
+  /**
+   * Appends one event. The events a process appends to one stream within a turn of its event loop
+   * go in one write, with one expiry after them; commands on one connection keep their order, so a
+   * run's events stay in order.
+   */
   append(event: TraceEvent): void {
     // Written as the trace file writes it (TRACE-13): a value JSON cannot hold is named, not the event dropped.
     const line = traceLine(event).slice(0, -1);
-    // Kept a day after its last event, as the tree's other keys: a top process killed outright never deletes it.
-    const sent = this.client
-      .multi()
-      .xadd(this.key, '*', 'e', line)
-      .expire(this.key, KEPT_SECONDS)
-      .exec()
-      .then((replies) => (replies?.[0]?.[1] as string | null | undefined) ?? null);
-    this.last = sent.catch(() => null);
+    let streams = unsent.get(this.client);
+    if (!streams) {
+      streams = new Map();
+      unsent.set(this.client, streams);
+    }
+    let batch = streams.get(this.key);
+    if (!batch) {
+      const fresh: StreamBatch = { lines: [], settles: [] };
+      streams.set(this.key, fresh);
+      queueMicrotask(() => send(this.client, this.key, fresh));
+      batch = fresh;
+    }
+    batch.lines.push(line);
+    this.last = new Promise((settle) => batch.settles.push(settle));
   }
 
   /** The id of the last event appended, once Redis has it (null when none was, or Redis failed). */
   flushed(): Promise<string | null> {
     return this.last;
   }
+}
+
+/** Sends one batch: its XADDs, then the stream kept a day after its last event, as the tree's other keys (a top process killed outright never deletes it). */
+function send(client: Redis, key: string, batch: StreamBatch): void {
+  unsent.get(client)?.delete(key);
+  const pipeline = client.pipeline();
+  for (const line of batch.lines) pipeline.xadd(key, '*', 'e', line);
+  pipeline.expire(key, KEPT_SECONDS);
+  pipeline.exec().then(
+    (replies) => {
+      batch.settles.forEach((settle, index) => {
+        const [error, id] = replies?.[index] ?? [null, null];
+        settle(error ? null : ((id as string | null | undefined) ?? null));
+      });
+    },
+    () => {
+      for (const settle of batch.settles) settle(null);
+    },
+  );
 }
 
 /** Reads the streams of run trees this process is the top of, re-emitting their events into each tree's tracer. */
