@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { type AgentCard, type Message, type Part, Role, type Task, TaskState } from '@a2a-js/sdk';
 import { type Client, ClientFactory } from '@a2a-js/sdk/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { activityLog, writeWaiterAndDeployer } from '../helpers/served-agents.js';
 import { exited, offlineEnv, readTrace, runCli, SERVE_BIN, startCli, tempDir, waitFor } from '../helpers/cli.js';
 
 /** The example's caller, as shipped: it names the agent on the documented port. */
@@ -19,43 +20,7 @@ const DRAFT = { text: 'Pinning files is now possible.' };
 function servedFolder(): string {
   const root = tempDir();
   cpSync('requests/a2a/remote', root, { recursive: true });
-  const write = (name: string, value: unknown) => writeFileSync(join(root, name), typeof value === 'string' ? value : JSON.stringify(value));
-  const tool = (name: string, properties: Record<string, unknown>) => ({
-    type: 'tool',
-    tool: { [name]: { type: 'object', properties: { _activity: { const: name }, ...properties } } },
-  });
-  write('waiter.json', {
-    meta: { name: 'waiter', description: 'Waits until cancelled.' },
-    context: [{ type: 'system', text: 'Wait.' }, tool('wait', {})],
-    schema: { type: 'string' },
-  });
-  write('waiter.cassette.json', { version: 1, entries: [{ match: { request: 'waiter', step: 0 }, solution: { calls: [{ _tool: 'wait' }], output: null } }] });
-  write('deployer.json', {
-    meta: { name: 'deployer', description: 'Deploys, with approval.' },
-    context: [{ type: 'system', text: 'Deploy.' }, tool('deploy', { _approval: { const: 'required' }, target: { type: 'string' } })],
-    schema: { type: 'string' },
-  });
-  write('deployer.cassette.json', {
-    version: 1,
-    entries: [
-      { match: { request: 'deployer', step: 0 }, solution: { calls: [{ _tool: 'deploy', target: 'production' }], output: null } },
-      { match: { request: 'deployer', step: 1 }, solution: { calls: [], output: 'deployed' } },
-    ],
-  });
-  const log = JSON.stringify(join(root, 'activity.log'));
-  write(
-    'activities.mjs',
-    `import { appendFileSync } from 'node:fs';
-export default {
-  wait: (_call, _tool, _context, environment) => new Promise((resolve, reject) => {
-    appendFileSync(${log}, 'waiting\\n');
-    const timer = setTimeout(() => resolve('slept'), 60000);
-    environment.signal.addEventListener('abort', () => { clearTimeout(timer); appendFileSync(${log}, 'cancelled\\n'); reject(new Error('cancelled')); });
-  }),
-  deploy: (call) => { appendFileSync(${log}, 'deployed ' + call.target + '\\n'); return 'deployed'; },
-};
-`,
-  );
+  writeWaiterAndDeployer(root);
   return root;
 }
 
@@ -106,15 +71,6 @@ function caller(agent: string, cassette?: unknown): string {
     cassette === undefined ? readFileSync('requests/a2a/release-note.cassette.json') : JSON.stringify(cassette),
   );
   return join(folder, 'release-note.json');
-}
-
-/** What the served folder's Activities wrote so far. */
-function activityLog(): string {
-  try {
-    return readFileSync(join(served, 'activity.log'), 'utf8');
-  } catch {
-    return '';
-  }
 }
 
 /** The server's trace: the events of every task's run. */
@@ -211,16 +167,16 @@ describe('the A2A round trip of requests/a2a', () => {
       entries: [{ match: { request: 'release-note', step: 0 }, solution: { calls: [{ _tool: 'review', note: 'Wait for me.' }], output: null } }],
     });
     const trace = join(request, '..', 'trace.jsonl');
-    const waited = activityLog().split('waiting').length;
-    const cancelled = activityLog().split('cancelled').length;
+    const waited = activityLog(served).split('waiting').length;
+    const cancelled = activityLog(served).split('cancelled').length;
     const { child, done } = startCli([request, '--allow-host', '127.0.0.1', '--input', JSON.stringify(DRAFT), '--json', '--trace', trace]);
-    await waitFor(() => activityLog().split('waiting').length > waited, 15_000);
+    await waitFor(() => activityLog(served).split('waiting').length > waited, 15_000);
     child.kill('SIGINT');
     const ended = await exited(done, 'the caller interrupted while the agent works', 15_000);
     expect(ended.code).toBe(130);
     expect(readTrace(trace).at(-1)).toMatchObject({ event: 'run.failed', code: 'cancelled_by_user' });
     // The remote run saw its signal and ended cancelled, its trace complete on the server.
-    await waitFor(() => activityLog().split('cancelled').length > cancelled, 15_000);
+    await waitFor(() => activityLog(served).split('cancelled').length > cancelled, 15_000);
     await waitFor(() => servedRunEnded('waiter', 'run.failed', 'cancelled_by_user'), 15_000);
   }, 30_000);
 
@@ -241,7 +197,7 @@ describe('the A2A round trip of requests/a2a', () => {
     expect(run.code, run.stderr).toBe(0);
     expect(JSON.parse(run.stdout)).toMatchObject({ ok: true, output: { note: 'The reviewer asks for approval.' } });
     expect(readTrace(trace).find((event) => event.event === 'delegate.failed')).toMatchObject({ code: 'worker_error' });
-    expect(activityLog()).not.toContain('deployed');
+    expect(activityLog(served)).not.toContain('deployed');
     // The task left waiting for an answer is cancelled at the agent (DEL-36), its run ended on the server.
     await waitFor(() => servedRunEnded('deployer', 'run.failed', 'cancelled_by_user'), 15_000);
 
@@ -251,6 +207,6 @@ describe('the A2A round trip of requests/a2a', () => {
     expect(asked.status?.state).toBe(TaskState.TASK_STATE_INPUT_REQUIRED);
     const answered = await send(client, [data({ decision: 'approved' })], asked.id);
     expect(answered.status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
-    expect(activityLog()).toContain('deployed production');
+    expect(activityLog(served)).toContain('deployed production');
   }, 30_000);
 });

@@ -7,6 +7,7 @@ import { LegacyJsonRpcTransport } from '@a2a-js/sdk/compat/v0_3/client';
 import { afterEach, describe, expect, it } from 'vitest';
 import { SCHEMAS_EXTENSION } from '../../src/a2a/served-card.js';
 import { main } from '../../src/cli/serve.js';
+import { activityLog, writeIn, writeWaiterAndDeployer } from '../helpers/served-agents.js';
 import { exited, offlineEnv, SERVE_BIN, startCli, tempDir, waitFor } from '../helpers/cli.js';
 import { rawRequest } from '../server/raw-request.js';
 
@@ -24,73 +25,11 @@ afterEach(async () => {
 function servedFolder(): string {
   const root = tempDir();
   cpSync('requests/music', join(root, 'music'), { recursive: true });
-  const write = (name: string, value: unknown) => writeFileSync(join(root, name), typeof value === 'string' ? value : JSON.stringify(value));
-  write('waiter.json', {
-    meta: { name: 'waiter', description: 'Waits for a long time.' },
-    context: [
-      { type: 'system', text: 'Wait.' },
-      { type: 'tool', tool: { wait: { type: 'object', properties: { _activity: { const: 'wait' } } } } },
-    ],
-    schema: { type: 'string' },
-  });
-  write('waiter.cassette.json', {
-    version: 1,
-    entries: [
-      { match: { request: 'waiter', step: 0 }, solution: { calls: [{ _tool: 'wait' }], output: null } },
-      { match: { request: 'waiter', step: 1 }, solution: { calls: [], output: 'waited' } },
-    ],
-  });
-  write('deployer.json', {
-    meta: { name: 'deployer', description: 'Deploys, with approval.' },
-    context: [
-      { type: 'system', text: 'Deploy.' },
-      {
-        type: 'tool',
-        tool: {
-          deploy: {
-            type: 'object',
-            properties: { _activity: { const: 'deploy' }, _approval: { const: 'required' }, target: { type: 'string' } },
-            required: ['target'],
-          },
-        },
-      },
-    ],
-    schema: { type: 'string' },
-  });
-  write('deployer.cassette.json', {
-    version: 1,
-    entries: [
-      { match: { request: 'deployer', step: 0 }, solution: { calls: [{ _tool: 'deploy', target: 'production' }], output: null } },
-      { match: { request: 'deployer', step: 1 }, solution: { calls: [], output: 'done' } },
-    ],
-  });
-  write('broken.json', { meta: { name: 'broken' }, context: [{ type: 'system', text: 'Fail.' }], schema: { type: 'string' } });
-  write('broken.cassette.json', { version: 1, entries: [{ match: { request: 'someone-else' }, solution: { calls: [], output: 'x' } }] });
-  write('.hidden.json', { context: [{ type: 'system', text: 'HIDDEN' }], schema: { type: 'string' } });
-  const log = JSON.stringify(join(root, 'activity.log'));
-  write(
-    'activities.mjs',
-    `import { appendFileSync } from 'node:fs';
-export default {
-  wait: (_call, _tool, _context, environment) => new Promise((resolve, reject) => {
-    appendFileSync(${log}, 'waiting\\n');
-    const timer = setTimeout(() => resolve('slept'), 60000);
-    environment.signal.addEventListener('abort', () => { clearTimeout(timer); appendFileSync(${log}, 'cancelled\\n'); reject(new Error('cancelled')); });
-  }),
-  deploy: (call) => { appendFileSync(${log}, 'deployed ' + call.target + '\\n'); return 'deployed'; },
-};
-`,
-  );
+  writeWaiterAndDeployer(root);
+  writeIn(root, 'broken.json', { meta: { name: 'broken' }, context: [{ type: 'system', text: 'Fail.' }], schema: { type: 'string' } });
+  writeIn(root, 'broken.cassette.json', { version: 1, entries: [{ match: { request: 'someone-else' }, solution: { calls: [], output: 'x' } }] });
+  writeIn(root, '.hidden.json', { context: [{ type: 'system', text: 'HIDDEN' }], schema: { type: 'string' } });
   return root;
-}
-
-/** What the folder's Activities wrote so far. */
-function activityLog(root: string): string {
-  try {
-    return readFileSync(join(root, 'activity.log'), 'utf8');
-  } catch {
-    return '';
-  }
 }
 
 /** Starts `delegate-serve <root> --a2a --port 0 --activities <root>/activities.mjs ...more` in this process; resolves with its origin and what it logged. */
@@ -354,7 +293,7 @@ describe('delegate-serve --a2a (A2A-1 to A2A-11)', () => {
     const done = await send(client, [data({ decision: 'edited', parameters: { target: 'staging' } })], asked.id);
     expect(done.status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
     expect(done.id).toBe(asked.id);
-    expect(dataOf(done.artifacts[0]?.parts)).toBe('done');
+    expect(dataOf(done.artifacts[0]?.parts)).toBe('deployed');
     expect(activityLog(root)).toBe('deployed staging\n');
   });
 
