@@ -104,6 +104,6 @@ describe('what a start loads (CLI-34)', () => {
     expect(run.status, run.stderr).toBe(0);
     const packages = packagesOf(run.files);
     expect(packages.filter((name) => HEAVY.includes(name) || name === 'ajv')).toEqual([]);
-    expect(run.files.some((file) => file.endsWith('/dist/index.js'))).toBe(true);
+    expect(run.files.some((file) => file.endsWith('/dist/library/index.js'))).toBe(true);
   });
 });

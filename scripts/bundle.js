@@ -1,4 +1,4 @@
-// Build step: the executables bundled by esbuild into dist/bundle, so a start reads a few files instead of the ~150 ES modules and ajv's CommonJS files (CLI-34).
+// Build step: the executables and the library bundled by esbuild into dist/bundle and dist/library, so a start reads a few files instead of the ~150 ES modules and ajv's CommonJS files (CLI-34).
 import { chmodSync, readFileSync, rmSync } from 'node:fs';
 import { build } from 'esbuild';
 
@@ -38,10 +38,13 @@ const bundledRequire = {
   },
 };
 
-rmSync('dist/bundle', { recursive: true, force: true });
-const result = await build({
-  entryPoints: Object.fromEntries(EXECUTABLES.map((name) => [name, `src/cli/${name}.ts`])),
-  outdir: 'dist/bundle',
+/**
+ * The options both bundles share. Every chunk sits one folder below dist/, like dist/cli: the
+ * sources' `import.meta.url` paths name the package root as `../../` and dist's files through their
+ * folder (`../protocol/…`). Lazy `import()`s stay lazy chunks; the linked source maps keep stack
+ * traces readable for `--enable-source-maps` and debuggers, and cost nothing unless asked for.
+ */
+const COMMON = {
   bundle: true,
   splitting: true,
   format: 'esm',
@@ -49,12 +52,19 @@ const result = await build({
   target: 'node20',
   sourcemap: 'linked',
   chunkNames: '[name]-[hash]',
-  // Every chunk sits in dist/bundle, one folder below dist/ like dist/cli: the sources' `import.meta.url`
-  // paths name the package root as `../../` and dist's files through their folder (`../protocol/…`).
   banner: { js: "import { createRequire as bundleCreateRequire } from 'node:module';\nconst require = bundleCreateRequire(import.meta.url);" },
-  plugins: [bundledRequire],
   logLevel: 'warning',
-  metafile: true,
+};
+
+rmSync('dist/bundle', { recursive: true, force: true });
+rmSync('dist/library', { recursive: true, force: true });
+await build({
+  ...COMMON,
+  entryPoints: Object.fromEntries(EXECUTABLES.map((name) => [name, `src/cli/${name}.ts`])),
+  outdir: 'dist/bundle',
+  plugins: [bundledRequire],
 });
 for (const name of EXECUTABLES) chmodSync(`dist/bundle/${name}.js`, 0o755);
-if (process.env.BUNDLE_REPORT) console.log(Object.keys(result.metafile.outputs).join('\n'));
+// The library (`import('delegate-run')`) keeps every package external, ajv included: its import loads
+// no ajv, which a program using it may never need.
+await build({ ...COMMON, entryPoints: { index: 'src/index.ts' }, outdir: 'dist/library', packages: 'external' });
