@@ -9,14 +9,14 @@ const PACKAGE = fileURLToPath(new URL('..', import.meta.url));
 /** GNU time, which reports a child's peak resident memory; without it the memory figures read n/a. */
 const TIME = '/usr/bin/time';
 
-/** The commands measured: a bare node, `--version`, a model-free plan run and the library's import. */
+/** The commands measured: a bare node, `--version`, a model-free plan run (the executable package.json's `bin` names: the build's bundle) and the library's import. */
 export const STARTUP_COMMANDS = [
   { key: 'node', label: '`node -e 0`', args: ['-e', '0'] },
-  { key: 'version', label: '`delegate-run --version`', args: ['dist/cli/run.js', '--version'] },
+  { key: 'version', label: '`delegate-run --version`', args: ['dist/bundle/run.js', '--version'] },
   {
     key: 'plan',
     label: 'model-free plan run (requests/plan/welcome.json)',
-    args: ['dist/cli/run.js', 'requests/plan/welcome.json', '--input', '{"name":"Ada"}'],
+    args: ['dist/bundle/run.js', 'requests/plan/welcome.json', '--input', '{"name":"Ada"}'],
   },
   { key: 'import', label: "`import('delegate-run')`", args: ['-e', "import('delegate-run')"] },
 ];

@@ -174,7 +174,7 @@ function blockSkip(block: DocBlock): string | undefined {
 
 describe('the commands of the documentation', () => {
   it('finds shell blocks in the README and the guides', () => {
-    expect(existsSync(join(ROOT, 'dist/cli/run.js')), 'npm run build first: the commands run the built executables').toBe(true);
+    expect(existsSync(join(ROOT, 'dist/bundle/run.js')), 'npm run build first: the commands run the built executables').toBe(true);
     expect(BLOCKS.filter((block) => block.file === 'README.md').length).toBeGreaterThan(0);
     expect(PAGES.length).toBeGreaterThan(1);
   });

@@ -101,7 +101,7 @@ describe('the MCP client configurations of the docs', () => {
     for (const { line, servers } of clones) {
       for (const server of Object.values(servers)) {
         const args = (server.args ?? []).map((argument) => argument.replace('/absolute/path/to/clone', ROOT));
-        expect(args[0], `docs/06-serving-and-mcp.md:${line}`).toBe(join(ROOT, 'dist', 'cli', 'mcp.js'));
+        expect(args[0], `docs/06-serving-and-mcp.md:${line}`).toBe(join(ROOT, 'dist', 'bundle', 'mcp.js'));
         const { tools, output } = await listAndCall({ ...server, args }, offlineEnv());
         expect(tools, `docs/06-serving-and-mcp.md:${line}`).toContain('welcome');
         expect(output).toEqual({ title: 'Welcome aboard, Ada!', team: 'Platform' });
@@ -121,7 +121,7 @@ describe.skipIf(UNCACHED.length > 0)(UNCACHED.length > 0 ? `the installed packag
 
   beforeAll(async () => {
     // The tarball of the built dist/ (npm test builds first); --ignore-scripts, so that `prepare` does not rebuild dist/ under other tests.
-    if (!existsSync(join(ROOT, 'dist', 'cli', 'run.js'))) throw new Error('dist/ is not built: run npm run build first.');
+    if (!existsSync(join(ROOT, 'dist', 'bundle', 'run.js'))) throw new Error('dist/ is not built: run npm run build first.');
     const packed = await run('npm', ['pack', '--ignore-scripts', '--json', '--pack-destination', FOLDER], { cwd: ROOT, env: npmEnv() });
     tarball = join(FOLDER, (JSON.parse(packed.stdout) as { filename: string }[])[0]?.filename as string);
     registry = await startLockfileRegistry(join(ROOT, 'package-lock.json'));

@@ -20,9 +20,9 @@ function command(variable, fallback) {
   return fallback;
 }
 
-const RUN_BIN = command('DELEGATE_RUN_BIN', [process.execPath, join(REPOSITORY, 'dist', 'cli', 'run.js')]);
-const SERVE_BIN = command('DELEGATE_SERVE_BIN', [process.execPath, join(REPOSITORY, 'dist', 'cli', 'serve.js')]);
-const MCP_BIN = command('DELEGATE_MCP_BIN', [process.execPath, join(REPOSITORY, 'dist', 'cli', 'mcp.js')]);
+const RUN_BIN = command('DELEGATE_RUN_BIN', [process.execPath, join(REPOSITORY, 'dist', 'bundle', 'run.js')]);
+const SERVE_BIN = command('DELEGATE_SERVE_BIN', [process.execPath, join(REPOSITORY, 'dist', 'bundle', 'serve.js')]);
+const MCP_BIN = command('DELEGATE_MCP_BIN', [process.execPath, join(REPOSITORY, 'dist', 'bundle', 'mcp.js')]);
 const CONCURRENCY = Math.max(1, Number(process.env.CONFORMANCE_CONCURRENCY ?? 2) || 2);
 const DEFAULT_TIMEOUT_MS = 30_000;
 

@@ -63,8 +63,12 @@ export function newAjv(options: Options): Ajv2020 {
   return addFormats(new AjvClass(options));
 }
 
-/** Where the build writes the precompiled validators (CLI-34), beside this module in dist/. */
-const PRECOMPILED = new URL('./document-validators.cjs', import.meta.url);
+/**
+ * Where the build writes the precompiled validators (CLI-34): dist/protocol, named through the
+ * folder's name so it resolves from this module's folder and from the executables' bundle in
+ * dist/bundle alike.
+ */
+const PRECOMPILED = new URL('../protocol/document-validators.cjs', import.meta.url);
 
 /**
  * The validators the build compiled (CLI-34): `documents`, each of `documentSchemaNames()`, and

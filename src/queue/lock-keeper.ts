@@ -15,7 +15,7 @@ export class LockKeeper {
 
   /** Starts the thread for the Redis at `url`, renewing each lock to `lockMs` about three times per `lockMs`. */
   constructor(url: string, lockMs: number) {
-    this.thread = new Worker(new URL('./lock-keeper-thread.js', import.meta.url), { workerData: { url, lockMs } });
+    this.thread = new Worker(new URL('../queue/lock-keeper-thread.js', import.meta.url), { workerData: { url, lockMs } });
     // The thread never holds the process open: the worker's own connections do.
     this.thread.unref();
   }

@@ -2,8 +2,12 @@
 import { readFileSync } from 'node:fs';
 import type { ViewData } from './view-data.js';
 
-/** The page's own files, beside this module in `src/viewer` and, after the build, `dist/viewer`. */
-const ASSETS = { script: new URL('./page.js', import.meta.url), styles: new URL('./page.css', import.meta.url) };
+/**
+ * The page's own files, in `src/viewer` and, after the build, `dist/viewer`: named through the
+ * folder's name so they resolve from this module's folder and from the executables' bundle in
+ * `dist/bundle` alike (CLI-34).
+ */
+const ASSETS = { script: new URL('../viewer/page.js', import.meta.url), styles: new URL('../viewer/page.css', import.meta.url) };
 
 let assets: { script: string; styles: string } | undefined;
 

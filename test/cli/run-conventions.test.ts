@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { folderWith, runCli } from '../helpers/cli.js';
 
 const VERSION = (JSON.parse(readFileSync('package.json', 'utf8')) as { version: string }).version;
-const BINARIES = ['run', 'serve', 'mcp', 'worker'].map((name) => resolve(`dist/cli/${name}.js`));
+const BINARIES = ['run', 'serve', 'mcp', 'worker'].map((name) => resolve(`dist/bundle/${name}.js`));
 
 describe('the command-line conventions of every executable (CLI-29)', () => {
   it.each(BINARIES)('prints the package version with --version and exits 0: %s', async (bin) => {
@@ -39,7 +39,7 @@ describe('the command-line conventions of every executable (CLI-29)', () => {
     ['mcp', ['--htpp', '0'], 'delegate-mcp: unknown option --htpp; did you mean --http?\n'],
     ['worker', ['--queu', 'redis://127.0.0.1:1'], 'delegate-worker: unknown option --queu; did you mean --queue?\n'],
   ])('names an unknown option and the nearest one in one line, exit 2: delegate-%s %j', async (name, args, line) => {
-    const result = await runCli(args, { bin: resolve(`dist/cli/${name}.js`) });
+    const result = await runCli(args, { bin: resolve(`dist/bundle/${name}.js`) });
     expect(result.code).toBe(2);
     expect(result.stderr).toBe(line);
   });

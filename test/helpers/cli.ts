@@ -4,9 +4,9 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 
-/** The built binary. `npm test` builds before it runs the tests. */
-export const BIN = resolve('dist/cli/run.js');
-export const SERVE_BIN = resolve('dist/cli/serve.js');
+/** The built binaries, as package.json's `bin` names them: the build's bundle (CLI-34). `npm test` builds before it runs the tests. */
+export const BIN = resolve('dist/bundle/run.js');
+export const SERVE_BIN = resolve('dist/bundle/serve.js');
 
 /** What a finished CLI run left behind. */
 export interface CliResult {

@@ -4,7 +4,7 @@ import { join, resolve } from 'node:path';
 import { offlineEnv } from './cli.js';
 
 /** The built worker binary. */
-export const WORKER_BIN = resolve('dist/cli/worker.js');
+export const WORKER_BIN = resolve('dist/bundle/worker.js');
 
 /** A running worker process and what it wrote to stderr. */
 export interface WorkerProcess {

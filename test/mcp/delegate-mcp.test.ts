@@ -11,7 +11,7 @@ import { Tracer, memorySink } from '../../src/protocol/trace/trace.js';
 import { SERVE_BIN, offlineEnv, readTrace, startCli, tempDir, waitFor } from '../helpers/cli.js';
 import { stepModel } from '../helpers/step-model.js';
 
-const MCP_BIN = resolve('dist/cli/mcp.js');
+const MCP_BIN = resolve('dist/bundle/mcp.js');
 const clients: Client[] = [];
 
 afterEach(async () => {

@@ -10,7 +10,7 @@ import { main, USAGE, type ServeCommandIo } from '../../src/cli/serve.js';
 import { createServeFixture, HELLO, type ServeFixture } from './serve-fixture.js';
 
 /** The compiled executable; `npm test` builds it first. Override with DELEGATE_SERVE_SCRIPT. */
-const SCRIPT = resolve(process.env.DELEGATE_SERVE_SCRIPT ?? 'dist/cli/serve.js');
+const SCRIPT = resolve(process.env.DELEGATE_SERVE_SCRIPT ?? 'dist/bundle/serve.js');
 
 let fixture: ServeFixture;
 

@@ -15,7 +15,7 @@ import { type OtlpReceiver, parentOf, spansNamed, startOtlpReceiver } from '../h
 import { bossOf, fanOutFolder, taskRequest } from '../helpers/queue-fixture.js';
 import { stepModel } from '../helpers/step-model.js';
 
-const MCP_BIN = resolve('dist/cli/mcp.js');
+const MCP_BIN = resolve('dist/bundle/mcp.js');
 const NOTES_SERVER = resolve('test/fixtures/mcp/notes-server.mjs');
 /** A caller's span, as another agent would send it. */
 const CALLER_TRACE = '4bf92f3577b34da6a3ce929d0e0e4736';

@@ -9,7 +9,7 @@ import { bossOf, fanOutFolder } from '../helpers/queue-fixture.js';
 import { folderFlags, startWorkers, stopWorkers, type WorkerProcess } from '../helpers/queue-workers.js';
 import { REDIS_SKIP_REASON, redisAvailable, startRedis, type TestRedis } from '../helpers/redis-server.js';
 
-const MCP_BIN = resolve('dist/cli/mcp.js');
+const MCP_BIN = resolve('dist/bundle/mcp.js');
 
 /** Waits until the collector holds `count` spans of a name prefix past its first `from` (exporters send on their own schedule, about a second); bounded. */
 async function spansArrived(collector: OtlpReceiver, prefix: string, count: number, from = 0): Promise<void> {
