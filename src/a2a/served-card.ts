@@ -47,7 +47,7 @@ export function agentCardOf(entry: CatalogEntry, origin: string, version: string
       extensions: [
         {
           uri: SCHEMAS_EXTENSION,
-          description: 'The JSON schemas of the input the Request takes (null: any) and of the output it gives.',
+          description: 'The JSON schemas of the input the Request takes (no inputSchema: any input) and of the output it gives.',
           required: false,
           // The keys a delegate reads (DEL-33); an input schema of null (any input) is left out.
           params: { ...(entry.input === null ? {} : { inputSchema: entry.input }), outputSchema: entry.output },
