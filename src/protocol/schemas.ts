@@ -84,17 +84,21 @@ export interface PrecompiledValidators {
 
 let precompiled: PrecompiledValidators | null | undefined;
 
-/** The build's validators, or null from the TypeScript sources (no build), where ajv compiles them instead. */
+/**
+ * The build's validators, or null from the TypeScript sources (no build), where ajv compiles them
+ * instead. Built code without them is a broken build, not a slower start: it throws (CLI-34).
+ */
 function precompiledValidators(): PrecompiledValidators | null {
   if (precompiled === undefined) {
-    let path: string;
+    const path = fileURLToPath(PRECOMPILED);
     try {
-      path = require.resolve(fileURLToPath(PRECOMPILED));
-    } catch {
+      precompiled = require(path) as PrecompiledValidators;
+    } catch (error) {
+      const fromSources = import.meta.url.endsWith('.ts') && (error as NodeJS.ErrnoException).code === 'MODULE_NOT_FOUND';
+      if (!fromSources)
+        throw new Error(`Expected the precompiled validators of spec/schemas at ${path} (CLI-34): run \`npm run build\` again.`, { cause: error });
       precompiled = null;
-      return null;
     }
-    precompiled = require(path) as PrecompiledValidators;
   }
   return precompiled;
 }

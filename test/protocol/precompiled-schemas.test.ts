@@ -1,7 +1,10 @@
 /** The build's precompiled validators (CLI-34) against ajv compiling the same schemas at run time: every one present, up to date, and reporting the same errors. */
-import { readFileSync, readdirSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, symlinkSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { describe, expect, it } from 'vitest';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
 import {
   type PrecompiledValidators,
   USER_AJV_OPTIONS,
@@ -86,6 +89,27 @@ describe('the precompiled validators of spec/schemas', () => {
     }
     // The corpus reaches the errors: most values break most schemas.
     expect(failures).toBeGreaterThan(1000);
+  });
+});
+
+describe('built code without the precompiled validators', () => {
+  const root = mkdtempSync(join(tmpdir(), 'precompiled-missing-'));
+  afterAll(() => rmSync(root, { recursive: true, force: true }));
+
+  it('fails naming the missing file rather than compiling spec/schemas at every start', () => {
+    // The built module and what it imports, with spec/ and node_modules beside them, but no document-validators.cjs.
+    const project = resolve(import.meta.dirname, '../..');
+    mkdirSync(join(root, 'dist/protocol'), { recursive: true });
+    for (const file of ['schemas.js', 'json.js', 'types.js']) copyFileSync(join(project, 'dist/protocol', file), join(root, 'dist/protocol', file));
+    symlinkSync(join(project, 'spec'), join(root, 'spec'));
+    symlinkSync(join(project, 'node_modules'), join(root, 'node_modules'));
+    const child = spawnSync(
+      process.execPath,
+      ['--input-type=module', '-e', "(await import('./dist/protocol/schemas.js')).documentSchema('request.schema.json')"],
+      { cwd: root, encoding: 'utf8', timeout: 30_000 },
+    );
+    expect(child.status).not.toBe(0);
+    expect(child.stderr).toContain(`Expected the precompiled validators of spec/schemas at ${join(root, 'dist/protocol/document-validators.cjs')}`);
   });
 });
 
