@@ -14,6 +14,9 @@ import type { UrlResolver } from '../resolvers/url-resolver.js';
 import { isA2aReference } from '../resolvers/reference-forms.js';
 import type { ResolveContext } from '../resolvers/resolver.js';
 
+// json-schema-merge-allof (CommonJS, lodash under it) is loaded by up-front resolution only (CLI-34).
+const require = createRequire(import.meta.url);
+
 /**
  * The contract of an up-front A2A delegate (DEL-33): its card's input and output schemas. A card
  * without an input schema leaves the tool's parameters as written; without an output schema, any
@@ -78,8 +81,7 @@ function mergeTypes(values: unknown[]): unknown {
  */
 export function mergeDelegateContract(tool: ToolSchema, inputSchema: JsonSchema | undefined, outputSchema: JsonSchema): ToolSchema {
   const parameters = parameterSchema(tool);
-  // json-schema-merge-allof (CommonJS, lodash under it) is loaded by up-front resolution only (CLI-34).
-  const mergeAllOf = createRequire(import.meta.url)('json-schema-merge-allof') as typeof import('json-schema-merge-allof');
+  const mergeAllOf = require('json-schema-merge-allof') as typeof import('json-schema-merge-allof');
   const merged = (
     inputSchema === undefined ? parameters : mergeAllOf({ allOf: [parameters, inputSchema] } as never, { resolvers: { type: mergeTypes } } as never)
   ) as Record<string, unknown>;
