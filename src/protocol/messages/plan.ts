@@ -74,7 +74,7 @@ function progressLines(message: PlanMessage, state: RenderState): { lines: strin
     return groupedLines(message.calls.map((call) => ({ status: shown(state.callStatus?.(forInstance(call, message._instance))), call: asShown(call) })));
   const lines = message.calls.map((call) => {
     const line = JSON.stringify(asShown(call));
-    if (!targets || call._instance !== undefined) return `${shown(state.callStatus?.(forInstance(call, message._instance)))}: ${line}`;
+    if (call._instance !== undefined) return `${shown(state.callStatus?.(forInstance(call, message._instance)))}: ${line}`;
     const byStatus = new Map<string, string[]>();
     for (const instance of targets) {
       const status = shown(state.callStatus?.(forInstance(call, instance)));
