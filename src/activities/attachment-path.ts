@@ -21,9 +21,10 @@ export interface AttachmentPlace {
  */
 export type AttachmentLocator = (segments: readonly string[]) => AttachmentPlace | undefined | Promise<AttachmentPlace | undefined>;
 
-/** A read attachment file: the path as asked and its bytes. */
+/** A read attachment file: the path as asked, its size, and its bytes (empty, unread, when its size passed the budget asked for). */
 export interface AttachmentFile {
   path: string;
+  bytes: number;
   content: Uint8Array;
 }
 
@@ -60,9 +61,10 @@ function isAbsent(error: unknown): boolean {
  * is opened by its real path with O_NOFOLLOW, then proven inside from its descriptor as the file
  * tools prove theirs (FILES-8), so a folder swapped for a link between the look and the open does
  * not lead out. A path that escapes is `delegate_forbidden`; one that names nothing readable
- * (missing, a folder) is `invalid_params`.
+ * (missing, a folder) is `invalid_params`. A file with more than `budget` bytes is not read: its
+ * size comes back with empty content, for the policies to refuse by its size (ATT-3).
  */
-export async function readAttachmentFile(root: string, path: string, locate?: AttachmentLocator): Promise<AttachmentFile> {
+export async function readAttachmentFile(root: string, path: string, locate?: AttachmentLocator, budget = Number.POSITIVE_INFINITY): Promise<AttachmentFile> {
   const segments = attachmentSegments(path);
   const place = (await locate?.(segments)) ?? { root, segments };
   const folder = resolvePath(place.root);
@@ -93,19 +95,18 @@ export async function readAttachmentFile(root: string, path: string, locate?: At
       throw error;
     });
     if (!stats.isFile()) return missing();
-    if (place.limit === undefined) return { path, content: await handle.readFile() };
-    // Read no further than the limit, whatever the size said: the file may grow after the look.
-    const { maxBytes, rule } = place.limit;
-    const content = stats.size > maxBytes ? undefined : await readAtMost(handle, maxBytes, stats.size);
-    if (content === undefined || content.length > maxBytes) {
-      const bytes = Math.max(stats.size, content?.length ?? 0);
-      throw new ProtocolError('invalid_params', `Attachment "${path}" has ${bytes} bytes, more than the ${maxBytes} that ${rule} allows.`, {
+    // Read no further than the limit or the budget, whatever the size said: the file may grow after the look.
+    const { limit } = place;
+    const cap = Math.min(limit?.maxBytes ?? Number.POSITIVE_INFINITY, budget);
+    const content = stats.size > cap ? undefined : await readAtMost(handle, cap, stats.size);
+    const bytes = Math.max(stats.size, content?.length ?? 0);
+    if (limit !== undefined && bytes > limit.maxBytes)
+      throw new ProtocolError('invalid_params', `Attachment "${path}" has ${bytes} bytes, more than the ${limit.maxBytes} that ${limit.rule} allows.`, {
         path,
         bytes,
-        maxBytes,
+        maxBytes: limit.maxBytes,
       });
-    }
-    return { path, content };
+    return { path, bytes, content: content === undefined || bytes > cap ? new Uint8Array() : content };
   } finally {
     await handle.close();
   }

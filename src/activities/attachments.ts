@@ -138,17 +138,24 @@ async function approve(call: AttachmentCall, record: AttachmentRecord): Promise<
 export async function prepareAttachments(call: AttachmentCall, paths: readonly string[]): Promise<PreparedAttachment[]> {
   if (!Array.isArray(paths) || paths.some((path) => typeof path !== 'string'))
     throw new ProtocolError('invalid_params', 'attachments must be an array of paths (strings).');
-  const files = [];
-  for (const path of paths) files.push(await readAttachmentFile(call.root, path, call.locate));
-  const sized = files.map((file) => ({ path: file.path, bytes: file.content.byteLength }));
   const callerPolicy = attachmentPolicyOf(call.caller);
   const calleePolicy = attachmentPolicyOf(call.callee);
+  // No file is read past what the smaller maxBytes leaves (ATT-3): one that would pass it is
+  // refused below by its size, unread, however big it is.
+  let budget = Math.min(callerPolicy?.maxBytes ?? Number.POSITIVE_INFINITY, calleePolicy?.maxBytes ?? Number.POSITIVE_INFINITY);
+  const files = [];
+  for (const path of paths) {
+    const file = await readAttachmentFile(call.root, path, call.locate, Math.max(budget, 0));
+    files.push(file);
+    budget -= file.bytes;
+  }
+  const sized = files.map(({ path, bytes }) => ({ path, bytes }));
   checkAttachmentPolicy('caller', callerPolicy, sized);
   checkAttachmentPolicy('callee', calleePolicy, sized);
   const ask = call.approvalRequired === true || callerPolicy?.approval === 'required' || calleePolicy?.approval === 'required';
   const prepared: PreparedAttachment[] = [];
   for (const file of files) {
-    const record = { path: file.path, mediaType: mediaTypeOf(file.path), bytes: file.content.byteLength };
+    const record = { path: file.path, mediaType: mediaTypeOf(file.path), bytes: file.bytes };
     if (ask) await approve(call, record);
     prepared.push({ ...record, content: file.content, message: attachmentMessage(record, file.content) });
   }

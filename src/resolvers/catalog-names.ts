@@ -3,7 +3,8 @@ import { readFile, realpath, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parseJson } from '../protocol/json.js';
 import { isJsonObject } from '../protocol/types.js';
-import { listDocumentPaths } from '../server/confined-folder.js';
+import { listDocumentPaths, statConfinedDocuments } from '../server/confined-folder.js';
+import { DocumentCache } from '../server/document-cache.js';
 import type { CatalogEntry } from './resolver.js';
 
 /** The largest document read to learn its `meta.name`; larger files are known by their file name only. */
@@ -37,22 +38,39 @@ async function metaNameOf(file: string): Promise<string | undefined> {
   }
 }
 
+/** The `meta.name`s read, by file and its version (SERVE-11's cache): an unchanged document is not read again for the next name. */
+const metaNames = new DocumentCache<string | undefined>();
+
+/** The `meta.name` of the document at `file`, read only when its `version` is not the one read last. */
+async function cachedMetaNameOf(file: string, version: string): Promise<string | undefined> {
+  const cached = metaNames.get(file, version);
+  if (cached !== undefined) return cached.answer;
+  const name = await metaNameOf(file);
+  metaNames.set(file, { version, size: file.length + (name?.length ?? 0), answer: name });
+  return name;
+}
+
 /**
  * The Requests below `root` that `name` names (DEL-21): each `.json` document a `delegate-serve`
  * of the folder could list (SERVE-4, SERVE-6: the same listing, dot-names skipped, confined to the
  * real root) whose file name without `.json`, or whose `meta.name`, is `name`. A document reached
- * by two paths (a symbolic link) counts once.
+ * by two paths (a symbolic link) counts once. A `meta.name` is read only from a document a
+ * server could serve, and once per version of its file.
  */
 export async function namedInFolder(root: string, name: string): Promise<CatalogMatch> {
   const references: string[] = [];
   const seen = new Set<string>();
   const names = new Set<string>();
-  for (const segments of await listDocumentPaths(root)) {
+  const documents = await listDocumentPaths(root);
+  // A file that cannot be looked at names nothing by its meta.name; resolving a candidate reports its own failure.
+  const versions = statConfinedDocuments(root, documents).map((version) => version.catch(() => undefined));
+  for (const [index, segments] of documents.entries()) {
     const path = segments.join('/');
     const file = join(root, ...segments);
     const byPlace = nameByPlace(path);
     names.add(byPlace);
-    const named = byPlace === name ? undefined : await metaNameOf(file);
+    const version = await versions[index];
+    const named = byPlace === name || version === undefined ? undefined : await cachedMetaNameOf(file, version);
     if (named !== undefined) names.add(named);
     if (byPlace !== name && named !== name) continue;
     const real = await realpath(file).catch(() => file);

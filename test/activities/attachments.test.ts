@@ -1,5 +1,5 @@
 /** Tests of src/activities/attachments.ts: confinement (ATT-2), caller-then-callee policies (ATT-3), one approval per attachment (ATT-4), the child's `attachment` messages (ATT-5). */
-import { mkdirSync, mkdtempSync, type Stats, symlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, type Stats, symlinkSync, truncateSync, writeFileSync } from 'node:fs';
 import { open } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -127,6 +127,18 @@ describe('policies, caller then callee (ATT-3)', () => {
     expect(error.code).toBe('invalid_params');
     expect(error.data).toMatchObject({ side, rule });
     expect(error.message).toContain(`${side}'s config.attachments.${rule}`);
+  });
+
+  it('refuses a 3 GiB file by its size, unread, when it would pass the smaller maxBytes', async () => {
+    const { root } = fixture();
+    const huge = join(root, 'input', 'huge.pdf');
+    writeFileSync(huge, '');
+    truncateSync(huge, 3 * 1024 ** 3);
+    const call = callFor(root, { caller: callee({ maxBytes: 10_000_000 }), callee: callee({ maxCount: 5, maxBytes: 200 }) });
+    const error = await failure(prepareAttachments(call, ['input/deck.pdf', 'input/huge.pdf']));
+    expect(error.code).toBe('invalid_params');
+    expect(error.data).toMatchObject({ side: 'caller', rule: 'maxBytes' });
+    expect(error.message).toContain(`${120 + 3 * 1024 ** 3} bytes in total`);
   });
 
   it('passes files within both policies', async () => {
