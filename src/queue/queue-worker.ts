@@ -179,9 +179,9 @@ export async function startQueueWorker(options: QueueWorkerOptions): Promise<Que
   const subscriber = runner.watch(new Redis({ ...connection, maxRetriesPerRequest: null }));
   // Heartbeats and lifetimes on a connection of their own whose commands give up after 5 s: a Redis that stops answering holds no job's start (QUEUE-9, QUEUE-25).
   const lifetimes = runner.watch(new Redis({ ...connection, maxRetriesPerRequest: 1, commandTimeout: 5000, enableAutoPipelining: true }));
-  /** True while the tree's top process keeps it alive (QUEUE-25). */
   // BullMQ's keys of the queue, refreshed after jobs end at most every few seconds, and at every check (QUEUE-26).
   const queueKeys = new QueueKeyLifetimes(lifetimes, queueName);
+  /** True while the tree's top process keeps it alive (QUEUE-25). */
   const alive = (tree: string): Promise<boolean> =>
     lifetimes.exists(aliveKey(queueName, tree)).then(
       (count) => count > 0,

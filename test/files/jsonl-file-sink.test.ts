@@ -1,6 +1,6 @@
 /** Unit tests of src/files/jsonl-file-sink.ts: the JSONL trace file written as it happens (TRACE-2), write failures (TRACE-14). */
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { closeSync, constants, existsSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -170,4 +170,34 @@ describe('jsonlFileSink write failures (TRACE-14)', () => {
       sink.close();
     },
   );
+
+  it('lets every waiter go on when an fdatasync fails mid-run, those of the group flushing and those of the next (TRACE-14, JOURNAL-13)', async () => {
+    // Writes to a FIFO succeed while fdatasync on it fails (EINVAL): a disk that takes the events but cannot flush them.
+    const folder = mkdtempSync(join(tmpdir(), 'trace-fifo-'));
+    const fifo = join(folder, 'journal.jsonl');
+    execFileSync('mkfifo', [fifo]);
+    const reader = openSync(fifo, constants.O_RDWR | constants.O_NONBLOCK);
+    try {
+      const sink = jsonlFileSink(fifo, { durable: true, append: true });
+      sink(event('call.started'));
+      const first = sink.whenDurable();
+      // The turn's end writes the event and starts the flush; the next turn's event waits for the flush after it.
+      await new Promise((turn) => setImmediate(turn));
+      sink(event('model.request'));
+      const second = sink.whenDurable();
+      expect(second).toBeInstanceOf(Promise);
+      expect(second).not.toBe(first);
+      let timer: NodeJS.Timeout | undefined;
+      const stalled = new Promise((_, reject) => {
+        timer = setTimeout(() => reject(new Error('an effect still waits for a journal whose flush failed')), 10_000);
+      });
+      await Promise.race([Promise.all([first, second]), stalled]).finally(() => clearTimeout(timer));
+      expect(sink.error?.message).toMatch(/EINVAL/);
+      expect(sink.whenDurable()).toBeUndefined();
+      expect(() => sink.close()).not.toThrow();
+    } finally {
+      closeSync(reader);
+      rmSync(folder, { recursive: true, force: true });
+    }
+  });
 });

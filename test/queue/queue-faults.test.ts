@@ -125,9 +125,58 @@ describe.skipIf(!redisAvailable)(redisAvailable ? 'the queue under load and faul
     expect(attempts[1]?.worker).toBe(`${String(attempts[1]?.worker).split(':')[0]}:${rescuer.child.pid}`);
   }, 60_000);
 
+  it('lets a worker given SIGTERM mid-job finish that job before it exits: the job is neither lost nor run twice (CLI-24)', async () => {
+    const queue = freshQueue();
+    const folder = fanOutFolder(1, { delayMs: 3000 });
+    const [stopped] = await pool(1, queue, folderFlags(folder));
+    if (!stopped) throw new Error('no worker started');
+    const trace = join(tempDir(), 'trace.jsonl');
+    const { done } = startCli(queuedRun(folder, queues.redis.url, queue, '--trace', trace));
+    await waitFor(() => traced(trace, 'queue.job'), 20_000);
+    const workerExit = new Promise<number | null>((ended) => stopped.child.once('exit', (code) => ended(code)));
+    stopped.child.kill('SIGTERM');
+    // No other worker is there to take the job: the parent completes only if the stopping worker finishes it.
+    const result = await exited(done, 'the parent of a stopped worker');
+    expect(result.code).toBe(0);
+    expect(JSON.parse(result.stdout).output).toEqual({ done: 1 });
+    expect(await workerExit).toBe(0);
+    const events = readTrace(trace);
+    expect(events.filter((event) => event.event === 'queue.job').map((event) => event.attempt)).toEqual([1]);
+    expect(events.filter((event) => event.event === 'delegate.completed')).toHaveLength(1);
+    expect(await jobCounts(queues.redis.url, queue)).toMatchObject({ active: 0, waiting: 0, failed: 0 });
+  }, 60_000);
+
   it('fails the waiting delegations with worker_error when Redis stops mid-run, instead of hanging', async () => {
     // Bounded by the connection giving up (about 4 s, QUEUE-9) plus the run's own end; the margin is for a loaded machine.
     await delegationsOutlive((redis) => redis.stop(), { message: 'Lost the connection to Redis', withinMs: 30_000 });
+  }, 60_000);
+
+  it('lets a worker given SIGTERM after Redis went away mid-job exit, with status 0, instead of waiting for Redis (CLI-24, QUEUE-9)', async () => {
+    const own = await startRedis();
+    let started: WorkerProcess[] = [];
+    try {
+      const queue = freshQueue();
+      const folder = fanOutFolder(1, { delayMs: 2000 });
+      started = await startWorkers(own.url, 1, ['--queue-name', queue, ...folderFlags(folder)]);
+      const [worker] = started;
+      if (!worker) throw new Error('no worker started');
+      const trace = join(tempDir(), 'trace.jsonl');
+      const { child } = startCli(queuedRun(folder, own.url, queue, '--trace', trace));
+      await waitFor(() => traced(trace, 'queue.job'), 20_000);
+      await own.stop();
+      const exit = new Promise<number | null>((ended) => worker.child.once('exit', (code) => ended(code)));
+      worker.child.kill('SIGTERM');
+      // The job ends, its end cannot be written, and the worker's goodbyes to Redis give up; the margin is for a loaded machine.
+      let timer: NodeJS.Timeout | undefined;
+      const stuck = new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error(`the worker had not exited 30 s after SIGTERM: ${worker.stderr()}`)), 30_000);
+      });
+      expect(await Promise.race([exit, stuck]).finally(() => clearTimeout(timer))).toBe(0);
+      child.kill('SIGKILL');
+    } finally {
+      await stopWorkers(started);
+      await own.stop();
+    }
   }, 60_000);
 
   it('fails the waiting delegations with worker_error when Redis restarts empty within the reconnect window, and says the outage once, with no unhandled error stack (QUEUE-33, QUEUE-34)', async () => {
