@@ -99,8 +99,9 @@ beforeAll(async () => {
         }
       }
       const text = JSON.stringify(answerFor(prompt));
-      // A little time per answer, so that a kill lands among the answers of a fan-out still running.
-      await new Promise((resolve) => setTimeout(resolve, 10));
+      // A little time per answer, so that a kill lands among the answers of a fan-out still running; the
+      // boss's last answer takes a second, so the kill half-way through always lands before the run ends.
+      await new Promise((resolve) => setTimeout(resolve, prompt.includes('You are the boss.') && prompt.includes('touched b0') ? 1000 : 10));
       response.writeHead(200, { 'content-type': 'text/event-stream' });
       for (const event of openAIStreamEvents(text.match(/[\s\S]{1,200}/g) ?? [], openAIUsage(100, 20))) response.write(event);
       response.end();
@@ -163,8 +164,11 @@ describe('a journal flushed in groups (JOURNAL-2), on a wide fan-out', () => {
     const first = startCli([join(folder, 'boss.json'), ...flags, '--journal', journal], { env });
     await Promise.race([waitFor(() => journaled(journal).length >= Math.floor(total / 2), 15_000), first.done]);
     first.child.kill('SIGKILL');
-    await exited(first.done, 'the killed run');
+    const killed = await exited(first.done, 'the killed run');
+    // The kill landed while the run went on: otherwise what follows would check nothing.
+    expect(killed.signal).toBe('SIGKILL');
     const left = journaled(journal);
+    expect(left.some((event) => event.event === 'run.completed' && event.depth === 0)).toBe(false);
     const key = (event: { run: unknown; call?: unknown }) => `${String(event.run)} ${String(event.call)}`;
     const started = new Set(left.filter((event) => event.event === 'call.started').map(key));
     const began = effects(env.EFFECT_LOG);
