@@ -47,6 +47,8 @@ interface Progress {
   statusMessage?: A2aMessage;
   /** Artifacts by id, in the order they first came; appended chunks joined. */
   artifacts: Map<string, Artifact>;
+  /** The size of each artifact's parts as JSON, in bytes, so joined chunks stay under {@link MAX_ANSWER_BYTES} (DEL-35). */
+  artifactBytes: Map<string, number>;
   /** The agent answered with a message instead of a task. */
   message?: A2aMessage;
   /** The latest `usage` the agent reported in a task's or status update's metadata (DEL-37). */
@@ -98,7 +100,7 @@ export async function runA2aDelegation(
     tier: null,
   });
   const started = Date.now();
-  const progress: Progress = { artifacts: new Map() };
+  const progress: Progress = { artifacts: new Map(), artifactBytes: new Map() };
   let reported: UsageSummary | undefined;
   const fail = (error: ProtocolError): never => {
     environment.trace.emit('delegate.failed', {
@@ -117,7 +119,7 @@ export async function runA2aDelegation(
   } catch (error) {
     // A task left behind, by our cancellation or a failure to follow it, is cancelled (DEL-36).
     await cancelTask(client, progress.taskId);
-    failure = environment.signal.aborted ? cancelled(error) : (refusal.error ?? agentUnreachable(facts, error));
+    failure = environment.signal.aborted ? cancelled(error) : (refusal.error ?? (error instanceof DelegateError ? error : agentUnreachable(facts, error)));
   }
   const usage = remoteUsage(progress.usage, Date.now() - started);
   // Added whether the task completed or failed, as a child's total is (DEL-17).
@@ -227,7 +229,7 @@ async function follow(
   const request = { tenant: '', message, configuration: undefined, metadata: undefined };
   if (facts.streaming) {
     for await (const event of client.sendMessageStream(request, { signal })) {
-      take(progress, event);
+      take(progress, event, facts);
       if (progress.message || (progress.state !== undefined && FINAL_STATES.has(progress.state))) return;
     }
     return;
@@ -262,7 +264,7 @@ async function bounded<T>(
   }
 }
 
-function take(progress: Progress, event: StreamResponse): void {
+function take(progress: Progress, event: StreamResponse, facts: AgentCardFacts): void {
   const payload = event.payload;
   if (!payload) return;
   switch (payload.$case) {
@@ -283,7 +285,20 @@ function take(progress: Progress, event: StreamResponse): void {
       const artifact = payload.value.artifact;
       if (!artifact) return;
       const earlier = progress.artifacts.get(artifact.artifactId);
-      progress.artifacts.set(artifact.artifactId, payload.value.append && earlier ? { ...earlier, parts: [...earlier.parts, ...artifact.parts] } : artifact);
+      const appended = payload.value.append && earlier !== undefined;
+      // The SDK caps each event; the chunks joined are capped here, as they come, not once the stream ends (DEL-35).
+      const size = Buffer.byteLength(JSON.stringify(artifact.parts)) + (appended ? (progress.artifactBytes.get(artifact.artifactId) ?? 0) : 0);
+      progress.artifactBytes.set(artifact.artifactId, size);
+      let total = 0;
+      for (const bytes of progress.artifactBytes.values()) total += bytes;
+      if (total > MAX_ANSWER_BYTES) {
+        throw new DelegateError(
+          'delegate_forbidden',
+          `The A2A agent "${facts.reference}" is forbidden: its artifacts grew past ${MAX_ANSWER_BYTES} bytes; the stream was stopped.`,
+          { reference: facts.reference, url: facts.location.base, ...(progress.taskId === undefined ? {} : { task: progress.taskId }) },
+        );
+      }
+      progress.artifacts.set(artifact.artifactId, appended ? { ...earlier, parts: [...earlier.parts, ...artifact.parts] } : artifact);
       return;
     }
   }

@@ -386,6 +386,20 @@ describe('delegating to an A2A agent', () => {
     expect(secondPrompt(model)).toContain('answered more than 4194304 bytes');
   });
 
+  it('stops a stream whose appended artifact chunks grow past the cap, each chunk under it (DEL-35)', async () => {
+    const chunk = 'x'.repeat(1024 * 1024);
+    const served = await agent({
+      streaming: true,
+      behaviour: async (context, bus) => {
+        for (let index = 0; index < 6; index++) publishArtifact(context, bus, artifactOf('story', textPart(chunk)), index > 0);
+        publishStatus(context, bus, TaskState.TASK_STATE_COMPLETED);
+      },
+    });
+    const { model, events } = await run(orchestrator(`a2a+${served.base}`));
+    expect(events.find((event) => event.event === 'call.failed')).toMatchObject({ error: { code: 'delegate_forbidden' } });
+    expect(secondPrompt(model)).toContain('its artifacts grew past 4194304 bytes');
+  });
+
   it('takes the tool parameters from the card input schema up front (DEL-33)', async () => {
     const served = await agent({
       behaviour: adder,
