@@ -1,5 +1,5 @@
 /** Delegating to an A2A agent (DEL-31 to DEL-37): an agent built with the official SDK, called by a scripted Request through the SDK's client. */
-import { createServer, type Server } from 'node:http';
+import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { TaskState } from '@a2a-js/sdk';
@@ -17,7 +17,13 @@ const agents: TestAgent[] = [];
 const servers: Server[] = [];
 afterEach(async () => {
   await Promise.all(agents.splice(0).map((agent) => agent.close()));
-  await Promise.all(servers.splice(0).map((server) => new Promise((resolve) => server.close(resolve))));
+  await Promise.all(
+    servers.splice(0).map((server) => {
+      // A server that never answered still holds its connection.
+      server.closeAllConnections();
+      return new Promise((resolve) => server.close(resolve));
+    }),
+  );
 });
 
 async function agent(options: TestAgentOptions): Promise<TestAgent> {
@@ -33,6 +39,30 @@ const adder: TestAgentOptions['behaviour'] = async (context, bus) => {
   publishArtifact(context, bus, artifactOf('sum', dataPart({ sum: a + b })));
   publishStatus(context, bus, TaskState.TASK_STATE_COMPLETED, undefined, { usage: { inputTokens: 100, outputTokens: 20, costUsd: 0.5 } });
 };
+
+/**
+ * A bare HTTP server on 127.0.0.1 whose GET answers a card named `name` with one JSON-RPC interface
+ * (`interfaceUrl`, else `<origin>/agent`) and whose other requests `answer` answers; resolves with its origin.
+ */
+async function cardServer(name: string, answer: (response: ServerResponse) => void, interfaceUrl?: string): Promise<string> {
+  let origin = '';
+  const server = createServer((request, response) => {
+    if (request.method !== 'GET') return answer(response);
+    response.writeHead(200, { 'content-type': 'application/json' });
+    response.end(
+      JSON.stringify({
+        name,
+        supportedInterfaces: [{ url: interfaceUrl ?? `${origin}/agent`, protocolBinding: 'JSONRPC', protocolVersion: '1.0', tenant: '' }],
+        capabilities: {},
+        skills: [],
+      }),
+    );
+  });
+  servers.push(server);
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  return origin;
+}
 
 /** A document whose tool `add` delegates to `reference`, its scopes letting the state through. */
 function orchestrator(reference: string, tool: Record<string, unknown> = {}) {
@@ -296,20 +326,7 @@ describe('delegating to an A2A agent', () => {
   it('refuses a card that sends its calls to a host not allowed (DEL-32)', async () => {
     const served = await agent({ behaviour: adder });
     // A card served from an allowed host, whose interface is on a host that is not.
-    const cards = createServer((_request, response) => {
-      response.writeHead(200, { 'content-type': 'application/json' });
-      response.end(
-        JSON.stringify({
-          name: 'elsewhere',
-          supportedInterfaces: [{ url: served.base.replace('127.0.0.1', 'localhost'), protocolBinding: 'JSONRPC', protocolVersion: '1.0', tenant: '' }],
-          capabilities: {},
-          skills: [],
-        }),
-      );
-    });
-    servers.push(cards);
-    await new Promise<void>((resolve) => cards.listen(0, '127.0.0.1', resolve));
-    const origin = `http://127.0.0.1:${(cards.address() as AddressInfo).port}`;
+    const origin = await cardServer('elsewhere', () => undefined, served.base.replace('127.0.0.1', 'localhost'));
     const { model, events } = await run(orchestrator(`a2a+${origin}/agent`));
     expect(events.find((event) => event.event === 'call.failed')).toMatchObject({ error: { code: 'delegate_forbidden' } });
     expect(secondPrompt(model)).toContain('localhost');
@@ -336,51 +353,22 @@ describe('delegating to an A2A agent', () => {
 
   it('bounds a request the agent never answers (DEL-35)', async () => {
     // The card is answered, the JSON-RPC request never is.
-    const silent = createServer((request, response) => {
-      if (request.method !== 'GET') return;
-      response.writeHead(200, { 'content-type': 'application/json' });
-      response.end(
-        JSON.stringify({
-          name: 'silent',
-          supportedInterfaces: [{ url: `${origin}/agent`, protocolBinding: 'JSONRPC', protocolVersion: '1.0', tenant: '' }],
-          capabilities: {},
-          skills: [],
-        }),
-      );
-    });
-    servers.push(silent);
-    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
-    const origin = `http://127.0.0.1:${(silent.address() as AddressInfo).port}`;
+    const origin = await cardServer('silent', () => undefined);
     const started = Date.now();
     const { model, events } = await run(orchestrator(`a2a+${origin}/agent`), { fetchTimeoutMs: 300 });
     expect(Date.now() - started).toBeLessThan(15_000);
     expect(events.find((event) => event.event === 'call.failed')).toMatchObject({ error: { code: 'delegate_not_found' } });
     expect(secondPrompt(model)).toContain('did not answer SendMessage within 900 ms');
-    silent.closeAllConnections();
   });
 
   it('stops reading an answer larger than the cap (DEL-35)', async () => {
     // The card is small; the answer to SendMessage is a 5 MiB JSON-RPC result.
-    const flood = createServer((request, response) => {
+    const origin = await cardServer('flood', (response) => {
       response.writeHead(200, { 'content-type': 'application/json' });
-      if (request.method === 'GET') {
-        response.end(
-          JSON.stringify({
-            name: 'flood',
-            supportedInterfaces: [{ url: `${origin}/agent`, protocolBinding: 'JSONRPC', protocolVersion: '1.0', tenant: '' }],
-            capabilities: {},
-            skills: [],
-          }),
-        );
-        return;
-      }
       response.end(
         JSON.stringify({ jsonrpc: '2.0', id: 1, result: { message: { messageId: 'm', role: 'ROLE_AGENT', parts: [{ text: 'x'.repeat(5 * 1024 * 1024) }] } } }),
       );
     });
-    servers.push(flood);
-    await new Promise<void>((resolve) => flood.listen(0, '127.0.0.1', resolve));
-    const origin = `http://127.0.0.1:${(flood.address() as AddressInfo).port}`;
     const { model, events } = await run(orchestrator(`a2a+${origin}/agent`));
     expect(events.find((event) => event.event === 'call.failed')).toMatchObject({ error: { code: 'delegate_forbidden' } });
     expect(secondPrompt(model)).toContain('answered more than 4194304 bytes');
