@@ -7,7 +7,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import { Role, TaskState, type Artifact, type Message as A2aMessage, type Part, type StreamResponse, type Task } from '@a2a-js/sdk';
 import { type Client, ClientFactory, ClientFactoryOptions, DefaultAgentCardResolver, JsonRpcTransportFactory, RestTransportFactory } from '@a2a-js/sdk/client';
 import type { ActivityEnvironment } from '../protocol/contracts.js';
-import { DelegateError, ProtocolError, cancelled } from '../protocol/errors.js';
+import { ActivityError, DelegateError, ProtocolError, cancelled } from '../protocol/errors.js';
 import { formatIssues, validateAgainst } from '../protocol/schemas.js';
 import { metaValue } from '../protocol/tools/tools.js';
 import type { Call, Message, ToolSchema } from '../protocol/types.js';
@@ -114,12 +114,20 @@ export async function runA2aDelegation(
     throw error;
   };
   let failure: ProtocolError | undefined;
+  // No child run bounds the agent's work: the activity timeout does, when there is one (TOOL-24, DEL-35).
+  const limit = environment.activityTimeoutMs;
+  const deadline = limit === undefined ? undefined : AbortSignal.timeout(limit);
+  const signal = deadline === undefined ? environment.signal : AbortSignal.any([environment.signal, deadline]);
   try {
-    await follow(client, facts, outgoingMessage(call, context), progress, { signal: environment.signal, timeoutMs: options.urls.totalTimeoutMs });
+    await follow(client, facts, outgoingMessage(call, context), progress, { signal, timeoutMs: options.urls.totalTimeoutMs });
   } catch (error) {
     // A task left behind, by our cancellation or a failure to follow it, is cancelled (DEL-36).
     await cancelTask(client, progress.taskId);
-    failure = environment.signal.aborted ? cancelled(error) : (refusal.error ?? (error instanceof DelegateError ? error : agentUnreachable(facts, error)));
+    failure = environment.signal.aborted
+      ? cancelled(error)
+      : deadline?.aborted
+        ? pastActivityTimeout(facts, progress, call._tool, limit as number)
+        : (refusal.error ?? (error instanceof DelegateError ? error : agentUnreachable(facts, error)));
   }
   const usage = remoteUsage(progress.usage, Date.now() - started);
   // Added whether the task completed or failed, as a child's total is (DEL-17).
@@ -398,6 +406,15 @@ function agentUnreachable(facts: AgentCardFacts, error: unknown): ProtocolError 
       reference: facts.reference,
       url: facts.location.base,
     },
+  );
+}
+
+/** The agent's task outlived the activity timeout (TOOL-24, DEL-35): `activity_error` naming the state it was last in. */
+function pastActivityTimeout(facts: AgentCardFacts, progress: Progress, toolName: string, ms: number): ProtocolError {
+  return new ActivityError(
+    'activity_error',
+    `The A2A agent "${facts.name}" (${facts.location.base}) had not finished its task within the activity timeout of ${ms / 1000} s (last in state ${stateName(progress.state)}); its task was cancelled.`,
+    { toolName, url: facts.location.base, timeoutMs: ms, ...(progress.taskId === undefined ? {} : { task: progress.taskId }) },
   );
 }
 

@@ -93,12 +93,20 @@ function orchestrator(reference: string, tool: Record<string, unknown> = {}) {
 /** Runs the orchestrator: step 0 calls `add {a: 1, b: 2}` into †state.sum, step 1 outputs what it saw. */
 async function run(
   root: string,
-  options: { allowHosts?: string[]; signal?: AbortSignal; fetchTimeoutMs?: number; resolve?: 'upfront'; budget?: { tokens: number } } = {},
+  options: {
+    allowHosts?: string[];
+    signal?: AbortSignal;
+    fetchTimeoutMs?: number;
+    activityTimeoutMs?: number;
+    resolve?: 'upfront';
+    budget?: { tokens: number };
+  } = {},
 ) {
   const runtime = createRuntime({
     root,
     allowHosts: options.allowHosts ?? ['127.0.0.1'],
     ...(options.fetchTimeoutMs ? { fetchTimeoutMs: options.fetchTimeoutMs } : {}),
+    ...(options.activityTimeoutMs ? { activityTimeoutMs: options.activityTimeoutMs } : {}),
   });
   const model = stepModel(
     () => ({ calls: [{ _tool: 'add', a: 1, b: 2, _outputPath: '†state.sum' }], output: null }),
@@ -386,6 +394,27 @@ describe('delegating to an A2A agent', () => {
     const { model, events } = await run(orchestrator(`a2a+${served.base}`));
     expect(events.find((event) => event.event === 'call.failed')).toMatchObject({ error: { code: 'delegate_forbidden' } });
     expect(secondPrompt(model)).toContain('its artifacts grew past 4194304 bytes');
+  });
+
+  it('bounds an agent that streams working updates forever by the activity timeout, and cancels its task (TOOL-24, DEL-35)', async () => {
+    const served = await agent({
+      streaming: true,
+      behaviour: async (context, bus, signal) => {
+        while (!signal.aborted) {
+          publishStatus(context, bus, TaskState.TASK_STATE_WORKING);
+          await new Promise((resolve) => setTimeout(resolve, 50));
+        }
+      },
+    });
+    const outcome = await Promise.race([
+      run(orchestrator(`a2a+${served.base}`), { activityTimeoutMs: 500 }),
+      new Promise<'hung'>((resolve) => setTimeout(() => resolve('hung'), 15_000).unref()),
+    ]);
+    expect(outcome).not.toBe('hung');
+    const { model, events } = outcome as Awaited<ReturnType<typeof run>>;
+    expect(events.find((event) => event.event === 'call.failed')).toMatchObject({ error: { code: 'activity_error' } });
+    expect(secondPrompt(model)).toContain('had not finished its task within the activity timeout of 0.5 s (last in state working)');
+    expect(served.canceled).toHaveLength(1);
   });
 
   it('takes the tool parameters from the card input schema up front (DEL-33)', async () => {
