@@ -7,7 +7,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import { Role, TaskState, type Artifact, type Message as A2aMessage, type Part, type StreamResponse, type Task } from '@a2a-js/sdk';
 import { type Client, ClientFactory, ClientFactoryOptions, DefaultAgentCardResolver, JsonRpcTransportFactory, RestTransportFactory } from '@a2a-js/sdk/client';
 import type { ActivityEnvironment } from '../protocol/contracts.js';
-import { DelegateError, ProtocolError, cancelled } from '../protocol/errors.js';
+import { ActivityError, DelegateError, ProtocolError, cancelled } from '../protocol/errors.js';
 import { formatIssues, validateAgainst } from '../protocol/schemas.js';
 import { metaValue } from '../protocol/tools/tools.js';
 import type { Call, Message, ToolSchema } from '../protocol/types.js';
@@ -47,6 +47,8 @@ interface Progress {
   statusMessage?: A2aMessage;
   /** Artifacts by id, in the order they first came; appended chunks joined. */
   artifacts: Map<string, Artifact>;
+  /** The size of each artifact's parts as JSON, in bytes, so joined chunks stay under {@link MAX_ANSWER_BYTES} (DEL-35). */
+  artifactBytes: Map<string, number>;
   /** The agent answered with a message instead of a task. */
   message?: A2aMessage;
   /** The latest `usage` the agent reported in a task's or status update's metadata (DEL-37). */
@@ -98,7 +100,7 @@ export async function runA2aDelegation(
     tier: null,
   });
   const started = Date.now();
-  const progress: Progress = { artifacts: new Map() };
+  const progress: Progress = { artifacts: new Map(), artifactBytes: new Map() };
   let reported: UsageSummary | undefined;
   const fail = (error: ProtocolError): never => {
     environment.trace.emit('delegate.failed', {
@@ -112,12 +114,20 @@ export async function runA2aDelegation(
     throw error;
   };
   let failure: ProtocolError | undefined;
+  // No child run bounds the agent's work: the activity timeout does, when there is one (TOOL-24, DEL-35).
+  const limit = environment.activityTimeoutMs;
+  const deadline = limit === undefined ? undefined : AbortSignal.timeout(limit);
+  const signal = deadline === undefined ? environment.signal : AbortSignal.any([environment.signal, deadline]);
   try {
-    await follow(client, facts, outgoingMessage(call, context), progress, { signal: environment.signal, timeoutMs: options.urls.totalTimeoutMs });
+    await follow(client, facts, outgoingMessage(call, context), progress, { signal, timeoutMs: options.urls.totalTimeoutMs });
   } catch (error) {
     // A task left behind, by our cancellation or a failure to follow it, is cancelled (DEL-36).
     await cancelTask(client, progress.taskId);
-    failure = environment.signal.aborted ? cancelled(error) : (refusal.error ?? agentUnreachable(facts, error));
+    failure = environment.signal.aborted
+      ? cancelled(error)
+      : deadline?.aborted
+        ? pastActivityTimeout(facts, progress, call._tool, limit as number)
+        : (refusal.error ?? (error instanceof DelegateError ? error : agentUnreachable(facts, error)));
   }
   const usage = remoteUsage(progress.usage, Date.now() - started);
   // Added whether the task completed or failed, as a child's total is (DEL-17).
@@ -227,7 +237,7 @@ async function follow(
   const request = { tenant: '', message, configuration: undefined, metadata: undefined };
   if (facts.streaming) {
     for await (const event of client.sendMessageStream(request, { signal })) {
-      take(progress, event);
+      take(progress, event, facts);
       if (progress.message || (progress.state !== undefined && FINAL_STATES.has(progress.state))) return;
     }
     return;
@@ -262,7 +272,7 @@ async function bounded<T>(
   }
 }
 
-function take(progress: Progress, event: StreamResponse): void {
+function take(progress: Progress, event: StreamResponse, facts: AgentCardFacts): void {
   const payload = event.payload;
   if (!payload) return;
   switch (payload.$case) {
@@ -283,7 +293,20 @@ function take(progress: Progress, event: StreamResponse): void {
       const artifact = payload.value.artifact;
       if (!artifact) return;
       const earlier = progress.artifacts.get(artifact.artifactId);
-      progress.artifacts.set(artifact.artifactId, payload.value.append && earlier ? { ...earlier, parts: [...earlier.parts, ...artifact.parts] } : artifact);
+      const appended = payload.value.append && earlier !== undefined;
+      // The SDK caps each event; the chunks joined are capped here, as they come, not once the stream ends (DEL-35).
+      const size = Buffer.byteLength(JSON.stringify(artifact.parts)) + (appended ? (progress.artifactBytes.get(artifact.artifactId) ?? 0) : 0);
+      progress.artifactBytes.set(artifact.artifactId, size);
+      let total = 0;
+      for (const bytes of progress.artifactBytes.values()) total += bytes;
+      if (total > MAX_ANSWER_BYTES) {
+        throw new DelegateError(
+          'delegate_forbidden',
+          `The A2A agent "${facts.reference}" is forbidden: its artifacts grew past ${MAX_ANSWER_BYTES} bytes; the stream was stopped.`,
+          { reference: facts.reference, url: facts.location.base, ...(progress.taskId === undefined ? {} : { task: progress.taskId }) },
+        );
+      }
+      progress.artifacts.set(artifact.artifactId, appended ? { ...earlier, parts: [...earlier.parts, ...artifact.parts] } : artifact);
       return;
     }
   }
@@ -383,6 +406,15 @@ function agentUnreachable(facts: AgentCardFacts, error: unknown): ProtocolError 
       reference: facts.reference,
       url: facts.location.base,
     },
+  );
+}
+
+/** The agent's task outlived the activity timeout (TOOL-24, DEL-35): `activity_error` naming the state it was last in. */
+function pastActivityTimeout(facts: AgentCardFacts, progress: Progress, toolName: string, ms: number): ProtocolError {
+  return new ActivityError(
+    'activity_error',
+    `The A2A agent "${facts.name}" (${facts.location.base}) had not finished its task within the activity timeout of ${ms / 1000} s (last in state ${stateName(progress.state)}); its task was cancelled.`,
+    { toolName, url: facts.location.base, timeoutMs: ms, ...(progress.taskId === undefined ? {} : { task: progress.taskId }) },
   );
 }
 

@@ -7,7 +7,6 @@ import {
   DefaultExecutionEventBusManager,
   DefaultRequestHandler,
   defaultServerCallContextBuilder,
-  InMemoryTaskStore,
   JsonRpcTransportHandler,
   UnauthenticatedUser,
   validateVersion,
@@ -17,6 +16,7 @@ import type { FetchHandler } from '../server/node-listener.js';
 import type { PlainHandler, PlainReply, PlainRequest } from '../server/plain-exchange.js';
 import type { CatalogEntry } from '../server/validate-document.js';
 import { parseJson } from '../protocol/json.js';
+import { BoundedTaskStore } from './bounded-task-store.js';
 import { A2A_PREFIX, agentCardOf, CARD_PATH } from './served-card.js';
 import { RequestExecutor, type RequestRunner, type ServedRequest } from './request-executor.js';
 
@@ -77,7 +77,7 @@ export function withA2a(documents: RequestHandler, a2a: A2aHandler): FetchHandle
 interface Agent {
   served: ServedRequest;
   executor: RequestExecutor;
-  store: InMemoryTaskStore;
+  store: BoundedTaskStore;
   buses: DefaultExecutionEventBusManager;
   cardText: string;
   transport: JsonRpcTransportHandler;
@@ -105,7 +105,8 @@ export function createA2aHandler(options: A2aHandlerOptions): A2aHandler {
     const served = { reference: join(options.root, ...found.segments), entry: found.entry };
     let agent = agents.get(found.entry.path);
     if (agent === undefined) {
-      const store = new InMemoryTaskStore();
+      // Finished tasks are kept for GetTask up to a bound, not for the life of the server (A2A-12).
+      const store = new BoundedTaskStore();
       const buses = new DefaultExecutionEventBusManager();
       const executor = new RequestExecutor(() => (agents.get(found.entry.path) as Agent).served, options.run);
       agent = { served, executor, store, buses, cardText: '', ...transportsFor(card, store, executor, buses) };
@@ -200,7 +201,7 @@ export function createA2aHandler(options: A2aHandlerOptions): A2aHandler {
 }
 
 /** The SDK's request handler over an agent's card, store, executor and buses, and its JSON-RPC transports (1.0 and 0.3). */
-function transportsFor(card: ReturnType<typeof agentCardOf>, store: InMemoryTaskStore, executor: RequestExecutor, buses: DefaultExecutionEventBusManager) {
+function transportsFor(card: ReturnType<typeof agentCardOf>, store: BoundedTaskStore, executor: RequestExecutor, buses: DefaultExecutionEventBusManager) {
   const handler = new DefaultRequestHandler(card, store, executor, buses);
   return { transport: new JsonRpcTransportHandler(handler), legacy: new LegacyJsonRpcTransportHandler(handler) };
 }

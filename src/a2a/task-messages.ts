@@ -1,10 +1,11 @@
 /** What the messages of an A2A task hold (A2A-4 to A2A-8): the input read from the client's parts, and the parts the agent answers with. */
 import { randomUUID } from 'node:crypto';
 import { Role, type Message, type Part } from '@a2a-js/sdk';
+import { approvalParameters, editedCall } from '../approvals/approval-policy.js';
 import type { ConfirmDecision, ConfirmRequest } from '../protocol/contracts.js';
 import { notJsonPlaceholder, toJsonData } from '../protocol/json-data.js';
 import { parseJson } from '../protocol/json.js';
-import { type Call, isMetaProperty, type JsonSchema } from '../protocol/types.js';
+import type { JsonSchema } from '../protocol/types.js';
 import { JSON_MEDIA_TYPE } from './served-card.js';
 
 /** A text part. */
@@ -67,11 +68,6 @@ export function inputOf(message: Message, schema: JsonSchema | null): unknown {
   return parsed.ok ? parsed.value : text;
 }
 
-/** The parameters of a call, its meta-properties aside: what an approval shows and what an edit replaces. */
-function parametersOf(call: Call): Record<string, unknown> {
-  return Object.fromEntries(Object.entries(call).filter(([key]) => !isMetaProperty(key)));
-}
-
 /** The answers an approval takes, for the question and for an answer that is none of them. */
 const ANSWERS =
   'Answer in this task with a data part {"decision": "approved" | "approved_session" | "rejected" | "edited", "reason"?: string, "parameters"?: {...}} ' +
@@ -89,7 +85,7 @@ export function approvalQuestion(request: ConfirmRequest, problem?: string): Par
   const approval = {
     callId: request.callId,
     tool: request.toolName,
-    parameters: parametersOf(request.call),
+    parameters: approvalParameters(request.call),
     ...(reason === undefined ? {} : { reason }),
     run: { name: request.run.name, depth: request.run.depth },
   };
@@ -132,8 +128,7 @@ export function approvalAnswer(message: Message, request: ConfirmRequest): Confi
   if (decision === 'edited') {
     if (typeof parameters !== 'object' || parameters === null || Array.isArray(parameters))
       return 'Expected "parameters" to be an object when the decision is "edited".';
-    const meta = Object.fromEntries(Object.entries(request.call).filter(([key]) => isMetaProperty(key)));
-    return { decision, call: { ...(parameters as Record<string, unknown>), ...meta } as Call, ...because };
+    return { decision, call: editedCall(request.call, parameters as Record<string, unknown>), ...because };
   }
   return `Expected "decision" to be "approved", "approved_session", "rejected" or "edited", got ${JSON.stringify(decision ?? null)}.`;
 }

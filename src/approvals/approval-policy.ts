@@ -31,6 +31,17 @@ export function approvalKey(call: Call): string {
   return `${call._tool}\u0000${canonicalJson(parameters)}`;
 }
 
+/** A call's parameters, its meta-properties aside: what an approval shows and what an edit replaces. */
+export function approvalParameters(call: Call): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(call).filter(([key]) => !isMetaProperty(key)));
+}
+
+/** The call an approval's edit makes: the new parameters, with the asked call's meta-properties kept. */
+export function editedCall(call: Call, parameters: Record<string, unknown>): Call {
+  const meta = Object.fromEntries(Object.entries(call).filter(([key]) => isMetaProperty(key)));
+  return { ...parameters, ...meta } as Call;
+}
+
 /**
  * Who decided, as `approval.decided.by` traces it (TRACE-19): an approval given earlier for the
  * session, the `approve_all` or `strict` mode, or the person asked at the terminal.

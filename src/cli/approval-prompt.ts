@@ -1,10 +1,8 @@
 /** The interactive approval prompt: asks at the terminal, one call at a time, with the live tree put aside. */
 import { createInterface } from 'node:readline/promises';
-import type { ApprovalPrompt } from '../approvals/approval-policy.js';
+import { type ApprovalPrompt, approvalParameters, editedCall } from '../approvals/approval-policy.js';
 import type { ConfirmDecision, ConfirmRequest } from '../protocol/contracts.js';
 import { parseJson } from '../protocol/json.js';
-import type { Call } from '../protocol/types.js';
-import { isMetaProperty } from '../protocol/types.js';
 
 /** Where the prompt reads and writes. */
 export interface PromptStreams {
@@ -15,10 +13,6 @@ export interface PromptStreams {
 }
 
 class InputClosed extends Error {}
-
-function parameters(call: Call): Record<string, unknown> {
-  return Object.fromEntries(Object.entries(call).filter(([key]) => !isMetaProperty(key)));
-}
 
 /** Creates the terminal prompt: approve once, for the session, reject with a reason, or edit the parameters. */
 export function terminalPrompt(streams: PromptStreams): ApprovalPrompt {
@@ -51,7 +45,7 @@ export function terminalPrompt(streams: PromptStreams): ApprovalPrompt {
 
 async function decide(request: ConfirmRequest, streams: PromptStreams, ask: (question: string) => Promise<string>): Promise<ConfirmDecision> {
   const where = request.run.depth > 0 ? ` (inside delegate "${request.run.name}")` : '';
-  streams.output.write(`\nApproval needed${where}: ${request.toolName} [${request.callId}]\n${JSON.stringify(parameters(request.call), null, 2)}\n`);
+  streams.output.write(`\nApproval needed${where}: ${request.toolName} [${request.callId}]\n${JSON.stringify(approvalParameters(request.call), null, 2)}\n`);
   if (typeof request.call._reasoningForCall === 'string') streams.output.write(`Reason given: ${request.call._reasoningForCall}\n`);
   for (;;) {
     const answer = (await ask('[y] approve once  [s] approve for this session  [n] reject  [e] edit  > ')).toLowerCase();
@@ -68,8 +62,7 @@ async function decide(request: ConfirmRequest, streams: PromptStreams, ask: (que
         streams.output.write(`Not a JSON object${parsed.ok ? '' : ` (${parsed.message})`}; the call is unchanged.\n`);
         continue;
       }
-      const meta = Object.fromEntries(Object.entries(request.call).filter(([key]) => isMetaProperty(key)));
-      return { decision: 'edited', call: { ...(parsed.value as Record<string, unknown>), ...meta } as Call };
+      return { decision: 'edited', call: editedCall(request.call, parsed.value as Record<string, unknown>) };
     }
   }
 }

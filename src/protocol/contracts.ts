@@ -108,6 +108,11 @@ export interface ActivityEnvironment {
   signal: AbortSignal;
   /** Emits trace events in this run's name. */
   trace: RunTrace;
+  /**
+   * The runtime's activity timeout in ms (TOOL-24), for an Activity that owns its cancellation and
+   * is not timed by the runtime but has no child run to bound it (an A2A delegation, DEL-35).
+   */
+  activityTimeoutMs?: number;
 }
 
 /**

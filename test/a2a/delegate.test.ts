@@ -1,5 +1,5 @@
 /** Delegating to an A2A agent (DEL-31 to DEL-37): an agent built with the official SDK, called by a scripted Request through the SDK's client. */
-import { createServer, type Server } from 'node:http';
+import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { TaskState } from '@a2a-js/sdk';
@@ -17,7 +17,13 @@ const agents: TestAgent[] = [];
 const servers: Server[] = [];
 afterEach(async () => {
   await Promise.all(agents.splice(0).map((agent) => agent.close()));
-  await Promise.all(servers.splice(0).map((server) => new Promise((resolve) => server.close(resolve))));
+  await Promise.all(
+    servers.splice(0).map((server) => {
+      // A server that never answered still holds its connection.
+      server.closeAllConnections();
+      return new Promise((resolve) => server.close(resolve));
+    }),
+  );
 });
 
 async function agent(options: TestAgentOptions): Promise<TestAgent> {
@@ -33,6 +39,30 @@ const adder: TestAgentOptions['behaviour'] = async (context, bus) => {
   publishArtifact(context, bus, artifactOf('sum', dataPart({ sum: a + b })));
   publishStatus(context, bus, TaskState.TASK_STATE_COMPLETED, undefined, { usage: { inputTokens: 100, outputTokens: 20, costUsd: 0.5 } });
 };
+
+/**
+ * A bare HTTP server on 127.0.0.1 whose GET answers a card named `name` with one JSON-RPC interface
+ * (`interfaceUrl`, else `<origin>/agent`) and whose other requests `answer` answers; resolves with its origin.
+ */
+async function cardServer(name: string, answer: (response: ServerResponse) => void, interfaceUrl?: string): Promise<string> {
+  let origin = '';
+  const server = createServer((request, response) => {
+    if (request.method !== 'GET') return answer(response);
+    response.writeHead(200, { 'content-type': 'application/json' });
+    response.end(
+      JSON.stringify({
+        name,
+        supportedInterfaces: [{ url: interfaceUrl ?? `${origin}/agent`, protocolBinding: 'JSONRPC', protocolVersion: '1.0', tenant: '' }],
+        capabilities: {},
+        skills: [],
+      }),
+    );
+  });
+  servers.push(server);
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  return origin;
+}
 
 /** A document whose tool `add` delegates to `reference`, its scopes letting the state through. */
 function orchestrator(reference: string, tool: Record<string, unknown> = {}) {
@@ -63,12 +93,20 @@ function orchestrator(reference: string, tool: Record<string, unknown> = {}) {
 /** Runs the orchestrator: step 0 calls `add {a: 1, b: 2}` into †state.sum, step 1 outputs what it saw. */
 async function run(
   root: string,
-  options: { allowHosts?: string[]; signal?: AbortSignal; fetchTimeoutMs?: number; resolve?: 'upfront'; budget?: { tokens: number } } = {},
+  options: {
+    allowHosts?: string[];
+    signal?: AbortSignal;
+    fetchTimeoutMs?: number;
+    activityTimeoutMs?: number;
+    resolve?: 'upfront';
+    budget?: { tokens: number };
+  } = {},
 ) {
   const runtime = createRuntime({
     root,
     allowHosts: options.allowHosts ?? ['127.0.0.1'],
     ...(options.fetchTimeoutMs ? { fetchTimeoutMs: options.fetchTimeoutMs } : {}),
+    ...(options.activityTimeoutMs ? { activityTimeoutMs: options.activityTimeoutMs } : {}),
   });
   const model = stepModel(
     () => ({ calls: [{ _tool: 'add', a: 1, b: 2, _outputPath: '†state.sum' }], output: null }),
@@ -296,20 +334,7 @@ describe('delegating to an A2A agent', () => {
   it('refuses a card that sends its calls to a host not allowed (DEL-32)', async () => {
     const served = await agent({ behaviour: adder });
     // A card served from an allowed host, whose interface is on a host that is not.
-    const cards = createServer((_request, response) => {
-      response.writeHead(200, { 'content-type': 'application/json' });
-      response.end(
-        JSON.stringify({
-          name: 'elsewhere',
-          supportedInterfaces: [{ url: served.base.replace('127.0.0.1', 'localhost'), protocolBinding: 'JSONRPC', protocolVersion: '1.0', tenant: '' }],
-          capabilities: {},
-          skills: [],
-        }),
-      );
-    });
-    servers.push(cards);
-    await new Promise<void>((resolve) => cards.listen(0, '127.0.0.1', resolve));
-    const origin = `http://127.0.0.1:${(cards.address() as AddressInfo).port}`;
+    const origin = await cardServer('elsewhere', () => undefined, served.base.replace('127.0.0.1', 'localhost'));
     const { model, events } = await run(orchestrator(`a2a+${origin}/agent`));
     expect(events.find((event) => event.event === 'call.failed')).toMatchObject({ error: { code: 'delegate_forbidden' } });
     expect(secondPrompt(model)).toContain('localhost');
@@ -336,54 +361,60 @@ describe('delegating to an A2A agent', () => {
 
   it('bounds a request the agent never answers (DEL-35)', async () => {
     // The card is answered, the JSON-RPC request never is.
-    const silent = createServer((request, response) => {
-      if (request.method !== 'GET') return;
-      response.writeHead(200, { 'content-type': 'application/json' });
-      response.end(
-        JSON.stringify({
-          name: 'silent',
-          supportedInterfaces: [{ url: `${origin}/agent`, protocolBinding: 'JSONRPC', protocolVersion: '1.0', tenant: '' }],
-          capabilities: {},
-          skills: [],
-        }),
-      );
-    });
-    servers.push(silent);
-    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
-    const origin = `http://127.0.0.1:${(silent.address() as AddressInfo).port}`;
+    const origin = await cardServer('silent', () => undefined);
     const started = Date.now();
     const { model, events } = await run(orchestrator(`a2a+${origin}/agent`), { fetchTimeoutMs: 300 });
     expect(Date.now() - started).toBeLessThan(15_000);
     expect(events.find((event) => event.event === 'call.failed')).toMatchObject({ error: { code: 'delegate_not_found' } });
     expect(secondPrompt(model)).toContain('did not answer SendMessage within 900 ms');
-    silent.closeAllConnections();
   });
 
   it('stops reading an answer larger than the cap (DEL-35)', async () => {
     // The card is small; the answer to SendMessage is a 5 MiB JSON-RPC result.
-    const flood = createServer((request, response) => {
+    const origin = await cardServer('flood', (response) => {
       response.writeHead(200, { 'content-type': 'application/json' });
-      if (request.method === 'GET') {
-        response.end(
-          JSON.stringify({
-            name: 'flood',
-            supportedInterfaces: [{ url: `${origin}/agent`, protocolBinding: 'JSONRPC', protocolVersion: '1.0', tenant: '' }],
-            capabilities: {},
-            skills: [],
-          }),
-        );
-        return;
-      }
       response.end(
         JSON.stringify({ jsonrpc: '2.0', id: 1, result: { message: { messageId: 'm', role: 'ROLE_AGENT', parts: [{ text: 'x'.repeat(5 * 1024 * 1024) }] } } }),
       );
     });
-    servers.push(flood);
-    await new Promise<void>((resolve) => flood.listen(0, '127.0.0.1', resolve));
-    const origin = `http://127.0.0.1:${(flood.address() as AddressInfo).port}`;
     const { model, events } = await run(orchestrator(`a2a+${origin}/agent`));
     expect(events.find((event) => event.event === 'call.failed')).toMatchObject({ error: { code: 'delegate_forbidden' } });
     expect(secondPrompt(model)).toContain('answered more than 4194304 bytes');
+  });
+
+  it('stops a stream whose appended artifact chunks grow past the cap, each chunk under it (DEL-35)', async () => {
+    const chunk = 'x'.repeat(1024 * 1024);
+    const served = await agent({
+      streaming: true,
+      behaviour: async (context, bus) => {
+        for (let index = 0; index < 6; index++) publishArtifact(context, bus, artifactOf('story', textPart(chunk)), index > 0);
+        publishStatus(context, bus, TaskState.TASK_STATE_COMPLETED);
+      },
+    });
+    const { model, events } = await run(orchestrator(`a2a+${served.base}`));
+    expect(events.find((event) => event.event === 'call.failed')).toMatchObject({ error: { code: 'delegate_forbidden' } });
+    expect(secondPrompt(model)).toContain('its artifacts grew past 4194304 bytes');
+  });
+
+  it('bounds an agent that streams working updates forever by the activity timeout, and cancels its task (TOOL-24, DEL-35)', async () => {
+    const served = await agent({
+      streaming: true,
+      behaviour: async (context, bus, signal) => {
+        while (!signal.aborted) {
+          publishStatus(context, bus, TaskState.TASK_STATE_WORKING);
+          await new Promise((resolve) => setTimeout(resolve, 50));
+        }
+      },
+    });
+    const outcome = await Promise.race([
+      run(orchestrator(`a2a+${served.base}`), { activityTimeoutMs: 500 }),
+      new Promise<'hung'>((resolve) => setTimeout(() => resolve('hung'), 15_000).unref()),
+    ]);
+    expect(outcome).not.toBe('hung');
+    const { model, events } = outcome as Awaited<ReturnType<typeof run>>;
+    expect(events.find((event) => event.event === 'call.failed')).toMatchObject({ error: { code: 'activity_error' } });
+    expect(secondPrompt(model)).toContain('had not finished its task within the activity timeout of 0.5 s (last in state working)');
+    expect(served.canceled).toHaveLength(1);
   });
 
   it('takes the tool parameters from the card input schema up front (DEL-33)', async () => {

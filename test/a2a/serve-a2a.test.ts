@@ -350,6 +350,36 @@ describe('delegate-serve --a2a (A2A-1 to A2A-11)', () => {
     expect(activityLog(root)).toContain('cancelled');
   });
 
+  it('stopping the server withdraws a question waiting for its client: the run ends cancelled, its trace complete, nothing deployed (A2A-8, A2A-9)', async () => {
+    const root = servedFolder();
+    const trace = join(root, 'trace.jsonl');
+    const controller = new AbortController();
+    let origin = '';
+    const done = main([root, '--a2a', '--port', '0', '--activities', join(root, 'activities.mjs'), '--trace', trace], {
+      stdout: { write: () => true },
+      stderr: { write: () => true },
+      env: offlineEnv(),
+      signal: controller.signal,
+      onListening: (server) => {
+        origin = server.url;
+      },
+    });
+    await waitFor(() => origin !== '', 25_000);
+    const asked = await send(await clientOf(origin, 'deployer'), [text('deploy')]);
+    expect(asked.status?.state).toBe(TaskState.TASK_STATE_INPUT_REQUIRED);
+    controller.abort();
+    const hang = new Promise<never>((_resolve, reject) =>
+      setTimeout(() => reject(new Error('delegate-serve --a2a had not stopped after 15 s')), 15_000).unref(),
+    );
+    expect(await Promise.race([done, hang])).toBe(0);
+    const events = readFileSync(trace, 'utf8')
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as { event: string; error?: { code: string } });
+    expect(events.at(-1)).toMatchObject({ event: 'run.failed', error: { code: 'cancelled_by_user' } });
+    expect(activityLog(root)).toBe('');
+  });
+
   it("--a2a takes delegate-run's run options and refuses those a server cannot honour; without --a2a a run option is bad usage (A2A-11)", async () => {
     const root = servedFolder();
     const usage = async (argv: string[]) => {

@@ -268,6 +268,7 @@ function activityEnvironment(scope: CallScope, entry: BatchEntry, call: Call, si
     instance: call._instance,
     signal: handedOutSignal(signal),
     trace: scope.trace,
+    ...(scope.runtime.activityTimeoutMs === undefined ? {} : { activityTimeoutMs: scope.runtime.activityTimeoutMs }),
   };
 }
 
