@@ -5,9 +5,6 @@ import { parseCommandLine, subcommandArguments } from './command-line.js';
 import { type ReportIo, subcommandCatalog } from './report/report.js';
 import { formatCount, table } from './report/text-table.js';
 
-/** The subcommand's name: `delegate-run models …` (CLI-32). */
-export const MODELS_COMMAND = 'models';
-
 /** Bad usage or a models file that is not valid (CLI-5). */
 const USAGE_EXIT = 2;
 
