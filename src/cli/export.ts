@@ -6,9 +6,6 @@ import { readTraceFile } from './report/read-trace.js';
 import type { ReportIo } from './report/report.js';
 import { otelAlone } from './telemetry-option.js';
 
-/** The subcommand's name: `delegate-run export …` (CLI-33). */
-export const EXPORT_COMMAND = 'export';
-
 /** The usage text of the subcommand. */
 export const EXPORT_USAGE = `Usage: delegate-run export <trace.jsonl> [options]
 

@@ -1,12 +1,9 @@
 /** `delegate-run models`: the models the catalog knows, with tier, delegation, context window, price and the price's source (spec/cli.md CLI-32, spec/models.md MODEL-18). */
-import { ModelCatalog, type ModelPrice } from '../models/model-catalog.js';
+import type { ModelCatalog, ModelPrice } from '../models/model-catalog.js';
 import { ProtocolError, UsageError } from '../protocol/errors.js';
 import { parseCommandLine, subcommandArguments } from './command-line.js';
-import type { ReportIo } from './report/report.js';
+import { type ReportIo, subcommandCatalog } from './report/report.js';
 import { formatCount, table } from './report/text-table.js';
-
-/** The subcommand's name: `delegate-run models …` (CLI-32). */
-export const MODELS_COMMAND = 'models';
 
 /** Bad usage or a models file that is not valid (CLI-5). */
 const USAGE_EXIT = 2;
@@ -111,13 +108,7 @@ export async function modelsMain(argv: string[], io: ReportIo): Promise<number> 
   if (typeof args === 'number') return args;
   let rows: ModelRow[];
   try {
-    const catalog = ModelCatalog.load({
-      env: io.env,
-      cwd: io.cwd,
-      warn: (message) => say(`warning: ${message}`),
-      ...(args.models === undefined ? {} : { userFile: args.models }),
-    });
-    rows = modelRows(catalog);
+    rows = modelRows(subcommandCatalog(io, say, args.models));
   } catch (error) {
     if (!(error instanceof ProtocolError)) throw error;
     say(error.message);

@@ -1,13 +1,12 @@
 /** `delegate-run view <trace.jsonl>`: the trace as one self-contained HTML page (spec/cli.md CLI-20, spec/viewer.md). */
 import { writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { ModelCatalog } from '../models/model-catalog.js';
 import { ProtocolError, UsageError } from '../protocol/errors.js';
 import { renderPage } from '../viewer/render-page.js';
 import { onePositional, parseCommandLine, subcommandArguments } from './command-line.js';
 import { openFile } from './open-file.js';
 import { type BadTraceLine, readTraceFile } from './report/read-trace.js';
-import type { ReportIo } from './report/report.js';
+import { type ReportIo, subcommandCatalog } from './report/report.js';
 import { TraceView } from './trace-view.js';
 
 /** Bad usage, an unreadable trace, a page that cannot be written (CLI-5). */
@@ -68,7 +67,7 @@ export async function viewMain(argv: string[], io: ReportIo): Promise<number> {
   let view: TraceView;
   try {
     if (out === trace) throw new UsageError(`--out ${args.out} is the trace itself; choose another file for the page.`);
-    const catalog = ModelCatalog.load({ env: io.env, cwd: io.cwd, warn: (message) => say(`warning: ${message}`) });
+    const catalog = subcommandCatalog(io, say);
     view = new TraceView({ tierOf: (model) => catalog.tierOf(model) });
     for await (const event of readTraceFile(trace, { onBadLine: (bad) => badLines.push(bad) })) {
       if (io.signal?.aborted) {

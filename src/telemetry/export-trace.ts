@@ -16,6 +16,9 @@ export interface ExportedTrace {
   failed: boolean;
 }
 
+/** How many spans may end before `export` waits for the collector to take them: a file is read faster than any collector takes spans (TEL-10). */
+const FLUSH_EVERY = 1024;
+
 /** Random ids, but the trace id of a top run the trace recorded (`run.started.traceId`, TEL-7): the spans join the trace the run was in. */
 class RecordedTraceIds implements IdGenerator {
   private readonly random = new RandomIdGenerator();
@@ -43,7 +46,9 @@ export async function exportEvents(
   say: (line: string) => void,
 ): Promise<ExportedTrace> {
   const ids = new RecordedTraceIds();
-  const exporting = startOtlpExport(settings, say, ids);
+  // The queue holds what ends between flushes, and every span a trace cut short leaves open, ended at once by close().
+  const exporting = startOtlpExport(settings, say, ids, Number.MAX_SAFE_INTEGER);
+  let flushed = 0;
   const traceIds: string[] = [];
   const mapper = new SpanMapper(exporting.provider.getTracer(INSTRUMENTATION_NAME), {
     content: settings.content,
@@ -57,6 +62,12 @@ export async function exportEvents(
     if (event.event === 'run.started' && event.parent === null) {
       const id = mapper.contextOf(event.run)?.traceparent.split('-')[1];
       if (id !== undefined) traceIds.push(id);
+    }
+    if (exporting.ended - flushed >= FLUSH_EVERY) {
+      // Waits for the collector, so spans never pile up faster than it takes them; a collector that failed ends the export.
+      await exporting.provider.forceFlush().catch(() => undefined);
+      flushed = exporting.ended;
+      if (exporting.failed) break;
     }
   }
   mapper.close();

@@ -76,15 +76,25 @@ export interface OtlpExport {
   readonly failed: boolean;
   /** How many spans the collector took. */
   readonly sent: number;
+  /** How many spans have ended, taken by the collector or not yet. */
+  readonly ended: number;
   /** Sends what is pending and stops, within the export's time limit (TEL-9); never rejects. */
   shutdown(): Promise<void>;
 }
 
 /**
  * Starts an export to the settings' collector (TEL-1). A failed export is said once through `say`
- * and never fails the run (TEL-9). `idGenerator` lets `export` keep a recorded trace id (TEL-10).
+ * and never fails the run (TEL-9); so are spans dropped because they ended faster than the
+ * collector took them. `idGenerator` lets `export` keep a recorded trace id (TEL-10); `queueSize`
+ * is how many ended spans may wait (the SDK's default 2048 when not given).
  */
-export function startOtlpExport(settings: OtlpSettings, say: (line: string) => void, idGenerator: IdGenerator = new RandomIdGenerator()): OtlpExport {
+export function startOtlpExport(
+  settings: OtlpSettings,
+  say: (line: string) => void,
+  idGenerator: IdGenerator = new RandomIdGenerator(),
+  queueSize?: number,
+): OtlpExport {
+  let ended = 0;
   const exporter = new OnceWarningExporter(new OTLPTraceExporter({ url: settings.url, headers: settings.headers, timeoutMillis: settings.timeoutMs }), (why) =>
     say(`OpenTelemetry: cannot send spans to ${settings.url} (${why}); the run goes on without them.`),
   );
@@ -96,7 +106,22 @@ export function startOtlpExport(settings: OtlpSettings, say: (line: string) => v
     ...(process.env.OTEL_SPAN_ATTRIBUTE_VALUE_LENGTH_LIMIT || process.env.OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT
       ? {}
       : { spanLimits: { attributeValueLengthLimit: ATTRIBUTE_LENGTH_LIMIT } }),
-    spanProcessors: [new BatchSpanProcessor(exporter, { exportTimeoutMillis: settings.timeoutMs, scheduledDelayMillis: 1000 })],
+    spanProcessors: [
+      new BatchSpanProcessor(exporter, {
+        exportTimeoutMillis: settings.timeoutMs,
+        scheduledDelayMillis: 1000,
+        ...(queueSize ? { maxQueueSize: queueSize } : {}),
+      }),
+      // Counts the spans ended, so spans the batch queue dropped (it says so only to the SDK's own diagnostics) are said (TEL-9).
+      {
+        onStart() {},
+        onEnd() {
+          ended += 1;
+        },
+        forceFlush: () => Promise.resolve(),
+        shutdown: () => Promise.resolve(),
+      },
+    ],
   });
   return {
     provider,
@@ -105,6 +130,9 @@ export function startOtlpExport(settings: OtlpSettings, say: (line: string) => v
     },
     get sent() {
       return exporter.sent;
+    },
+    get ended() {
+      return ended;
     },
     async shutdown() {
       let timer: ReturnType<typeof setTimeout> | undefined;
@@ -118,6 +146,7 @@ export function startOtlpExport(settings: OtlpSettings, say: (line: string) => v
       });
       await Promise.race([provider.shutdown().catch((error: unknown) => exporter.fail(String((error as Error)?.message ?? error))), late]);
       clearTimeout(timer);
+      if (ended > exporter.sent) exporter.fail(`${ended - exporter.sent} of ${ended} spans were dropped: they ended faster than the collector took them`);
     },
   };
 }

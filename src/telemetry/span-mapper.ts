@@ -63,6 +63,8 @@ interface RunSpan {
   /** The run's model spec, `null` when it has none. */
   model: string | null;
   retries: number;
+  /** The keys of its model attempts and calls still open: ending the run ends them without a scan of every run's (a wide fan-out). */
+  open: Set<string>;
 }
 
 const propagator = new W3CTraceContextPropagator();
@@ -173,9 +175,13 @@ export class SpanMapper implements TraceContextSource {
         return;
       case 'model.retry': {
         // The retried attempt is the step's open one: a retry's `attempt` counts provider tries, not re-asks (TRACE-12).
-        const attempt = [...this.attempts].find(([name]) => name.startsWith(`${key(event.run, event.step)}\u0000`))?.[1];
-        attempt?.addEvent('model.retry', { [own('attempt')]: event.attempt, [own('reason')]: event.reason, [own('wait_ms')]: event.waitMs }, at);
         const run = this.runs.get(event.run);
+        const step = `${key(event.run, event.step)}\u0000`;
+        const attempt = [...(run?.open ?? [])].find((name) => name.startsWith(step));
+        if (attempt !== undefined)
+          this.attempts
+            .get(attempt)
+            ?.addEvent('model.retry', { [own('attempt')]: event.attempt, [own('reason')]: event.reason, [own('wait_ms')]: event.waitMs }, at);
         if (run) run.retries += 1;
         return;
       }
@@ -251,7 +257,7 @@ export class SpanMapper implements TraceContextSource {
       { kind: SpanKind.INTERNAL, startTime: at, attributes: { [ATTR_GEN_AI_OPERATION_NAME]: 'invoke_agent' } },
       context,
     );
-    const opened = { span, model, retries: 0 };
+    const opened = { span, model, retries: 0, open: new Set<string>() };
     this.runs.set(run, opened);
     this.mapped.add(run);
     return opened;
@@ -285,9 +291,8 @@ export class SpanMapper implements TraceContextSource {
   private endRun(id: string, at: Date, usage: UsageSummary | undefined, attributes: Attributes): void {
     const run = this.runs.get(id);
     if (!run) return;
-    for (const [name, span] of [...this.attempts, ...this.calls]) {
-      if (!name.startsWith(`${id}\u0000`)) continue;
-      span.end(at);
+    for (const name of run.open) {
+      (this.attempts.get(name) ?? this.calls.get(name))?.end(at);
       this.attempts.delete(name);
       this.calls.delete(name);
     }
@@ -328,7 +333,9 @@ export class SpanMapper implements TraceContextSource {
       },
       trace.setSpan(ROOT_CONTEXT, run.span),
     );
-    this.attempts.set(key(event.run, event.step, event.attempt), span);
+    const name = key(event.run, event.step, event.attempt);
+    this.attempts.set(name, span);
+    run.open.add(name);
   }
 
   private endAttempt(event: TraceEventOf<'model.response'>, at: Date): void {
@@ -362,6 +369,7 @@ export class SpanMapper implements TraceContextSource {
     );
     span.end(at);
     this.attempts.delete(name);
+    run?.open.delete(name);
   }
 
   private startCall(run: string, call: string, tool: string, at: Date, attributes: Attributes): Span | undefined {
@@ -383,6 +391,7 @@ export class SpanMapper implements TraceContextSource {
       trace.setSpan(ROOT_CONTEXT, parent.span),
     );
     this.calls.set(key(run, call), span);
+    parent.open.add(key(run, call));
     return span;
   }
 
@@ -392,6 +401,7 @@ export class SpanMapper implements TraceContextSource {
     span.setAttributes(attributes);
     span.end(at);
     this.calls.delete(key(run, call));
+    this.runs.get(run)?.open.delete(key(run, call));
   }
 }
 

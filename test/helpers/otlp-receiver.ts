@@ -30,9 +30,10 @@ export interface OtlpReceiver {
   close(): Promise<void>;
 }
 
-/** How the collector behaves: `down` answers 503; `stall` never answers. */
+/** How the collector behaves: `down` answers 503; `stall` never answers; `delayMs` answers each export that much later (a slow collector). */
 export interface ReceiverOptions {
   mode?: 'ok' | 'down' | 'stall';
+  delayMs?: number;
 }
 
 /** An OTLP attribute value (`{stringValue}`, `{intValue}`, …) as a plain value. */
@@ -114,7 +115,9 @@ export async function startOtlpReceiver(options: ReceiverOptions = {}): Promise<
       let raw = Buffer.concat(chunks);
       if (request.headers['content-encoding'] === 'gzip') raw = gunzipSync(raw);
       spans.push(...decodeTraces(JSON.parse(raw.toString('utf8'))));
-      response.writeHead(200, { 'content-type': 'application/json' }).end('{}');
+      const answer = () => response.writeHead(200, { 'content-type': 'application/json' }).end('{}');
+      if (options.delayMs) setTimeout(answer, options.delayMs);
+      else answer();
     });
   });
   await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));

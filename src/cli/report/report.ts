@@ -18,6 +18,15 @@ export interface ReportIo {
   signal?: AbortSignal;
 }
 
+/**
+ * The model catalog a subcommand prices or lists with: the shipped models.json, then `userFile`
+ * (`--models`) or DELEGATE_MODELS on top, each warning said through `say`. Throws a UsageError for
+ * a models file that is not valid.
+ */
+export function subcommandCatalog(io: Pick<ReportIo, 'env' | 'cwd'>, say: (line: string) => void, userFile?: string): ModelCatalog {
+  return ModelCatalog.load({ env: io.env, cwd: io.cwd, warn: (message) => say(`warning: ${message}`), ...(userFile === undefined ? {} : { userFile }) });
+}
+
 /** Bad usage, an unreadable trace or models file (CLI-5). */
 const USAGE_EXIT = 2;
 /** Stopped by a signal before the report was printed (CLI-5, CLI-13). */
@@ -89,12 +98,7 @@ export async function reportMain(argv: string[], io: ReportIo): Promise<number> 
   let report: CostReport;
   try {
     // The catalog first: a models file that is not valid is said before a long trace is read.
-    const catalog = ModelCatalog.load({
-      env: io.env,
-      cwd: io.cwd,
-      warn: (message) => say(`warning: ${message}`),
-      ...(args.models === undefined ? {} : { userFile: args.models }),
-    });
+    const catalog = subcommandCatalog(io, say, args.models);
     const tree = new CostTree();
     for await (const event of readTraceFile(path)) {
       // Reading yields to the event loop between chunks, so a signal stops a long report here.
