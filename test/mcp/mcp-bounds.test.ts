@@ -65,7 +65,8 @@ describe('the mcp toolset against hostile servers (MCP-18 to MCP-22)', () => {
       expect(outcomes.map((event) => event.event)).toEqual(['call.failed', 'call.failed']);
       expect(outcomes[0]?.error).toMatchObject({ code: 'activity_error' });
       expect(errorMessage(outcomes[0])).toContain('"die"');
-      expect(errorMessage(outcomes[1])).toContain('ECONNREFUSED');
+      // The next call finds the server gone: refused, or, when it reuses a pooled connection the dying process held, closed by it.
+      expect(errorMessage(outcomes[1])).toMatch(/cannot be reached: .*(ECONNREFUSED|other side closed)/);
     },
     20_000,
   );
